@@ -1,0 +1,24 @@
+"""sdccore: statistical disclosure control of continuous microdata.
+
+Protection by factor analysis (FA), principal components (PCA) and microaggregation plus
+noise (M-AGG), general or selective, with the classic rank swapping and correlated noise
+baselines.  Definitions: docs/methods.md (from the project's methods specification).
+"""
+
+from ._datasets import dataset_roles, list_datasets, load_dataset
+from ._mdav import mdav_groups
+from ._protect import METHODS, Decomposition, ProtectionResult, decompose, protect
+
+__version__ = "0.1.0"
+
+__all__ = [
+    "METHODS",
+    "Decomposition",
+    "ProtectionResult",
+    "dataset_roles",
+    "decompose",
+    "list_datasets",
+    "load_dataset",
+    "mdav_groups",
+    "protect",
+]

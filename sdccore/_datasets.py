@@ -1,0 +1,45 @@
+"""Sample data sets shipped with the package (copied from sdcMicro 5.8.1)."""
+
+from __future__ import annotations
+
+from importlib import resources
+
+import pandas as pd
+
+_DATASETS = {
+    "tarragona": ("tarragona.csv", "834 companies of the Tarragona area, 1995: 13 continuous accounting figures (CASC reference set)."),
+    "casc": ("casc.csv", "1080 US Census 1995 records, 13 continuous income/tax variables; PTOTVAL = PEARNVAL + POTHVAL exactly (CASC reference set)."),
+    "eia": ("eia.csv", "4092 monthly US electric utility records, 1996: 10 continuous sales/revenue variables plus identifiers (CASC reference set)."),
+}
+
+# Columns that are identifiers or categorical codes rather than measurements.
+_ROLES = {
+    "eia": {"identifier": ["UTILITYID", "UTILNAME"], "exclude": ["STATE", "YEAR", "MONTH"]},
+}
+
+
+def list_datasets() -> pd.DataFrame:
+    """The bundled sample data sets: name, rows, columns and description."""
+    rows = []
+    for name, (fname, desc) in _DATASETS.items():
+        df = load_dataset(name)
+        rows.append({"name": name, "rows": df.shape[0], "columns": df.shape[1], "description": desc})
+    return pd.DataFrame(rows)
+
+
+def dataset_roles(name: str) -> dict:
+    """Suggested roles for a sample's non-measurement columns ({'identifier': [...], 'exclude': [...]})."""
+    _check(name)
+    return {k: list(v) for k, v in _ROLES.get(name, {}).items()}
+
+
+def _check(name):
+    if not isinstance(name, str) or name not in _DATASETS:
+        raise ValueError(f"unknown data set {name!r}; choose one of {', '.join(map(repr, _DATASETS))}.")
+
+
+def load_dataset(name: str) -> pd.DataFrame:
+    """Load a bundled sample data set as a DataFrame ("tarragona", "casc" or "eia")."""
+    _check(name)
+    with resources.files("sdccore").joinpath("data", _DATASETS[name][0]).open("rb") as fh:
+        return pd.read_csv(fh)

@@ -1,0 +1,172 @@
+"""Univariate perturbations of one column (a factor, a component or a variable), spec section 2.
+
+Each function takes a 1-d float array and a ``numpy.random.Generator`` and returns a new
+array; none changes its input.  Columns are treated one after the other in column order,
+so the same generator state gives the same output.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+from numba import njit
+
+__all__ = []
+
+PERTURBATIONS = ("swap", "rankswap", "noise", "microagg", "microagg_noise", "bootstrap", "synthetic", "round")
+RESIDUALS = ("keep", "swap_rows", "bootstrap_rows")
+
+# parameter name and default of each perturbation
+PARAMETERS = {
+    "swap": None,
+    "rankswap": ("p", 15.0),
+    "noise": ("noise", 50.0),
+    "microagg": ("k", 3),
+    "microagg_noise": ("k", 3),
+    "bootstrap": None,
+    "synthetic": None,
+    "round": None,
+}
+
+
+@njit(cache=True)
+def _rankswap_order(n, window, u):
+    """Moore rank swapping on ranks 0..n-1: returns the rank each rank takes its value from."""
+    src = np.arange(n)
+    done = np.zeros(n, dtype=np.bool_)
+    cand = np.empty(max(window, 1), dtype=np.int64)
+    for r in range(n):
+        if done[r]:
+            continue
+        hi = min(n - 1, r + window)
+        c = 0
+        for q in range(r + 1, hi + 1):
+            if not done[q]:
+                cand[c] = q
+                c += 1
+        done[r] = True
+        if c == 0:
+            continue
+        q = cand[min(c - 1, int(u[r] * c))]
+        done[q] = True
+        src[r] = q
+        src[q] = r
+    return src
+
+
+def rankswap(f, p, rng):
+    """Rank swapping: each value not yet swapped, at rank r, is swapped with a uniformly chosen
+    value not yet swapped of rank in (r, r + p*n/100] (p in percent)."""
+    n = f.shape[0]
+    order = np.argsort(f, kind="stable")
+    window = int(np.floor(p * n / 100.0))
+    u = rng.random(n)
+    src = _rankswap_order(n, window, u)
+    out = np.empty_like(f)
+    out[order] = f[order][src]
+    return out
+
+
+def noise(f, s, rng):
+    """f + N(0, (s/100 * sd)^2), then affinely rescaled to f's own mean and variance."""
+    mu, sd = f.mean(), f.std()
+    g = f + rng.standard_normal(f.shape[0]) * (s / 100.0) * sd
+    gs = g.std()
+    return (g - g.mean()) * (sd / gs if gs > 0 else 0.0) + mu
+
+
+def _univariate_groups(f, k):
+    n = f.shape[0]
+    order = np.argsort(f, kind="stable")
+    ngroups = max(1, n // k)
+    lab_sorted = np.minimum(np.arange(n) // k, ngroups - 1)  # the last group takes the remainder
+    labels = np.empty(n, dtype=np.int64)
+    labels[order] = lab_sorted
+    return labels, ngroups
+
+
+def microagg(f, k, rng=None):
+    """Univariate microaggregation: groups of k consecutive ranks replaced by their mean
+    (the last group takes the remainder, so it has k to 2k-1 values)."""
+    labels, G = _univariate_groups(f, k)
+    means = np.bincount(labels, weights=f, minlength=G) / np.bincount(labels, minlength=G)
+    return means[labels]
+
+
+def microagg_noise(f, k, rng):
+    """Univariate microaggregation plus N(0, lost variance) noise (lost = within-group variance)."""
+    g = microagg(f, k)
+    lost = max(0.0, f.var() - g.var())
+    return g + rng.standard_normal(f.shape[0]) * np.sqrt(lost)
+
+
+def swap(f, rng):
+    return rng.permutation(f)
+
+
+def bootstrap(f, rng):
+    return f[rng.integers(0, f.shape[0], f.shape[0])]
+
+
+def bw_nrd0(f):
+    """R's bw.nrd0: 0.9 * min(sd, IQR/1.34) * n^(-1/5) (sd with n-1, IQR of quantile type 7)."""
+    n = f.shape[0]
+    sd = f.std(ddof=1)
+    q75, q25 = np.percentile(f, [75, 25])
+    lo = min(sd, (q75 - q25) / 1.34)
+    if not lo > 0:
+        lo = sd if sd > 0 else (abs(f[0]) if f[0] != 0 else 1.0)
+    return 0.9 * lo * n ** (-0.2)
+
+
+def synthetic(f, rng):
+    """A draw from the smoothed ECDF: f[random index] + h * N(0, 1), h = bw.nrd0(f)."""
+    n = f.shape[0]
+    h = bw_nrd0(f)
+    return f[rng.integers(0, n, n)] + h * rng.standard_normal(n)
+
+
+def round_grid(f, rng=None):
+    """Rounding to a grid of step range/100, anchored at the minimum."""
+    lo = f.min()
+    step = (f.max() - lo) / 100.0
+    if step == 0:
+        return f.copy()
+    return lo + np.round((f - lo) / step) * step
+
+
+def perturb_column(f, method, param, rng):
+    if method == "swap":
+        return swap(f, rng)
+    if method == "rankswap":
+        return rankswap(f, param, rng)
+    if method == "noise":
+        return noise(f, param, rng)
+    if method == "microagg":
+        return microagg(f, int(param))
+    if method == "microagg_noise":
+        return microagg_noise(f, int(param), rng)
+    if method == "bootstrap":
+        return bootstrap(f, rng)
+    if method == "synthetic":
+        return synthetic(f, rng)
+    if method == "round":
+        return round_grid(f)
+    raise ValueError(f"unknown perturbation {method!r}")
+
+
+def perturb_columns(F, method, param, rng):
+    """Perturb every column of F independently, in column order."""
+    out = np.empty_like(F)
+    for j in range(F.shape[1]):
+        out[:, j] = perturb_column(np.ascontiguousarray(F[:, j]), method, param, rng)
+    return out
+
+
+def perturb_residual_rows(E, how, rng):
+    """Residuals are correlated across variables, so only whole rows are moved."""
+    n = E.shape[0]
+    if how == "swap_rows":
+        return E[rng.permutation(n)]
+    if how == "bootstrap_rows":
+        return E[rng.integers(0, n, n)]
+    return E

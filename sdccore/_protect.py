@@ -1,0 +1,479 @@
+"""``protect`` and ``decompose``: the public entry points of the protection engine."""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, field
+
+import numpy as np
+import pandas as pd
+
+from . import _decomp as dc
+from ._magg import correlated_noise, magg, rankswap_columns
+from ._perturb import PARAMETERS, PERTURBATIONS, RESIDUALS, perturb_columns, perturb_residual_rows
+from ._validation import (
+    check_choice,
+    check_dataframe,
+    check_matrix,
+    check_names,
+    check_number,
+    resolve_seed,
+    split_columns,
+)
+
+__all__ = ["protect", "decompose", "ProtectionResult", "Decomposition", "METHODS"]
+
+METHODS = ("fa", "pca", "magg", "rankswap", "noise")
+EXTRACTIONS = ("minres", "ml", "principal")
+ROTATIONS = ("none", "varimax", "quartimax", "equamax", "isolate_sensitive", "isolate_public")
+CRITERIA = ("sensitive_threshold", "public_threshold", "sensitive_over_public")
+SCORES = ("whitened", "regression")
+MAGG_NOISE = ("published", "exact", "none")
+DEFAULT_THRESHOLD = 0.3
+
+_OPTION_NAMES = {
+    "fa": {"exclude", "n_factors", "extraction", "rotation", "factors", "criterion", "threshold",
+           "perturbation", "p", "noise", "k", "residuals", "scores"},
+    "pca": {"exclude", "components", "threshold", "perturbation", "p", "noise", "k", "residuals"},
+    "magg": {"exclude", "k", "noise"},
+    "rankswap": {"exclude", "p"},
+    "noise": {"exclude", "noise"},
+}
+
+
+@dataclass(frozen=True)
+class ProtectionResult:
+    """What ``protect`` returns.
+
+    data       -- DataFrame with the same index, columns and order as the input; the
+                  protected numeric columns changed, the others passed through.
+    loadings   -- variables x factors/components (correlations), for fa/pca, else None.
+    perturbed  -- 1-based labels of the perturbed factors/components (fa/pca), else ().
+    options    -- every effective option incl. method, sensitive and seed (JSON-serialisable);
+                  ``protect(data, **options)`` reproduces ``data`` exactly.
+    dependencies -- {column: {predictor: coefficient, ..., "(intercept)": a}} for columns that
+                  are exact linear combinations of others, rebuilt from the protected parts.
+    notes      -- plain-language remarks (dropped factors, widened sensitive set, ...).
+    """
+
+    data: pd.DataFrame
+    loadings: pd.DataFrame | None
+    perturbed: tuple
+    options: dict
+    dependencies: dict = field(default_factory=dict)
+    notes: tuple = ()
+
+    @property
+    def method(self):
+        return self.options["method"]
+
+    def recipe_json(self) -> str:
+        return json.dumps(self.options, indent=2, sort_keys=True)
+
+
+@dataclass(frozen=True)
+class Decomposition:
+    """The factors or components ``protect`` would use, without protecting anything.
+
+    loadings    -- variables x factors (correlations), after rotation.
+    perturbed   -- 1-based labels of the factors the options select.
+    variance    -- share of each factor's variance in the total (PCA: eigenvalue / m;
+                   FA: sum of squared loadings / m).
+    perturbed_share -- per variable, the share of its variance carried by the perturbed
+                   factors (sum of squared loadings over them): what protection will change.
+    options     -- effective options.
+    """
+
+    loadings: pd.DataFrame
+    perturbed: tuple
+    variance: pd.Series
+    perturbed_share: pd.Series
+    dependencies: dict
+    notes: tuple
+    options: dict
+
+
+# ----------------------------------------------------------------------------- options
+
+def _labels_option(value, count, arg, word):
+    if isinstance(value, str):
+        return value
+    if isinstance(value, (int, np.integer)) and not isinstance(value, bool):
+        value = [value]
+    try:
+        labs = [int(v) for v in value]
+    except (TypeError, ValueError):
+        raise TypeError(f"{arg} must be 'all', 'auto' or a list of 1-based {word} numbers, e.g. {arg}=[1, 2].") from None
+    for v, lab in zip(value, labs):
+        if isinstance(v, bool) or lab != v:
+            raise TypeError(f"{arg} must list whole {word} numbers, e.g. {arg}=[1, 2].")
+    bad = [lab for lab in labs if not 1 <= lab <= count]
+    if bad:
+        raise ValueError(f"{arg} names {word}(s) {bad}, but there are {count} ({word}s are numbered 1 to {count}).")
+    if len(set(labs)) != len(labs):
+        raise ValueError(f"{arg} lists a {word} twice; list each once.")
+    return sorted(labs)
+
+
+def _normalize(method, options, m, sensitive, n):
+    """Validated effective options (without method/sensitive/seed)."""
+    allowed = _OPTION_NAMES[method]
+    unknown = sorted(set(options) - allowed)
+    if unknown:
+        raise ValueError(
+            f"option(s) {', '.join(map(repr, unknown))} do not apply to method={method!r}; "
+            f"its options are {', '.join(sorted(allowed))}."
+        )
+    o = {}
+    selective = bool(sensitive)
+    if method in ("fa", "pca"):
+        o["perturbation"] = check_choice(options.get("perturbation", "swap"), PERTURBATIONS, "perturbation")
+        par = PARAMETERS[o["perturbation"]]
+        for name in ("p", "noise", "k"):
+            if name in options and (par is None or par[0] != name):
+                raise ValueError(
+                    f"option {name!r} does not apply to perturbation={o['perturbation']!r}"
+                    + (f"; its parameter is {par[0]!r}." if par else "; it has no parameter.")
+                )
+        if par is not None:
+            name, default = par
+            val = options.get(name, default)
+            if name == "k":
+                o[name] = check_number(val, "k", low=2, high=n // 2, integer=True)
+            elif name == "p":
+                o[name] = check_number(val, "p (rank swap window, percent of records)", low=0, high=100, low_open=True)
+            else:
+                o[name] = check_number(val, "noise (percent of the standard deviation)", low=0, low_open=True)
+        o["residuals"] = check_choice(options.get("residuals", "keep"), RESIDUALS, "residuals")
+    if method == "fa":
+        k = options.get("n_factors", m)
+        o["n_factors"] = check_number(k, "n_factors", low=1, high=m, integer=True)
+        o["extraction"] = check_choice(options.get("extraction", "minres"), EXTRACTIONS, "extraction")
+        o["rotation"] = check_choice(options.get("rotation", "isolate_sensitive" if selective else "none"), ROTATIONS, "rotation")
+        if o["rotation"].startswith("isolate") and not selective:
+            raise ValueError(f"rotation={o['rotation']!r} needs sensitive variables; pass sensitive=[...] or another rotation.")
+        o["factors"] = options.get("factors", "auto" if selective else "all")
+        o["scores"] = check_choice(options.get("scores", "whitened"), SCORES, "scores")
+    if method == "pca":
+        o["components"] = options.get("components", "auto" if selective else "all")
+    if method in ("fa", "pca"):
+        key = "factors" if method == "fa" else "components"
+        val = o[key]
+        if isinstance(val, str):
+            check_choice(val, ("all", "auto"), key)
+        if val == "auto":
+            if not selective:
+                raise ValueError(f"{key}='auto' chooses what to perturb from the sensitive variables; pass sensitive=[...] or {key}='all'.")
+            if method == "fa":
+                o["criterion"] = check_choice(options.get("criterion", "sensitive_threshold"), CRITERIA, "criterion")
+            if method == "pca" or o["criterion"] != "sensitive_over_public":
+                o["threshold"] = check_number(options.get("threshold", DEFAULT_THRESHOLD), "threshold", low=0, high=1)
+        else:
+            for name in ("criterion", "threshold"):
+                if name in options:
+                    raise ValueError(f"option {name!r} applies only with {key}='auto'.")
+    if method == "magg":
+        o["k"] = check_number(options.get("k", 3), "k (group size)", low=2, integer=True)
+        if o["k"] > n // 2:
+            raise ValueError(f"k={o['k']} is larger than half the {n} records; choose k between 2 and {n // 2}.")
+        o["noise"] = check_choice(options.get("noise", "published"), MAGG_NOISE, "noise")
+    if method == "rankswap":
+        o["p"] = check_number(options.get("p", 15.0), "p (rank swap window, percent of records)", low=0, high=100, low_open=True)
+    if method == "noise":
+        o["noise"] = check_number(options.get("noise", 50.0), "noise (percent of the covariance)", low=0, low_open=True)
+    return o
+
+
+# ----------------------------------------------------------------------------- preparation
+
+@dataclass(frozen=True)
+class _Prepared:
+    data: pd.DataFrame
+    numeric: list
+    X: np.ndarray
+    mean: np.ndarray
+    sd: np.ndarray
+    Z: np.ndarray
+    R: np.ndarray
+    keep: list
+    deps: list
+    sens: list           # indices into keep (0-based) of sensitive variables
+    notes: tuple
+    sensitive_names: list | None
+    exclude: list | None
+
+
+def _prepare(data, sensitive, exclude):
+    data = check_dataframe(data)
+    layout = split_columns(data, exclude)
+    numeric = list(layout.numeric)
+    if len(numeric) < 2 and len(layout.numeric) < len(data.columns):
+        non_num = [c for c in data.columns if c not in numeric and (exclude is None or c not in exclude)]
+        if non_num:
+            raise ValueError(
+                f"data has {len(numeric)} numeric column(s) to protect; at least 2 are needed. "
+                f"Column(s) {', '.join(map(str, non_num[:10]))} are not numeric: convert text numbers to numbers first."
+            )
+    X = data[numeric].to_numpy(dtype=np.float64, copy=True) if numeric else np.empty((len(data), 0))
+    check_matrix(X, numeric)
+    sens_names = check_names(sensitive, numeric, "sensitive") if sensitive is not None else None
+    if sens_names is not None and len(sens_names) == 0:
+        sens_names = None
+    mean, sd, Z = dc.standardize(X)
+    R = dc.correlation(Z)
+    keep, deps = dc.linear_dependencies(R, sd)
+    notes = []
+    sens_set = set(numeric.index(s) for s in sens_names) if sens_names else set()
+    for d in deps:
+        notes.append(
+            f"{numeric[d.target]} is an exact linear combination of other columns; it is left out of the "
+            f"decomposition and rebuilt from the protected columns"
+        )
+        if d.target in sens_set:
+            used = {d.predictors[i] for i in np.flatnonzero(np.abs(d.beta) > 1e-9)}
+            added = sorted(used - sens_set)
+            sens_set |= used
+            if added:
+                notes.append(
+                    f"{numeric[d.target]} is sensitive, so the columns it is built from "
+                    f"({', '.join(numeric[i] for i in added)}) are protected as sensitive too"
+                )
+    sens = [keep.index(j) for j in sorted(sens_set) if j in keep]
+    return _Prepared(data, numeric, X, mean, sd, Z, R, keep, deps, sens, tuple(notes), sens_names,
+                     list(exclude) if exclude is not None else None)
+
+
+def _dependency_report(prep):
+    out = {}
+    for d in prep.deps:
+        j = d.target
+        coefs = {}
+        intercept = prep.mean[j]
+        for i, b in zip(d.predictors, d.beta):
+            c = b * prep.sd[j] / prep.sd[i]
+            coefs[prep.numeric[i]] = float(c)
+            intercept -= c * prep.mean[i]
+        coefs["(intercept)"] = float(intercept)
+        out[prep.numeric[j]] = coefs
+    return out
+
+
+# ----------------------------------------------------------------------------- plans
+
+@dataclass(frozen=True)
+class _Plan:
+    dec: dc.Decomposition
+    T: np.ndarray
+    sel: list          # 0-based perturbed columns
+    active: np.ndarray  # columns that may be perturbed (nonzero variance)
+    notes: tuple
+
+
+def _plan(prep, method, o):
+    Rk = prep.R[np.ix_(prep.keep, prep.keep)]
+    mk = len(prep.keep)
+    sens = prep.sens
+    pub = [i for i in range(mk) if i not in set(sens)]
+    notes = []
+    if method == "fa":
+        k = min(o["n_factors"], mk)
+        dec = dc.fa_decomposition(Rk, k, o["extraction"], o["scores"])
+        notes += list(dec.notes)
+        kk = dec.L.shape[1]
+        rot = o["rotation"]
+        if rot in ("varimax", "quartimax", "equamax"):
+            T = dc.standard_rotation(dec.L, rot)
+        elif rot == "isolate_sensitive":
+            T, chosen = dc.isolating_rotation(dec.L, sens)
+            if len(chosen) < len(sens):
+                notes.append(f"{len(sens) - len(chosen)} sensitive variable(s) could not get a factor of their own "
+                             f"(more sensitive variables than factors, or in the span of earlier ones)")
+        elif rot == "isolate_public":
+            T, _ = dc.isolating_rotation(dec.L, pub)
+        else:
+            T = np.eye(kk)
+        L = dec.L @ T
+        shown = dec.loadings @ T
+        active = np.ones(kk, dtype=bool)
+        if o["factors"] == "all":
+            sel = list(range(kk))
+        elif o["factors"] == "auto":
+            sel = dc.select_factors(shown, sens, pub, o["criterion"], o.get("threshold", 0.0))
+        else:
+            bad = [f for f in o["factors"] if f > kk]
+            if bad:
+                raise ValueError(f"factors names factor(s) {bad}, but the decomposition has {kk} factors.")
+            sel = [f - 1 for f in o["factors"]]
+        dec = dc.Decomposition(dec.G @ T, L, shown, dec.variances, dec.notes)
+    else:
+        dec, active = dc.pca_as_decomposition(Rk)
+        notes += list(dec.notes)
+        kk = dec.L.shape[1]
+        T = np.eye(kk)
+        if o["components"] == "all":
+            sel = list(range(kk))
+        elif o["components"] == "auto":
+            sel = dc.select_components(dec.loadings, sens, o["threshold"])
+        else:
+            sel = [c - 1 for c in o["components"]]
+    sel = [s for s in sel if active[s]]
+    if not sel:
+        word = "factor" if method == "fa" else "component"
+        raise ValueError(
+            f"the options select no {word} to perturb, so nothing would be protected; "
+            f"lower the threshold, choose another criterion, or list the {word}s to perturb."
+        )
+    return _Plan(dec, T, sel, active, tuple(notes))
+
+
+def _resolve_labels(o, method, m):
+    key = "factors" if method == "fa" else "components"
+    if key in o and not isinstance(o[key], str):
+        o[key] = _labels_option(o[key], m, key, "factor" if method == "fa" else "component")
+    elif key in o:
+        o[key] = _labels_option(o[key], m, key, "factor")
+
+
+def _effective(method, sensitive_names, exclude, seed, o):
+    eff = {"method": method, "sensitive": list(sensitive_names) if sensitive_names else None}
+    if exclude:
+        eff["exclude"] = list(exclude)
+    eff.update(o)
+    if seed is not None:
+        eff["seed"] = int(seed)
+    return eff
+
+
+# ----------------------------------------------------------------------------- public
+
+def decompose(data, method="fa", sensitive=None, **options):
+    """The loadings and perturbed factors ``protect`` would use, without perturbing.
+
+    Cheap after the correlation matrix (everything else is m x m work), so the dashboard can
+    redraw loading plots on every widget change.  Same options as ``protect`` for fa/pca.
+    """
+    method = check_choice(method, ("fa", "pca"), "method")
+    options = dict(options)
+    options.pop("seed", None)
+    exclude = options.pop("exclude", None)
+    prep = _prepare(data, sensitive, exclude)
+    o = _normalize(method, options, len(prep.keep), prep.sensitive_names, prep.X.shape[0])
+    _resolve_labels(o, method, len(prep.keep))
+    plan = _plan(prep, method, o)
+    names = [prep.numeric[j] for j in prep.keep]
+    prefix = "F" if method == "fa" else "PC"
+    cols = [f"{prefix}{i + 1}" for i in range(plan.dec.L.shape[1])]
+    load = pd.DataFrame(plan.dec.loadings, index=names, columns=cols)
+    mk = len(prep.keep)
+    if method == "pca":
+        var = plan.dec.variances / mk
+    else:
+        var = (plan.dec.loadings ** 2).sum(axis=0) / mk
+    share = (plan.dec.loadings[:, plan.sel] ** 2).sum(axis=1)
+    return Decomposition(
+        loadings=load,
+        perturbed=tuple(s + 1 for s in plan.sel),
+        variance=pd.Series(var, index=cols, name="variance share"),
+        perturbed_share=pd.Series(np.clip(share, 0, 1), index=names, name="perturbed share"),
+        dependencies=_dependency_report(prep),
+        notes=prep.notes + plan.notes,
+        options=_effective(method, prep.sensitive_names, exclude, None, o),
+    )
+
+
+def protect(data, method="fa", sensitive=None, rng=None, **options):
+    """Protect the numeric columns of ``data``.
+
+    Parameters
+    ----------
+    data : DataFrame
+        Records in rows.  Numeric columns are protected; other columns and those listed in
+        ``exclude=[...]`` pass through unchanged.  The caller's frame is never modified.
+    method : {'fa', 'pca', 'magg', 'rankswap', 'noise'}
+    sensitive : list of column names, optional
+        None protects every numeric column (general protection).  Otherwise selective
+        protection: fa rotates to isolate the sensitive variables and perturbs the factors
+        that carry them; pca perturbs the components that load on them; magg aggregates
+        only them; rankswap and noise touch only them.
+    rng : None, int or numpy.random.Generator
+        The seed actually used is recorded in ``result.options['seed']``; ``seed=`` is
+        accepted as an alias so that ``protect(data, **result.options)`` reproduces a run.
+    **options
+        fa: n_factors, extraction ('minres', 'ml', 'principal'), rotation ('none',
+        'varimax', 'quartimax', 'equamax', 'isolate_sensitive', 'isolate_public'), factors
+        ('all', 'auto' or 1-based labels), criterion ('sensitive_threshold',
+        'public_threshold', 'sensitive_over_public') with threshold (default 0.3),
+        perturbation ('swap', 'rankswap' with p, 'noise' with noise, 'microagg' or
+        'microagg_noise' with k, 'bootstrap', 'synthetic', 'round'), residuals ('keep',
+        'swap_rows', 'bootstrap_rows'), scores ('whitened', 'regression').
+        pca: components ('all', 'auto' or labels), threshold, perturbation (+ parameter),
+        residuals.  magg: k (default 3), noise ('published', 'exact', 'none').
+        rankswap: p (percent, default 15).  noise: noise (percent of the covariance,
+        default 50).
+
+    Returns
+    -------
+    ProtectionResult
+    """
+    method = check_choice(method, METHODS, "method")
+    options = dict(options)
+    if "seed" in options:
+        if rng is not None:
+            raise ValueError("pass either rng= or seed=, not both.")
+        rng = options.pop("seed")
+    exclude = options.pop("exclude", None)
+    prep = _prepare(data, sensitive, exclude)
+    n = prep.X.shape[0]
+    mk = len(prep.keep)
+    o = _normalize(method, options, mk, prep.sensitive_names, n)
+    seed = resolve_seed(rng)
+    gen = np.random.default_rng(seed)
+    notes = list(prep.notes)
+    keep = prep.keep
+    loadings = None
+    perturbed = ()
+    Xk = prep.X[:, keep]
+    if method in ("fa", "pca"):
+        _resolve_labels(o, method, mk)
+        plan = _plan(prep, method, o)
+        notes += list(plan.notes)
+        Zk = prep.Z[:, keep] if len(keep) < prep.Z.shape[1] else prep.Z
+        G, L = plan.dec.G, plan.dec.L
+        sel = plan.sel
+        F = Zk @ G[:, sel]
+        Fp = perturb_columns(F, o["perturbation"], o.get(PARAMETERS[o["perturbation"]][0]) if PARAMETERS[o["perturbation"]] else None, gen)
+        scale = L[:, sel].T * prep.sd[keep]
+        Xpk = Xk + (Fp - F) @ scale
+        if o["residuals"] != "keep":
+            E = Zk - (Zk @ G) @ L.T
+            Ep = perturb_residual_rows(E, o["residuals"], gen)
+            Xpk += (Ep - E) * prep.sd[keep]
+        names = [prep.numeric[j] for j in keep]
+        prefix = "F" if method == "fa" else "PC"
+        loadings = pd.DataFrame(plan.dec.loadings, index=names,
+                                columns=[f"{prefix}{i + 1}" for i in range(L.shape[1])])
+        perturbed = tuple(s + 1 for s in sel)
+    else:
+        cols = prep.sens if prep.sensitive_names else list(range(mk))
+        if method == "magg":
+            if o["noise"] == "exact":
+                need = 1 + len(cols) + (mk - len(cols)) + len(cols)
+                if n < need:
+                    raise ValueError(f"noise='exact' needs at least {need} records for {len(cols)} aggregated variables; use noise='published'.")
+            Xpk, groups = magg(Xk, cols, o["k"], o["noise"], gen)
+            notes.append(f"MDAV formed {groups} groups of at least {o['k']} records")
+        elif method == "rankswap":
+            Xpk = rankswap_columns(Xk, cols, o["p"], gen)
+        else:
+            Xpk = correlated_noise(Xk, cols, o["noise"], gen)
+    Xp = np.empty_like(prep.X)
+    Xp[:, keep] = Xpk
+    if prep.deps:
+        Zp = (Xpk - prep.mean[keep]) / prep.sd[keep]
+        for d in prep.deps:
+            Xp[:, d.target] = prep.mean[d.target] + prep.sd[d.target] * (Zp @ d.beta)
+    out = prep.data.copy()
+    for j, c in enumerate(prep.numeric):
+        out[c] = Xp[:, j]
+    eff = _effective(method, prep.sensitive_names, exclude, seed, o)
+    return ProtectionResult(out, loadings, perturbed, eff, _dependency_report(prep), tuple(notes))

@@ -1,0 +1,30 @@
+import numpy as np
+import pandas as pd
+import pytest
+
+import sdccore
+
+
+@pytest.fixture(scope="session")
+def tarragona():
+    return sdccore.load_dataset("tarragona")
+
+
+@pytest.fixture(scope="session")
+def casc():
+    return sdccore.load_dataset("casc")
+
+
+def correlated(n=2000, m=6, seed=0):
+    """Synthetic correlated data with skewed columns and different scales."""
+    rng = np.random.default_rng(seed)
+    A = rng.standard_normal((m, m))
+    X = rng.standard_normal((n, m)) @ A
+    X[:, 0] = np.exp(X[:, 0] / 3) * 1000
+    X *= rng.uniform(0.01, 1000, m)
+    return pd.DataFrame(X, columns=[f"v{j}" for j in range(m)])
+
+
+@pytest.fixture(scope="session")
+def synthetic():
+    return correlated()

@@ -1,0 +1,46 @@
+import json
+import subprocess
+import sys
+
+import pandas as pd
+
+import sdccore
+
+
+def run(*args, cwd=None):
+    return subprocess.run([sys.executable, "-m", "sdccore", *args], capture_output=True, text=True, cwd=cwd)
+
+
+def test_protect_and_recipe_roundtrip(tmp_path, tarragona):
+    src = tmp_path / "in.csv"
+    tarragona.to_csv(src, index=False)
+    out, rec = tmp_path / "out.csv", tmp_path / "r.json"
+    p = run("protect", str(src), "--method", "fa", "--sensitive", "SALES", "--seed", "7",
+            "--set", "threshold=0.4", "--out", str(out), "--save-recipe", str(rec))
+    assert p.returncode == 0, p.stderr
+    recipe = json.loads(rec.read_text())
+    assert recipe["seed"] == 7 and recipe["threshold"] == 0.4 and recipe["sensitive"] == ["SALES"]
+    got = pd.read_csv(out)
+    expect = sdccore.protect(tarragona, **recipe).data
+    assert got.shape == tarragona.shape
+    pd.testing.assert_frame_equal(got, expect, check_exact=False, rtol=1e-12)
+    out2 = tmp_path / "out2.csv"
+    p = run("protect", str(src), "--recipe", str(rec), "--out", str(out2))
+    assert p.returncode == 0, p.stderr
+    assert out2.read_text() == out.read_text()
+
+
+def test_bad_input_one_line_error(tmp_path):
+    src = tmp_path / "in.csv"
+    src.write_text("a,b\n1,2\n")
+    p = run("protect", str(src), "--out", str(tmp_path / "o.csv"))
+    assert p.returncode == 2
+    assert p.stderr.startswith("error: ") and len(p.stderr.strip().splitlines()) == 1
+    assert "Traceback" not in p.stderr
+    p = run("protect", str(tmp_path / "missing.csv"), "--out", str(tmp_path / "o.csv"))
+    assert p.returncode == 2 and "not found" in p.stderr
+
+
+def test_datasets_lists_samples():
+    p = run("datasets")
+    assert p.returncode == 0 and "tarragona" in p.stdout and "casc" in p.stdout

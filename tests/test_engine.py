@@ -1,0 +1,365 @@
+"""Statistical guarantees of sdccore.protect (issue 2), on Tarragona and synthetic data."""
+
+import numpy as np
+import pandas as pd
+import pytest
+from scipy import linalg
+
+import sdccore
+from sdccore import _decomp as dc
+from sdccore import _protect
+
+from conftest import correlated
+
+
+def _moments(df):
+    X = df.to_numpy(float)
+    return X.mean(axis=0), np.cov(X, rowvar=False, bias=True), X.std(axis=0)
+
+
+# ------------------------------------------------------------------ exact reconstruction
+
+@pytest.mark.parametrize("kw", [
+    dict(method="fa"),
+    dict(method="fa", n_factors=3, rotation="varimax"),
+    dict(method="fa", extraction="ml", n_factors=4),
+    dict(method="fa", extraction="principal", n_factors=5, rotation="quartimax"),
+    dict(method="fa", scores="regression", n_factors=4),
+    dict(method="fa", sensitive=["SALES", "NET.PROFIT"]),
+    dict(method="fa", sensitive=["SALES"], rotation="isolate_public", factors="all"),
+    dict(method="pca"),
+    dict(method="pca", sensitive=["SALES"]),
+])
+def test_identity_perturbation_rebuilds_data_exactly(tarragona, monkeypatch, kw):
+    monkeypatch.setattr(_protect, "perturb_columns", lambda F, *a: F.copy())
+    out = sdccore.protect(tarragona, rng=0, **kw).data
+    X = tarragona.to_numpy(float)
+    rel = np.abs(out.to_numpy(float) - X).max() / np.abs(X).max()
+    assert rel < 1e-10
+
+
+def test_identity_rebuild_with_dependency_and_residual_rows_kept(casc, monkeypatch):
+    monkeypatch.setattr(_protect, "perturb_columns", lambda F, *a: F.copy())
+    out = sdccore.protect(casc, method="fa", rng=0).data
+    X = casc.to_numpy(float)
+    assert np.abs(out.to_numpy(float) - X).max() / np.abs(X).max() < 1e-10
+
+
+# ------------------------------------------------------------------ whitened FA scores
+
+def test_whitened_scores_are_orthonormal_and_orthogonal_to_residuals(tarragona):
+    X = tarragona.to_numpy(float)
+    _, _, Z = dc.standardize(X)
+    R = dc.correlation(Z)
+    n = len(Z)
+    for k in (3, 7, 13):
+        dec = dc.fa_decomposition(R, k, "minres")
+        F = Z @ dec.G
+        E = Z - F @ dec.L.T
+        kk = F.shape[1]
+        assert np.abs(F.T @ F / n - np.eye(kk)).max() < 1e-10
+        assert np.abs(F.T @ E / n).max() < 1e-10
+        # refitted loadings are the correlations of the variables with the scores
+        cor = np.corrcoef(np.column_stack([Z, F]), rowvar=False)[: Z.shape[1], Z.shape[1]:]
+        assert np.abs(cor - dec.L).max() < 1e-10
+        assert ((dec.L ** 2).sum(axis=1) <= 1 + 1e-12).all()
+
+
+def test_variance_share_matches_spec_figures(tarragona):
+    # spec 1.1: whitened-refit shares 0.751 (k=3), 0.925 (k=7), 0.984 (k=13, 12 kept)
+    X = tarragona.to_numpy(float)
+    _, _, Z = dc.standardize(X)
+    R = dc.correlation(Z)
+    got = {}
+    for k in (3, 7, 13):
+        dec = dc.fa_decomposition(R, k, "minres")
+        got[k] = ((dec.L ** 2).sum() / 13, dec.L.shape[1])
+    assert got[3][0] == pytest.approx(0.751, abs=0.001)
+    assert got[7][0] == pytest.approx(0.925, abs=0.001)
+    assert got[13][0] == pytest.approx(0.984, abs=0.001)
+    assert got[13][1] == 12
+
+
+# ------------------------------------------------------------------ means and covariances
+
+@pytest.mark.parametrize("kw", [
+    dict(method="fa"), dict(method="fa", n_factors=3), dict(method="fa", rotation="varimax", n_factors=5),
+    dict(method="pca"), dict(method="fa", sensitive=["SALES"]), dict(method="fa", factors=[2, 5]),
+    dict(method="pca", components=[1, 3]),
+])
+def test_swapping_preserves_means_exactly(tarragona, kw):
+    res = sdccore.protect(tarragona, rng=3, **kw)
+    m0, _, sd = _moments(tarragona)
+    m1, _, _ = _moments(res.data)
+    assert np.abs(m1 - m0).max() / sd.min() < 1e-9
+    assert not np.allclose(res.data.to_numpy(float), tarragona.to_numpy(float))
+
+
+@pytest.mark.parametrize("data_name", ["tarragona", "synthetic"])
+@pytest.mark.parametrize("kw", [dict(method="fa"), dict(method="fa", n_factors=3), dict(method="pca")])
+def test_covariance_unbiased_over_seeds(request, data_name, kw):
+    df = request.getfixturevalue(data_name)
+    _, C, _ = _moments(df)
+    acc = np.zeros_like(C)
+    for s in range(50):
+        acc += _moments(sdccore.protect(df, rng=s, **kw).data)[1]
+    acc /= 50
+    assert np.linalg.norm(acc - C) / np.linalg.norm(C) < 0.01
+
+
+def test_regression_scores_bias_the_covariance(tarragona):
+    # the papers' literal construction: about 5 % bias on Tarragona that does not average out
+    _, C, _ = _moments(tarragona)
+    acc = np.zeros_like(C)
+    for s in range(50):
+        acc += _moments(sdccore.protect(tarragona, rng=s, method="fa", scores="regression").data)[1]
+    err = np.linalg.norm(acc / 50 - C) / np.linalg.norm(C)
+    assert err > 0.03
+
+
+# ------------------------------------------------------------------ rotations
+
+def test_isolating_rotation(tarragona):
+    X = tarragona.to_numpy(float)
+    _, _, Z = dc.standardize(X)
+    R = dc.correlation(Z)
+    dec = dc.fa_decomposition(R, 13, "minres")
+    S = [6, 12, 3]
+    T, chosen = dc.isolating_rotation(dec.L, S)
+    k = T.shape[0]
+    assert chosen == S
+    assert np.abs(T.T @ T - np.eye(k)).max() < 1e-12
+    LS = dec.L[S] @ T
+    for i in range(len(S)):
+        assert np.abs(LS[i, i + 1:]).max() < 1e-12  # lower trapezoidal
+        assert LS[i, i] > 0
+    F = Z @ dec.G
+    assert np.abs((F @ T) @ (dec.L @ T).T - F @ dec.L.T).max() < 1e-10
+
+
+def test_isolating_rotation_skips_rows_in_span():
+    L = np.array([[0.8, 0.1, 0.0], [0.4, 0.05, 0.0], [0.1, 0.2, 0.7]])
+    T, chosen = dc.isolating_rotation(L, [0, 1, 2])
+    assert chosen == [0, 2]
+
+
+def test_standard_rotation_is_orthogonal_and_matches_factor_analyzer(tarragona):
+    from factor_analyzer import Rotator
+    X = tarragona.to_numpy(float)
+    _, _, Z = dc.standardize(X)
+    dec = dc.fa_decomposition(dc.correlation(Z), 4, "minres")
+    T = dc.standard_rotation(dec.L, "varimax")
+    assert np.abs(T.T @ T - np.eye(4)).max() < 1e-12
+    assert np.abs(dec.L @ T - Rotator("varimax").fit_transform(dec.L)).max() < 1e-6
+
+
+def test_selection_criteria():
+    L = np.array([[0.9, 0.2, 0.0], [0.1, 0.8, 0.35], [0.0, 0.1, 0.6]])
+    S, P = [0], [1, 2]
+    assert dc.select_factors(L, S, P, "sensitive_threshold", 0.3) == [0]
+    assert dc.select_factors(L, S, P, "public_threshold", 0.3) == [0]
+    assert dc.select_factors(L, S, P, "sensitive_over_public", 0) == [0]
+    assert dc.select_factors(L, S, P, "sensitive_threshold", 0.15) == [0, 1]
+    assert dc.select_components(L, [1], 0.3) == [1, 2]
+
+
+def test_selective_fa_leaves_public_nearly_intact(tarragona):
+    res = sdccore.protect(tarragona, sensitive=["SALES"], rng=1)
+    assert res.options["rotation"] == "isolate_sensitive" and res.options["factors"] == "auto"
+    X, Y = tarragona.to_numpy(float), res.data.to_numpy(float)
+    cors = [np.corrcoef(X[:, j], Y[:, j])[0, 1] for j in range(13)]
+    j = list(tarragona.columns).index("SALES")
+    assert cors[j] < 0.5
+    assert res.perturbed == (1,)
+
+
+# ------------------------------------------------------------------ PCA
+
+def test_pca_paper_table1_weights():
+    x = [26.20, 98.61, 43.97, 55.67, 82.51, 33.52, 72.80, 40.26, 38.14, 97.50]
+    y = [26.13, 124.85, 60.01, 126.72, 147.21, 87.71, 118.89, 32.56, 43.15, 165.31]
+    z = [85.98, 74.25, 55.26, 68.07, 58.13, 52.91, 85.34, 80.02, 70.48, 48.00]
+    X = np.column_stack([x, y, z])
+    _, _, Z = dc.standardize(X)
+    A, lam = dc.pca_decomposition(dc.correlation(Z))
+    paper = np.array([[-0.6183, 0.4407, 0.6508], [-0.6656, 0.1468, -0.7317], [0.4180, 0.8856, -0.2026]])
+    for c in range(3):
+        s = np.sign(A[:, c] @ paper[:, c])
+        assert np.abs(s * A[:, c] - paper[:, c]).max() < 5e-4
+    # the paper's component standard deviations (with n-1): 1.5261, 0.9445, 0.3351
+    assert np.sqrt(lam * 10 / 9) == pytest.approx([1.5261, 0.9445, 0.3351], abs=5e-4)
+    # sign rule: the largest |weight| of each eigenvector is positive
+    assert all(A[np.argmax(np.abs(A[:, c])), c] > 0 for c in range(3))
+
+
+# ------------------------------------------------------------------ M-AGG
+
+def test_magg_exact_keeps_mean_and_covariance(tarragona, synthetic):
+    for df in (tarragona, synthetic):
+        res = sdccore.protect(df, method="magg", noise="exact", k=3, rng=5)
+        m0, C0, _ = _moments(df)
+        m1, C1, _ = _moments(res.data)
+        assert np.abs(m1 - m0).max() / np.abs(m0).max() < 1e-8
+        assert np.abs(C1 - C0).max() / np.abs(C0).max() < 1e-8
+        assert not np.allclose(res.data.to_numpy(float), df.to_numpy(float))
+
+
+def test_magg_none_is_group_means_of_mdav(tarragona):
+    res = sdccore.protect(tarragona, method="magg", noise="none", k=4, rng=0)
+    X = tarragona.to_numpy(float)
+    lab = sdccore.mdav_groups(X, 4)
+    sizes = np.bincount(lab)
+    assert sizes.min() >= 4 and sizes.max() <= 7
+    for g in (0, 5, lab.max()):
+        rows = lab == g
+        assert np.allclose(res.data.to_numpy(float)[rows], X[rows].mean(axis=0), rtol=1e-12)
+
+
+def test_magg_published_keeps_moments_in_expectation(tarragona):
+    m0, C0, sd = _moments(tarragona)
+    accm, accC = 0, 0
+    for s in range(30):
+        m1, C1, _ = _moments(sdccore.protect(tarragona, method="magg", rng=s).data)
+        accm, accC = accm + m1, accC + C1
+    assert np.abs(accm / 30 - m0).max() / sd.max() < 0.05
+    assert np.linalg.norm(accC / 30 - C0) / np.linalg.norm(C0) < 0.02
+
+
+def test_selective_magg_changes_only_sensitive(tarragona):
+    res = sdccore.protect(tarragona, method="magg", sensitive=["SALES", "LABOR.COSTS"], noise="exact", rng=1)
+    for c in tarragona.columns:
+        same = np.array_equal(res.data[c].to_numpy(float), tarragona[c].to_numpy(float))
+        assert same == (c not in ("SALES", "LABOR.COSTS"))
+    S = tarragona[["SALES", "LABOR.COSTS"]].to_numpy(float)
+    S1 = res.data[["SALES", "LABOR.COSTS"]].to_numpy(float)
+    assert np.allclose(np.cov(S1.T, bias=True), np.cov(S.T, bias=True), rtol=1e-8)
+
+
+# ------------------------------------------------------------------ baselines
+
+def test_rankswap_baseline_keeps_marginals(tarragona):
+    res = sdccore.protect(tarragona, method="rankswap", p=5, rng=2)
+    for c in tarragona.columns:
+        assert np.array_equal(np.sort(res.data[c].to_numpy(float)), np.sort(tarragona[c].to_numpy(float)))
+    assert not res.data.equals(tarragona.astype(float))
+
+
+def test_rankswap_window_respected():
+    from sdccore._perturb import rankswap
+    f = np.arange(1000, dtype=float)
+    g = rankswap(f, 2.0, np.random.default_rng(0))
+    assert np.abs(g - f).max() <= 20
+    assert (g != f).mean() > 0.9
+    assert np.array_equal(np.sort(g), f)
+
+
+def test_correlated_noise_inflates_covariance_as_documented(synthetic):
+    _, C0, _ = _moments(synthetic)
+    acc = 0
+    for s in range(40):
+        acc = acc + _moments(sdccore.protect(synthetic, method="noise", noise=20, rng=s).data)[1]
+    assert np.linalg.norm(acc / 40 - 1.2 * C0) / np.linalg.norm(C0) < 0.02
+
+
+# ------------------------------------------------------------------ perturbations of factors
+
+@pytest.mark.parametrize("pert,param", [("swap", None), ("rankswap", 10), ("noise", 30), ("microagg", 3),
+                                        ("microagg_noise", 3), ("bootstrap", None), ("synthetic", None), ("round", None)])
+def test_every_factor_perturbation_runs_and_changes_data(tarragona, pert, param):
+    kw = {"perturbation": pert}
+    if param is not None:
+        kw[{"rankswap": "p", "noise": "noise"}.get(pert, "k")] = param
+    res = sdccore.protect(tarragona, method="fa", n_factors=5, rng=0, **kw)
+    assert np.isfinite(res.data.to_numpy(float)).all()
+    assert not np.allclose(res.data.to_numpy(float), tarragona.to_numpy(float))
+    again = sdccore.protect(tarragona, **res.options)
+    assert again.data.equals(res.data)
+
+
+def test_univariate_perturbations_by_hand():
+    from sdccore import _perturb as pt
+    f = np.array([5.0, 1.0, 3.0, 2.0, 4.0, 10.0, 7.0])
+    assert np.allclose(pt.microagg(f, 3), [6.5, 2.0, 2.0, 2.0, 6.5, 6.5, 6.5])  # (4+5+7+10)/4
+    g = pt.noise(f, 50, np.random.default_rng(1))
+    assert g.mean() == pytest.approx(f.mean()) and g.std() == pytest.approx(f.std())
+    assert np.allclose(pt.round_grid(np.array([0.0, 0.333, 1.0])), [0.0, 0.33, 1.0])
+    # R: bw.nrd0(c(5,1,3,2,4,10,7)) = 1.340205 (0.9 * min(sd=3.101459, IQR=3.5/1.34) * 7^-0.2)
+    assert pt.bw_nrd0(f) == pytest.approx(0.9 * min(np.std(f, ddof=1), 3.5 / 1.34) * 7 ** -0.2)
+
+
+def test_residual_row_treatments(tarragona):
+    for how in ("swap_rows", "bootstrap_rows"):
+        res = sdccore.protect(tarragona, method="fa", n_factors=3, residuals=how, rng=0)
+        assert np.isfinite(res.data.to_numpy(float)).all()
+    # swapping residual rows keeps means exactly
+    res = sdccore.protect(tarragona, method="fa", n_factors=3, residuals="swap_rows", rng=0)
+    m0, _, sd = _moments(tarragona)
+    assert np.abs(_moments(res.data)[0] - m0).max() / sd.min() < 1e-9
+
+
+# ------------------------------------------------------------------ dependencies (CASC)
+
+def test_casc_dependency_detected_and_kept(casc):
+    res = sdccore.protect(casc, method="pca", rng=0)
+    assert list(res.dependencies) == ["PTOTVAL"]
+    coef = res.dependencies["PTOTVAL"]
+    assert coef["PEARNVAL"] == pytest.approx(1, abs=1e-9) and coef["POTHVAL"] == pytest.approx(1, abs=1e-9)
+    d = res.data
+    assert np.abs(d.PTOTVAL - d.PEARNVAL - d.POTHVAL).max() < 1e-6 * casc.PTOTVAL.abs().max()
+    assert any("PTOTVAL" in n for n in res.notes)
+    assert not np.allclose(d.PTOTVAL, casc.PTOTVAL)
+
+
+def test_sensitive_total_makes_its_parts_sensitive(casc):
+    res = sdccore.protect(casc, method="magg", sensitive=["PTOTVAL"], rng=0, noise="exact")
+    assert any("PEARNVAL" in n and "POTHVAL" in n for n in res.notes)
+    assert np.array_equal(res.data.AGI.to_numpy(float), casc.AGI.to_numpy(float))
+    assert not np.allclose(res.data.PEARNVAL, casc.PEARNVAL)
+
+
+def test_no_false_dependency_on_tarragona(tarragona):
+    assert sdccore.protect(tarragona, rng=0).dependencies == {}
+
+
+# ------------------------------------------------------------------ reproducibility and frame handling
+
+@pytest.mark.parametrize("method", ["fa", "pca", "magg", "rankswap", "noise"])
+def test_same_seed_same_bytes_different_seed_differs(tarragona, method):
+    a = sdccore.protect(tarragona, method=method, rng=42)
+    b = sdccore.protect(tarragona, method=method, rng=42)
+    c = sdccore.protect(tarragona, method=method, rng=43)
+    assert a.data.to_numpy().tobytes() == b.data.to_numpy().tobytes()
+    assert a.data.to_numpy().tobytes() != c.data.to_numpy().tobytes()
+    assert sdccore.protect(tarragona, **a.options).data.to_numpy().tobytes() == a.data.to_numpy().tobytes()
+
+
+def test_generator_and_none_record_a_reproducing_seed(tarragona):
+    for rng in (None, np.random.default_rng(7)):
+        res = sdccore.protect(tarragona, method="pca", rng=rng)
+        assert isinstance(res.options["seed"], int)
+        assert sdccore.protect(tarragona, **res.options).data.equals(res.data)
+
+
+def test_options_are_json_and_frame_layout_kept(tarragona):
+    import json
+    df = tarragona.copy()
+    df.index = [f"r{i}" for i in range(len(df))]
+    df.insert(2, "name", [f"firm {i}" for i in range(len(df))])
+    df["code"] = np.arange(len(df))
+    before = df.copy()
+    res = sdccore.protect(df, method="fa", sensitive=["SALES"], exclude=["code"], rng=1)
+    json.loads(json.dumps(res.options))
+    assert list(res.data.columns) == list(df.columns)
+    assert list(res.data.index) == list(df.index)
+    assert res.data["name"].equals(df["name"]) and res.data["code"].equals(df["code"])
+    pd.testing.assert_frame_equal(df, before)  # the caller's frame is untouched
+    assert res.options["exclude"] == ["code"]
+
+
+def test_decompose_matches_protect(tarragona):
+    dec = sdccore.decompose(tarragona, method="fa", sensitive=["SALES", "NET.PROFIT"])
+    res = sdccore.protect(tarragona, method="fa", sensitive=["SALES", "NET.PROFIT"], rng=0)
+    assert dec.perturbed == res.perturbed
+    pd.testing.assert_frame_equal(dec.loadings, res.loadings)
+    assert dec.perturbed_share.between(0, 1).all()
+    assert dec.perturbed_share["SALES"] > 0.9
