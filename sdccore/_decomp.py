@@ -23,11 +23,26 @@ DEPENDENCE_TOL = 1e-13  # residual variance share below which a column is an exa
 
 def standardize(X):
     """Mean, population sd (ddof=0) and Z = (X - mean) / sd."""
+    mean, sd, Z, _ = standardize_with_correlation(X)
+    return mean, sd, Z
+
+
+def standardize_with_correlation(X):
+    """Mean, population sd, Z and R = Z'Z/n in two passes over the data (one BLAS syrk).
+
+    A column with zero spread gets sd = 0 and a NaN row/column in R; callers reject those.
+    """
+    n = X.shape[0]
     mean = X.mean(axis=0)
     Z = X - mean
-    sd = np.sqrt((Z * Z).mean(axis=0))
-    Z /= sd
-    return mean, sd, Z
+    C = Z.T @ Z / n
+    sd = np.sqrt(np.clip(np.diag(C), 0.0, None))
+    with np.errstate(divide="ignore", invalid="ignore"):
+        Z /= sd
+        R = C / np.outer(sd, sd)
+    R = (R + R.T) / 2
+    np.fill_diagonal(R, 1.0)
+    return mean, sd, Z, R
 
 
 def correlation(Z):

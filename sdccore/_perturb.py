@@ -156,7 +156,7 @@ def perturb_column(f, method, param, rng):
 
 def perturb_columns(F, method, param, rng):
     """Perturb every column of F independently, in column order."""
-    out = np.empty_like(F)
+    out = np.empty_like(F, order="F")
     for j in range(F.shape[1]):
         out[:, j] = perturb_column(np.ascontiguousarray(F[:, j]), method, param, rng)
     return out

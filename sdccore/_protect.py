@@ -17,6 +17,7 @@ from ._validation import (
     check_matrix,
     check_names,
     check_number,
+    check_spread,
     resolve_seed,
     split_columns,
 )
@@ -219,8 +220,8 @@ def _prepare(data, sensitive, exclude):
     sens_names = check_names(sensitive, numeric, "sensitive") if sensitive is not None else None
     if sens_names is not None and len(sens_names) == 0:
         sens_names = None
-    mean, sd, Z = dc.standardize(X)
-    R = dc.correlation(Z)
+    mean, sd, Z, R = dc.standardize_with_correlation(X)
+    check_spread(X, sd, mean, numeric)
     keep, deps = dc.linear_dependencies(R, sd)
     notes = []
     sens_set = set(numeric.index(s) for s in sens_names) if sens_names else set()
@@ -344,6 +345,15 @@ def _effective(method, sensitive_names, exclude, seed, o):
     return eff
 
 
+def _assemble(data, numeric, Xp):
+    """The released frame: data's index and column order, numeric columns from Xp."""
+    num = pd.DataFrame(Xp, index=data.index, columns=numeric, copy=False)
+    if len(numeric) == data.shape[1] and list(data.columns) == list(numeric):
+        return num
+    rest = data[[c for c in data.columns if c not in set(numeric)]]
+    return pd.concat([num, rest], axis=1)[list(data.columns)]
+
+
 # ----------------------------------------------------------------------------- public
 
 def decompose(data, method="fa", sensitive=None, **options):
@@ -432,18 +442,23 @@ def protect(data, method="fa", sensitive=None, rng=None, **options):
     keep = prep.keep
     loadings = None
     perturbed = ()
-    Xk = prep.X[:, keep]
+    full = len(keep) == prep.X.shape[1]
+    Xk = prep.X if full else prep.X[:, keep]
     if method in ("fa", "pca"):
         _resolve_labels(o, method, mk)
         plan = _plan(prep, method, o)
         notes += list(plan.notes)
-        Zk = prep.Z[:, keep] if len(keep) < prep.Z.shape[1] else prep.Z
+        Zk = prep.Z if full else prep.Z[:, keep]
         G, L = plan.dec.G, plan.dec.L
         sel = plan.sel
-        F = Zk @ G[:, sel]
-        Fp = perturb_columns(F, o["perturbation"], o.get(PARAMETERS[o["perturbation"]][0]) if PARAMETERS[o["perturbation"]] else None, gen)
+        # scores as rows (k x n): each factor is contiguous for the column perturbations
+        Ft = G[:, sel].T @ Zk.T
+        par = PARAMETERS[o["perturbation"]]
+        Fpt = perturb_columns(Ft.T, o["perturbation"], o[par[0]] if par else None, gen).T
+        Fpt -= Ft
         scale = L[:, sel].T * prep.sd[keep]
-        Xpk = Xk + (Fp - F) @ scale
+        Xpk = Xk  # prep.X is our own copy: update it in place
+        Xpk += Fpt.T @ scale
         if o["residuals"] != "keep":
             E = Zk - (Zk @ G) @ L.T
             Ep = perturb_residual_rows(E, o["residuals"], gen)
@@ -466,14 +481,15 @@ def protect(data, method="fa", sensitive=None, rng=None, **options):
             Xpk = rankswap_columns(Xk, cols, o["p"], gen)
         else:
             Xpk = correlated_noise(Xk, cols, o["noise"], gen)
-    Xp = np.empty_like(prep.X)
-    Xp[:, keep] = Xpk
+    if full:
+        Xp = Xpk
+    else:
+        Xp = np.empty_like(prep.X)
+        Xp[:, keep] = Xpk
     if prep.deps:
         Zp = (Xpk - prep.mean[keep]) / prep.sd[keep]
         for d in prep.deps:
             Xp[:, d.target] = prep.mean[d.target] + prep.sd[d.target] * (Zp @ d.beta)
-    out = prep.data.copy()
-    for j, c in enumerate(prep.numeric):
-        out[c] = Xp[:, j]
+    out = _assemble(prep.data, prep.numeric, Xp)
     eff = _effective(method, prep.sensitive_names, exclude, seed, o)
     return ProtectionResult(out, loadings, perturbed, eff, _dependency_report(prep), tuple(notes))

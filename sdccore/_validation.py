@@ -113,8 +113,15 @@ def check_matrix(X: np.ndarray, columns, name: str = "data", min_rows: int = MIN
             f"{name} has {m} numeric column{'s' if m != 1 else ''} to protect; at least {min_columns} are needed. "
             f"Check that numbers are stored as numbers (not text) and that columns are not all excluded."
         )
-    finite = np.isfinite(X)
-    if not finite.all():
+    with np.errstate(over="ignore", invalid="ignore"):
+        quick = np.isfinite(X.sum(axis=0)).all()  # NaN and inf propagate into the sums
+    if not quick:
+        finite = np.isfinite(X)
+        if finite.all():
+            raise ValueError(
+                f"{name} has values so large that their sums overflow (about 1e308); "
+                f"rescale those columns (e.g. to thousands or millions) before protecting."
+            )
         bad_cols = [columns[j] for j in np.flatnonzero(~finite.all(axis=0))]
         nan_rows = int((~finite).any(axis=1).sum())
         kinds = []
@@ -126,15 +133,18 @@ def check_matrix(X: np.ndarray, columns, name: str = "data", min_rows: int = MIN
             f"{name} has {' and '.join(kinds)} in {nan_rows} record(s), in column(s) "
             f"{', '.join(map(str, bad_cols))}; drop or impute those records before protecting."
         )
-    sd = X.std(axis=0)
-    scale = np.maximum(np.abs(X).max(axis=0), np.finfo(float).tiny)
-    const = [columns[j] for j in np.flatnonzero(~(sd > 1e-13 * scale))]
+    return X
+
+
+def check_spread(X, sd, mean, columns, name="data"):
+    """Reject constant columns (found from the sd computed anyway, confirmed exactly)."""
+    suspect = np.flatnonzero(~(sd > 1e-12 * np.abs(mean)))
+    const = [columns[j] for j in suspect if np.ptp(X[:, j]) == 0 or not sd[j] > 0]
     if const:
         raise ValueError(
             f"{name} has constant column(s) {', '.join(map(str, const))}; a constant carries no information "
             f"to protect: exclude it (exclude=[...]) or drop it."
         )
-    return X
 
 
 def check_choice(value, choices, arg: str):
