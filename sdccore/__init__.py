@@ -7,6 +7,7 @@ baselines.  Definitions: docs/methods.md (from the project's methods specificati
 
 from ._datasets import dataset_roles, list_datasets, load_dataset
 from ._mdav import mdav_groups
+from ._measures import Evaluation, dbrl, evaluate, interval_disclosure, pil, polynomial_features, propensity_score, selectivity
 from ._protect import METHODS, Decomposition, ProtectionResult, decompose, protect
 
 __version__ = "0.1.0"
@@ -15,7 +16,15 @@ __all__ = [
     "METHODS",
     "Decomposition",
     "ProtectionResult",
+    "Evaluation",
     "dataset_roles",
+    "dbrl",
+    "evaluate",
+    "interval_disclosure",
+    "pil",
+    "polynomial_features",
+    "propensity_score",
+    "selectivity",
     "decompose",
     "list_datasets",
     "load_dataset",

@@ -12,7 +12,7 @@ import sys
 
 import pandas as pd
 
-from . import list_datasets, protect
+from . import evaluate, list_datasets, protect
 
 
 def _value(text):
@@ -75,6 +75,21 @@ def _protect(args):
           f"(method {res.method}, seed {res.options['seed']})", file=sys.stderr)
 
 
+def _evaluate(args):
+    orig = _read_csv(args.original)
+    prot = _read_csv(args.protected)
+    sens = [c.strip() for c in args.sensitive.split(",") if c.strip()] if args.sensitive else None
+    ev = evaluate(orig, prot, sensitive=sens)
+    if args.json:
+        print(json.dumps(ev.scores, indent=2))
+    else:
+        labels = {"dbrl": "record linkage (DBRL)", "id": "interval disclosure (ID)", "pil": "information loss (PIL)",
+                  "ps": "propensity score (PS)", "summary": "summary", "selectivity": "selectivity", "overall": "overall"}
+        print("score (0 best, 1 worst)")
+        for k, v in ev.scores.items():
+            print(f"  {labels[k]:<28s} {v:.4f}")
+
+
 def _datasets(args):
     print(list_datasets().to_string(index=False))
 
@@ -92,6 +107,12 @@ def build_parser():
     pr.add_argument("--out", required=True, help="output CSV")
     pr.add_argument("--save-recipe", help="write the effective options as JSON here")
     pr.set_defaults(func=_protect)
+    ev = sub.add_parser("evaluate", help="disclosure risk and utility of a protected CSV")
+    ev.add_argument("original")
+    ev.add_argument("protected")
+    ev.add_argument("--sensitive", help="comma-separated sensitive column names")
+    ev.add_argument("--json", action="store_true", help="print the scores as JSON")
+    ev.set_defaults(func=_evaluate)
     ds = sub.add_parser("datasets", help="list the bundled sample data sets")
     ds.set_defaults(func=_datasets)
     return p

@@ -44,3 +44,16 @@ def test_bad_input_one_line_error(tmp_path):
 def test_datasets_lists_samples():
     p = run("datasets")
     assert p.returncode == 0 and "tarragona" in p.stdout and "casc" in p.stdout
+
+
+def test_evaluate_json(tmp_path, tarragona):
+    a, b = tmp_path / "a.csv", tmp_path / "b.csv"
+    tarragona.to_csv(a, index=False)
+    sdccore.protect(tarragona, method="pca", rng=1).data.to_csv(b, index=False)
+    p = run("evaluate", str(a), str(b), "--sensitive", "SALES", "--json")
+    assert p.returncode == 0, p.stderr
+    scores = json.loads(p.stdout)
+    expect = sdccore.evaluate(pd.read_csv(a), pd.read_csv(b), sensitive=["SALES"]).scores
+    assert scores == expect
+    p = run("evaluate", str(a), str(tmp_path / "none.csv"))
+    assert p.returncode == 2 and p.stderr.startswith("error:")

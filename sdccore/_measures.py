@@ -1,0 +1,499 @@
+"""Disclosure risk, utility loss and selectivity (spec sections 4-6).
+
+Conventions (stated once, used everywhere here):
+
+* X is the original, X' the protected numeric matrix, rows aligned (record i of X' was
+  produced from record i of X).  Every score lies in [0, 1]; lower is better.
+* Zero-variance variables: a variable constant in X carries no information about anyone.
+  It is left out of the DBRL distance and of ID; in PIL every statistic of it has V = 0, so
+  its pil is 0 if X' reproduces the statistic exactly and 1 otherwise; its IC uses
+  |cor| = 1 if X' equals X on it and 0 otherwise (a correlation with a constant is undefined).
+"""
+
+from __future__ import annotations
+
+import warnings
+from dataclasses import dataclass, field
+
+import numpy as np
+import pandas as pd
+from numba import njit, prange
+from scipy import stats
+
+from ._validation import check_dataframe, check_names, make_rng, numeric_columns
+
+__all__ = ["dbrl", "interval_disclosure", "pil", "propensity_score", "selectivity", "evaluate", "Evaluation"]
+
+PIL_STATISTICS = ("mean", "var", "cov", "corr", "quantiles", "skew", "kurt")
+PIL_STATISTICS_PCA = ("mean", "var", "cov", "corr", "quantiles")
+_CHUNK_BYTES = 32 * 2**20
+
+
+# ----------------------------------------------------------------------------- validation
+
+def _pair(original, protected, min_rows=2):
+    original = check_dataframe(original, "original")
+    protected = check_dataframe(protected, "protected")
+    if original.shape != protected.shape:
+        raise ValueError(
+            f"original is {original.shape[0]} x {original.shape[1]} but protected is "
+            f"{protected.shape[0]} x {protected.shape[1]}; compare a release with the file it was made from."
+        )
+    if set(original.columns) != set(protected.columns):
+        miss = [c for c in original.columns if c not in set(protected.columns)]
+        extra = [c for c in protected.columns if c not in set(original.columns)]
+        raise ValueError(
+            f"column names differ: missing in protected {miss[:5]}, not in original {extra[:5]}; "
+            f"both files must have the same columns."
+        )
+    protected = protected[list(original.columns)]
+    num = set(numeric_columns(original)) & set(numeric_columns(protected))
+    bad = [c for c in original.columns if c not in num]
+    if bad:
+        raise ValueError(
+            f"column(s) {', '.join(map(str, bad[:10]))} are not numeric in both files; "
+            f"evaluate the numeric columns only, e.g. evaluate(original[cols], protected[cols])."
+        )
+    if original.shape[0] < min_rows:
+        raise ValueError(f"at least {min_rows} records are needed to evaluate a release; got {original.shape[0]}.")
+    X = original.to_numpy(dtype=float)
+    Y = protected.to_numpy(dtype=float)
+    for name, M in (("original", X), ("protected", Y)):
+        if not np.isfinite(M).all():
+            cols = [original.columns[j] for j in np.flatnonzero(~np.isfinite(M).all(axis=0))]
+            raise ValueError(f"{name} has missing or infinite values in {', '.join(map(str, cols[:10]))}; drop those records from both files.")
+    return X, Y, list(original.columns)
+
+
+def _indices(names, columns, arg):
+    if names is None:
+        return list(range(len(columns)))
+    names = check_names(names, columns, arg, "the columns of the data")
+    return [columns.index(c) for c in names]
+
+
+# ----------------------------------------------------------------------------- DBRL
+
+@njit(cache=True, parallel=True)
+def _scan_chunk(D, A, B, a2, b2, s, first, ties, own):
+    """Nearest protected rows for the original rows s..s+len(D) from a BLAS chunk D = A_c B'.
+
+    Squared distances are a2 + b2 - 2 D; every candidate within a rounding window of the
+    minimum is re-measured exactly ((a - b)^2 summed), and ties are decided on those.
+    """
+    nr, nb = D.shape
+    m = A.shape[1]
+    bmax = 0.0
+    for i in range(nb):
+        bmax = max(bmax, b2[i])
+    for r in prange(nr):
+        i = s + r
+        mn = np.inf
+        for q in range(nb):
+            v = a2[i] + b2[q] - 2.0 * D[r, q]
+            if v < mn:
+                mn = v
+        tol = 1e-9 * (a2[i] + bmax) + 1e-300
+        best = np.inf
+        cnt = 0
+        fq = -1
+        hit = False
+        for q in range(nb):
+            v = a2[i] + b2[q] - 2.0 * D[r, q]
+            if v <= mn + tol:
+                d = 0.0
+                for j in range(m):
+                    t = A[i, j] - B[q, j]
+                    d += t * t
+                if d < best:
+                    best = d
+                    cnt = 1
+                    fq = q
+                    hit = q == i
+                elif d == best:
+                    cnt += 1
+                    if q == i:
+                        hit = True
+        first[i] = fq
+        ties[i] = cnt
+        own[i] = hit
+
+
+def _nearest(A, B):
+    """For each row of A, the rows of B at the smallest Euclidean distance (exact ties).
+
+    Candidates come from chunked BLAS (||a||^2 - 2 a.b + ||b||^2, chunks of about 32 MB),
+    scanned by a compiled kernel that re-measures the near-minimal ones exactly.
+    Returns (first nearest index, number of tied nearest, whether the own record is among them).
+    """
+    n = A.shape[0]
+    nb = B.shape[0]
+    A = np.ascontiguousarray(A)
+    B = np.ascontiguousarray(B)
+    a2 = np.einsum("ij,ij->i", A, A)
+    b2 = np.einsum("ij,ij->i", B, B)
+    first = np.empty(n, dtype=np.int64)
+    ties = np.empty(n, dtype=np.int64)
+    own = np.zeros(n, dtype=np.bool_)
+    chunk = max(1, min(n, _CHUNK_BYTES // (8 * max(nb, 1))))
+    Bt = np.ascontiguousarray(B.T)
+    for s in range(0, n, chunk):
+        e = min(n, s + chunk)
+        D = A[s:e] @ Bt
+        _scan_chunk(D, A, B, a2, b2, s, first, ties, own)
+    return first, ties, own
+
+
+def _standardized_pair(X, Y, cols):
+    Xs = X[:, cols]
+    mean = Xs.mean(axis=0)
+    sd = Xs.std(axis=0)
+    keep = sd > 0
+    return (Xs[:, keep] - mean[keep]) / sd[keep], (Y[:, cols][:, keep] - mean[keep]) / sd[keep]
+
+
+def _dbrl_arrays(X, Y, cols):
+    A, B = _standardized_pair(X, Y, cols)
+    if A.shape[1] == 0:
+        # nothing varies: every protected record is equally near; own is one of n
+        n = X.shape[0]
+        return 1.0 / n, np.arange(n), np.full(n, n), np.ones(n, bool)
+    first, ties, own = _nearest(A, B)
+    score = float(np.where(own, 1.0 / ties, 0.0).mean())
+    return score, first, ties, own
+
+
+def dbrl(original, protected, linkage=None):
+    """Distance-based record linkage: share of original records whose nearest protected
+    record (standardised Euclidean distance on ``linkage`` variables, all by default) is
+    their own; a tie among t records that includes the own one counts 1/t."""
+    X, Y, cols = _pair(original, protected)
+    return _dbrl_arrays(X, Y, _indices(linkage, cols, "linkage"))[0]
+
+
+# ----------------------------------------------------------------------------- ID
+
+def _id_arrays(X, Y, cols, linked, ps=range(1, 11)):
+    n = X.shape[0]
+    out = np.zeros((len(cols), len(ps)))
+    for a, j in enumerate(cols):
+        y = Y[:, j]
+        if not X[:, j].std() > 0:
+            out[a] = np.nan
+            continue
+        order = np.argsort(y, kind="stable")
+        ys = y[order]
+        rank = np.empty(n, dtype=np.int64)
+        rank[order] = np.arange(n)
+        r = rank[linked]
+        x = X[:, j]
+        for b, p in enumerate(ps):
+            w = int(np.ceil(p * n / 100.0))
+            lo = ys[np.maximum(0, r - w)]
+            hi = ys[np.minimum(n - 1, r + w)]
+            out[a, b] = np.mean((x >= lo) & (x <= hi))
+    return out
+
+
+def interval_disclosure(original, protected, variables=None, linkage=None, reference="linked"):
+    """Rank interval disclosure, mean over records, ``variables`` (all by default) and p = 1..10 %.
+
+    For variable j the protected values are sorted; the interval around the protected value of
+    rank r runs from rank max(1, r - w) to min(n, r + w), w = ceil(p n / 100).  The original
+    value is disclosed if it falls inside.  ``reference='linked'`` (default, as in the PCA
+    paper) uses the protected record DBRL links to the original one (the first of tied
+    nearest records); ``'own'`` uses the record's own protected version.
+    """
+    X, Y, cols = _pair(original, protected)
+    var = _indices(variables, cols, "variables")
+    if reference not in ("linked", "own"):
+        raise ValueError("reference must be 'linked' or 'own'.")
+    if reference == "linked":
+        linked = _dbrl_arrays(X, Y, _indices(linkage, cols, "linkage") if linkage else var)[1]
+    else:
+        linked = np.arange(X.shape[0])
+    table = _id_arrays(X, Y, var, linked)
+    return float(np.nanmean(table)) if np.isfinite(table).any() else 0.0
+
+
+# ----------------------------------------------------------------------------- PIL
+
+def _central_moments(X, orders):
+    C = X - X.mean(axis=0)
+    return {r: (C ** r).mean(axis=0) for r in orders}
+
+
+def _pil_values(diff, V):
+    V = np.asarray(V, dtype=float)
+    diff = np.abs(np.asarray(diff, dtype=float))
+    out = np.empty_like(diff)
+    zero = ~(V > 0)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        out[~zero] = 2 * stats.norm.cdf(diff[~zero] / np.sqrt(V[~zero])) - 1
+    out[zero] = np.where(diff[zero] == 0, 0.0, 1.0)
+    return out
+
+
+QUANTILE_LEVELS = np.arange(5, 100, 5) / 100.0
+
+
+def _pil_arrays(X, Y, statistics=PIL_STATISTICS):
+    n, m = X.shape
+    mu = _central_moments(X, range(2, 9))
+    muY = _central_moments(Y, (2, 3, 4))
+    iu = np.triu_indices(m, 1)
+    res = {}
+    # mean: V = s^2 / n (sample variance, n - 1)
+    res["mean"] = _pil_values(X.mean(0) - Y.mean(0), X.var(0, ddof=1) / n)
+    # variance (central moment 2): V = (mu4 - mu2^2) / n
+    res["var"] = _pil_values(mu[2] - muY[2], (mu[4] - mu[2] ** 2) / n)
+    Cx = X - X.mean(0)
+    Cy = Y - Y.mean(0)
+    cov_x = (Cx.T @ Cx / n)[iu]
+    cov_y = (Cy.T @ Cy / n)[iu]
+    mu22 = ((Cx ** 2).T @ (Cx ** 2) / n)[iu]
+    res["cov"] = _pil_values(cov_x - cov_y, (mu22 - cov_x ** 2) / n)
+    sx, sy = np.sqrt(mu[2]), np.sqrt(muY[2])
+    with np.errstate(divide="ignore", invalid="ignore"):
+        rx = cov_x / (sx[iu[0]] * sx[iu[1]])
+        ry = cov_y / (sy[iu[0]] * sy[iu[1]])
+    rx = np.nan_to_num(rx)
+    ry = np.nan_to_num(ry)
+    res["corr"] = _pil_values(rx - ry, (1 - rx ** 2) ** 2 / n)
+    qx = np.quantile(X, QUANTILE_LEVELS, axis=0)
+    qy = np.quantile(Y, QUANTILE_LEVELS, axis=0)
+    Vq = np.zeros_like(qx)
+    for j in range(m):
+        if mu[2][j] > 0:
+            dens = stats.gaussian_kde(X[:, j])(qx[:, j])
+            with np.errstate(divide="ignore"):
+                Vq[:, j] = QUANTILE_LEVELS * (1 - QUANTILE_LEVELS) / (n * dens ** 2)
+    res["quantiles"] = _pil_values(qx - qy, Vq).ravel()
+
+    def vm(r):
+        return (mu[2 * r] - mu[r] ** 2 + r * r * mu[2] * mu[r - 1] ** 2 - 2 * r * mu[r - 1] * mu[r + 1]) / n
+
+    mu[1] = np.zeros(m)
+    res["skew"] = _pil_values(mu[3] - muY[3], vm(3))
+    res["kurt"] = _pil_values(mu[4] - muY[4], vm(4))
+    per = {s: float(np.mean(res[s])) if res[s].size else 0.0 for s in statistics}
+    return per, res
+
+
+def pil(original, protected, statistics="7"):
+    """Probabilistic information loss (Mateo-Sanz et al. 2005): the mean over statistics of the
+    mean of 2 Phi(|theta - theta'| / sqrt(V)) - 1.  ``statistics='7'`` (mean, variance,
+    covariance, correlation, quantiles, third and fourth central moments) or ``'5'`` (the PCA
+    paper's, without the moments)."""
+    X, Y, _ = _pair(original, protected)
+    per, _ = _pil_arrays(X, Y, _pil_stat_names(statistics))
+    return float(np.mean(list(per.values())))
+
+
+def _pil_stat_names(statistics):
+    if statistics in ("7", 7):
+        return PIL_STATISTICS
+    if statistics in ("5", 5):
+        return PIL_STATISTICS_PCA
+    raise ValueError("pil_statistics must be 7 (with skewness and kurtosis) or 5 (the PCA paper's).")
+
+
+# ----------------------------------------------------------------------------- PS
+
+def polynomial_features(Z, order=2):
+    """Main effects, squares, all pairwise products; order 3 adds cubes."""
+    n, m = Z.shape
+    iu = np.triu_indices(m, 1)
+    parts = [Z, Z ** 2, Z[:, iu[0]] * Z[:, iu[1]]]
+    if order == 3:
+        parts.append(Z ** 3)
+    return np.column_stack(parts)
+
+
+def _ps_arrays(X, Y, order=2):
+    from sklearn.linear_model import LogisticRegression
+    from sklearn.exceptions import ConvergenceWarning
+
+    W = np.vstack([X, Y])
+    t = np.r_[np.zeros(len(X)), np.ones(len(Y))]
+    sd = W.std(axis=0)
+    keep = sd > 0
+    Z = (W[:, keep] - W[:, keep].mean(axis=0)) / sd[keep]
+    F = polynomial_features(Z, order)
+    fs = F.std(axis=0)
+    good = fs > 1e-12
+    F = (F[:, good] - F[:, good].mean(axis=0)) / fs[good]
+    converged = True
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        model = LogisticRegression(penalty=None, solver="newton-cholesky", max_iter=100, tol=1e-8)
+        model.fit(F, t)
+    if any(issubclass(w.category, ConvergenceWarning) for w in caught):
+        converged = False
+    p = model.predict_proba(F)[:, 1]
+    c = len(Y) / len(W)
+    # Woo et al.'s U = mean((p - c)^2), c = share of protected rows; divided by its maximum
+    # c(1 - c) (= 1/4 for equal sizes, hence the papers' factor 4) so that it lies in [0, 1]
+    score = float(np.clip(np.mean((p - c) ** 2) / (c * (1 - c)), 0.0, 1.0))
+    return score, converged, p
+
+
+def propensity_score(original, protected, order=2):
+    """Propensity-score utility (Woo et al. 2009): logistic regression of "is protected" on a
+    polynomial of the stacked, standardised data; PS = 4 mean((p - 1/2)^2) in [0, 1]."""
+    X, Y, _ = _pair(original, protected)
+    if order not in (2, 3):
+        raise ValueError("ps_order must be 2 or 3.")
+    return _ps_arrays(X, Y, order)[0]
+
+
+# ----------------------------------------------------------------------------- selectivity
+
+def _ic_arrays(X, Y, sens):
+    m = X.shape[1]
+    ic = np.empty(m)
+    cors = np.empty(m)
+    for j in range(m):
+        x, y = X[:, j], Y[:, j]
+        if not (x.std() > 0 and y.std() > 0):
+            c = 1.0 if np.array_equal(x, y) else 0.0
+        else:
+            c = abs(float(np.corrcoef(x, y)[0, 1]))
+        cors[j] = c
+        ic[j] = c if j in sens else 1.0 - c
+    return ic, cors
+
+
+def selectivity(original, protected, sensitive):
+    """Mean IC: |cor(x, x')| for sensitive variables, 1 - |cor(x, x')| for public ones.
+    0 means perfectly selective (sensitive variables scrambled, public ones kept)."""
+    X, Y, cols = _pair(original, protected)
+    sens = set(_indices(sensitive, cols, "sensitive"))
+    return float(_ic_arrays(X, Y, sens)[0].mean())
+
+
+# ----------------------------------------------------------------------------- extras
+
+def _extras(X, Y):
+    mean, sd = X.mean(0), X.std(0)
+    sd1 = np.where(sd > 0, sd, 1.0)
+    Zx, Zy = (X - mean) / sd1, (Y - mean) / sd1
+    fro = float(np.linalg.norm(Zx - Zy) / max(np.linalg.norm(Zx), 1e-300))
+    flat = float(np.corrcoef(Zx.ravel(), Zy.ravel())[0, 1]) if Zy.std() > 0 else 0.0
+    # KL(N_x || N_y) of the fitted normals, pseudo-inverse for singular covariances
+    Sx = np.cov(X, rowvar=False, bias=True).reshape(X.shape[1], -1)
+    Sy = np.cov(Y, rowvar=False, bias=True).reshape(X.shape[1], -1)
+    Syi = np.linalg.pinv(Sy)
+    d = Y.mean(0) - X.mean(0)
+    sx = np.linalg.slogdet(Sx)[1]
+    sy = np.linalg.slogdet(Sy)[1]
+    kl = 0.5 * (np.trace(Syi @ Sx) + d @ Syi @ d - X.shape[1] + sy - sx)
+    sdy = Y.std(0)
+    tol = np.where(sdy > 0, 0.05 * sdy, 0.0)
+    odr = float(np.mean((np.abs(X - Y) <= tol).all(axis=1)))
+    sk_x, sk_y = stats.skew(X, axis=0), stats.skew(Y, axis=0)
+    ku_x, ku_y = stats.kurtosis(X, axis=0), stats.kurtosis(Y, axis=0)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        skb = np.abs(sk_y - sk_x) / np.abs(sk_x)
+        kub = np.abs(ku_y - ku_x) / np.abs(ku_x)
+    return {"frobenius": fro, "flat_correlation": flat, "kl": float(kl) if np.isfinite(kl) else float("inf"),
+            "odr": odr, "outliers": _outlier_score(X, Y),
+            "skewness_bias": float(np.nanmean(np.where(np.isfinite(skb), skb, np.nan))),
+            "kurtosis_bias": float(np.nanmean(np.where(np.isfinite(kub), kub, np.nan)))}
+
+
+def _outlier_score(X, Y):
+    """Thesis outlier measure: each original outlier scores 0.5 if still an outlier and
+    +0.5 if at the same sorted position; normalised per variable, averaged over variables
+    with outliers (NaN when no variable has outliers)."""
+    scores = []
+    for j in range(X.shape[1]):
+        x, y = X[:, j], Y[:, j]
+        q1, q3 = np.percentile(x, [25, 75])
+        lo, hi = q1 - 1.5 * (q3 - q1), q3 + 1.5 * (q3 - q1)
+        out = (x < lo) | (x > hi)
+        if not out.any():
+            continue
+        qy1, qy3 = np.percentile(y, [25, 75])
+        loy, hiy = qy1 - 1.5 * (qy3 - qy1), qy3 + 1.5 * (qy3 - qy1)
+        still = (y < loy) | (y > hiy)
+        rx = np.argsort(np.argsort(x, kind="stable"), kind="stable")
+        ry = np.argsort(np.argsort(y, kind="stable"), kind="stable")
+        s = 0.5 * still[out] + 0.5 * (still[out] & (rx[out] == ry[out]))
+        scores.append(s.mean())
+    return float(np.mean(scores)) if scores else float("nan")
+
+
+# ----------------------------------------------------------------------------- evaluate
+
+@dataclass(frozen=True)
+class Evaluation:
+    """Scores in [0, 1], lower is better, and their breakdown.
+
+    scores  -- "dbrl", "id", "pil", "ps", "summary"; with sensitive variables also
+               "selectivity" and "overall".
+    details -- "id" (variables x p), "pil" (per statistic), "pil_components", "pil1", "pil2",
+               "ic" (per variable: |cor(x, x')| and IC), "odr", "outliers", "frobenius",
+               "flat_correlation", "kl", "skewness_bias", "kurtosis_bias", "ps_converged".
+    options -- the effective options.
+    """
+
+    scores: dict
+    details: dict = field(default_factory=dict)
+    options: dict = field(default_factory=dict)
+
+
+def evaluate(original, protected, sensitive=None, rng=None, **options):
+    """Disclosure risk, utility loss and (with ``sensitive``) selectivity of a release.
+
+    Options: ``linkage`` (variables for DBRL: the sensitive ones for selective protection,
+    all for general), ``id_reference`` ('linked' or 'own'), ``pil_statistics`` (7 or 5),
+    ``ps_order`` (2 or 3).  ``rng`` is accepted for API symmetry; every measure here is
+    deterministic.
+    """
+    make_rng(rng)
+    allowed = {"linkage", "id_reference", "pil_statistics", "ps_order"}
+    unknown = sorted(set(options) - allowed)
+    if unknown:
+        raise ValueError(f"unknown option(s) {', '.join(map(repr, unknown))}; evaluate takes {', '.join(sorted(allowed))}.")
+    X, Y, cols = _pair(original, protected)
+    sens = _indices(sensitive, cols, "sensitive") if sensitive else None
+    linkage = options.get("linkage")
+    link = _indices(linkage, cols, "linkage") if linkage else (sens or list(range(len(cols))))
+    ref = options.get("id_reference", "linked")
+    if ref not in ("linked", "own"):
+        raise ValueError("id_reference must be 'linked' or 'own'.")
+    stat_names = _pil_stat_names(options.get("pil_statistics", 7))
+    order = options.get("ps_order", 2)
+    if order not in (2, 3):
+        raise ValueError("ps_order must be 2 or 3.")
+    d_score, first, ties, own = _dbrl_arrays(X, Y, link)
+    id_vars = sens or list(range(len(cols)))
+    linked = first if ref == "linked" else np.arange(X.shape[0])
+    id_table = _id_arrays(X, Y, id_vars, linked)
+    id_score = float(np.nanmean(id_table)) if np.isfinite(id_table).any() else 0.0
+    per, comps = _pil_arrays(X, Y, stat_names)
+    pil_score = float(np.mean(list(per.values())))
+    ps_score, converged, _ = _ps_arrays(X, Y, order)
+    scores = {"dbrl": d_score, "id": id_score, "pil": pil_score, "ps": ps_score}
+    scores["summary"] = (pil_score + ps_score + d_score + id_score) / 4
+    ic, cors = _ic_arrays(X, Y, set(sens or range(len(cols))))
+    if sens:
+        sel = float(ic.mean())
+        scores["selectivity"] = sel
+        scores["overall"] = (pil_score + ps_score + d_score + id_score + 2 * sel) / 6
+    details = {
+        "id": pd.DataFrame(id_table, index=[cols[j] for j in id_vars], columns=[f"p={p}" for p in range(1, 11)]),
+        "pil": pd.Series(per, name="pil"),
+        "pil1": float(np.mean([per.get(s, np.nan) for s in ("mean", "var", "cov")])),
+        "pil2": float(np.nanmean([per.get(s, np.nan) for s in ("quantiles", "skew", "kurt")])),
+        "pil_components": {s: comps[s] for s in stat_names},
+        "ic": pd.DataFrame({"abs_cor": cors, "ic": ic, "sensitive": [j in set(sens or range(len(cols))) for j in range(len(cols))]}, index=cols),
+        "ps_converged": converged,
+    }
+    with warnings.catch_warnings(), np.errstate(all="ignore"):
+        warnings.simplefilter("ignore")  # constant columns make skewness/KL undefined: NaN/inf, no spam
+        details.update(_extras(X, Y))
+    eff = {"sensitive": [cols[j] for j in sens] if sens else None, "linkage": [cols[j] for j in link],
+           "id_reference": ref, "pil_statistics": len(stat_names), "ps_order": order}
+    return Evaluation(scores, details, eff)
