@@ -47,14 +47,13 @@ def test_dbrl_identity_and_duplicates(tarragona):
     assert sdccore.dbrl(tarragona, tarragona) == pytest.approx((830 + 4 * 0.5) / 834)
 
 
-def test_dbrl_chunked_equals_brute_force(monkeypatch):
+def test_dbrl_kernel_equals_brute_force():
     rng = np.random.default_rng(3)
     X = rng.standard_normal((300, 5))
     Y = X + rng.standard_normal((300, 5)) * 0.7
     A, B = M._standardized_pair(X, Y, list(range(5)))
     D = ((A[:, None, :] - B[None, :, :]) ** 2).sum(-1)
     brute = np.mean(D.argmin(axis=1) == np.arange(300))
-    monkeypatch.setattr(M, "_CHUNK_BYTES", 8 * 300 * 7)  # 7 rows per chunk
     assert sdccore.dbrl(frame(X), frame(Y)) == pytest.approx(brute)
 
 
