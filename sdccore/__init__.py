@@ -5,14 +5,30 @@ noise (M-AGG), general or selective, with the classic rank swapping and correlat
 baselines.  Definitions: docs/methods.md (from the project's methods specification).
 """
 
+from ._audit import Audit, audit_factor_scores, factor_scores
+from ._compare import Comparison, CorrelationIndices, SearchResult, compare, correlation_indices, search
 from ._datasets import dataset_roles, list_datasets, load_dataset
 from ._mdav import mdav_groups
 from ._measures import Evaluation, dbrl, evaluate, interval_disclosure, pil, polynomial_features, propensity_score, selectivity
+from ._recommend import Recommendation, load_bw_map, recommend, simulate_bw_map
 from ._protect import METHODS, Decomposition, ProtectionResult, decompose, protect
 
 __version__ = "0.1.0"
 
 __all__ = [
+    "Audit",
+    "Comparison",
+    "CorrelationIndices",
+    "Recommendation",
+    "SearchResult",
+    "audit_factor_scores",
+    "compare",
+    "correlation_indices",
+    "factor_scores",
+    "load_bw_map",
+    "recommend",
+    "search",
+    "simulate_bw_map",
     "METHODS",
     "Decomposition",
     "ProtectionResult",

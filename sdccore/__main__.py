@@ -12,7 +12,7 @@ import sys
 
 import pandas as pd
 
-from . import evaluate, list_datasets, protect
+from . import compare, evaluate, list_datasets, protect, recommend
 
 
 def _value(text):
@@ -90,6 +90,37 @@ def _evaluate(args):
             print(f"  {labels[k]:<28s} {v:.4f}")
 
 
+def _sens(args):
+    return [c.strip() for c in args.sensitive.split(",") if c.strip()] if args.sensitive else None
+
+
+def _compare(args):
+    data = _read_csv(args.input)
+    configs = {"FA": {"method": "fa"}, "PCA": {"method": "pca"}, "M-AGG": {"method": "magg"}}
+    def progress(d, t):
+        if not args.json and (d == t or d % max(1, t // 10) == 0):
+            print(f"  {d}/{t} runs", file=sys.stderr)
+
+    res = compare(data, configs, sensitive=_sens(args), reps=args.reps, rng=args.seed, progress=progress)
+    if args.json:
+        out = {lab: {r.score: {"mean": r.mean, "lo": r.lo, "hi": r.hi} for r in res.summary[res.summary.config == lab].itertuples()}
+               for lab in configs}
+        print(json.dumps({"reps": args.reps, "seed": res.seed, "results": out}, indent=2))
+    else:
+        key = "overall" if _sens(args) else "summary"
+        print(f"{key} score over {args.reps} runs (mean and 95 % bootstrap interval; lower is better):")
+        for r in res.summary[res.summary.score == key].sort_values("mean").itertuples():
+            print(f"  {r.config:<6s} {r.mean:.4f}  [{r.lo:.4f}, {r.hi:.4f}]")
+
+
+def _recommend(args):
+    data = _read_csv(args.input)
+    r = recommend(data, _sens(args))
+    print(f"recommended: {r.label}")
+    for why in r.reasons:
+        print(f"  - {why}")
+
+
 def _datasets(args):
     print(list_datasets().to_string(index=False))
 
@@ -113,6 +144,17 @@ def build_parser():
     ev.add_argument("--sensitive", help="comma-separated sensitive column names")
     ev.add_argument("--json", action="store_true", help="print the scores as JSON")
     ev.set_defaults(func=_evaluate)
+    cp = sub.add_parser("compare", help="compare FA, PCA and M-AGG over repeated runs")
+    cp.add_argument("input")
+    cp.add_argument("--sensitive", help="comma-separated sensitive column names")
+    cp.add_argument("--reps", type=int, default=30)
+    cp.add_argument("--seed", type=int)
+    cp.add_argument("--json", action="store_true")
+    cp.set_defaults(func=_compare)
+    rc = sub.add_parser("recommend", help="recommend a method with its reasons")
+    rc.add_argument("input")
+    rc.add_argument("--sensitive", help="comma-separated sensitive column names")
+    rc.set_defaults(func=_recommend)
     ds = sub.add_parser("datasets", help="list the bundled sample data sets")
     ds.set_defaults(func=_datasets)
     return p

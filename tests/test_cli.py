@@ -57,3 +57,16 @@ def test_evaluate_json(tmp_path, tarragona):
     assert scores == expect
     p = run("evaluate", str(a), str(tmp_path / "none.csv"))
     assert p.returncode == 2 and p.stderr.startswith("error:")
+
+
+def test_compare_and_recommend(tmp_path, tarragona):
+    a = tmp_path / "a.csv"
+    tarragona.to_csv(a, index=False)
+    p = run("compare", str(a), "--reps", "2", "--seed", "1", "--json")
+    assert p.returncode == 0, p.stderr
+    out = json.loads(p.stdout)
+    assert set(out["results"]) == {"FA", "PCA", "M-AGG"}
+    assert 0 <= out["results"]["PCA"]["summary"]["mean"] <= 1
+    p = run("recommend", str(a), "--sensitive", "SALES")
+    assert p.returncode == 0, p.stderr
+    assert p.stdout.startswith("recommended: ")

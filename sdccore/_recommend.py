@@ -1,0 +1,171 @@
+"""Method recommendation: the FA paper's cookbook with documented thresholds, the user's
+(between, within) point on a map simulated from the paper's correlation model (eq. 5), and
+an optional quick tournament on the user's own data."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from importlib import resources
+
+import numpy as np
+import pandas as pd
+
+from ._compare import compare, correlation_indices
+from ._validation import check_dataframe, make_rng, numeric_columns
+
+__all__ = ["recommend", "Recommendation", "load_bw_map", "simulate_bw_map", "eq5_correlation", "eq5_data", "MAP_CONFIGS"]
+
+# Cookbook thresholds on mean absolute correlations (our choice; the paper gives none).
+BETWEEN_LOW = 0.3      # between below this is "low"; at or above it "significant"
+WITHIN_HIGH = 0.5      # within at or above this is "high"
+WITHIN_LOW = 0.3       # within below this is "low"
+
+# The configurations the map and the tournament compare (selective protection of S).
+MAP_CONFIGS = {
+    "FA": {"method": "fa"},          # isolate_sensitive rotation, factors chosen by threshold 0.3
+    "PCA": {"method": "pca"},        # components loading >= 0.3 on a sensitive variable
+    "M-AGG": {"method": "magg", "k": 3},
+}
+METHOD_OF = {"FA": "fa", "PCA": "pca", "M-AGG": "magg"}
+
+
+def eq5_correlation(b, w, N):
+    """The FA paper's eq. 5: one sensitive variable correlated b with N-1 public ones that
+    are correlated w among themselves."""
+    R = np.full((N, N), w, dtype=float)
+    R[0, :] = R[:, 0] = b
+    np.fill_diagonal(R, 1.0)
+    return R
+
+
+def eq5_valid(b, w, N):
+    return w >= -1.0 / (N - 2) and (N - 1) * b * b <= 1 + (N - 2) * w + 1e-12 and w <= 1
+
+
+def eq5_data(b, w, N, n, rng):
+    """n records from N(0, eq5_correlation(b, w, N)), rescaled to exactly that correlation."""
+    if not eq5_valid(b, w, N):
+        raise ValueError(f"between={b}, within={w} give no valid correlation matrix for N={N} "
+                         f"(need within >= -1/(N-2) and (N-1) between^2 <= 1 + (N-2) within).")
+    g = make_rng(rng)
+    R = eq5_correlation(b, w, N)
+    e, U = np.linalg.eigh(R)
+    Rh = (U * np.sqrt(np.clip(e, 0, None))) @ U.T
+    Z = g.standard_normal((n, N))
+    Z -= Z.mean(0)
+    C = Z.T @ Z / n
+    ec, Uc = np.linalg.eigh(C)
+    Z = Z @ ((Uc / np.sqrt(ec)) @ Uc.T) @ Rh
+    cols = ["S"] + [f"P{i}" for i in range(1, N)]
+    return pd.DataFrame(Z, columns=cols)
+
+
+def simulate_bw_map(grid=np.round(np.arange(0.0, 0.95, 0.1), 2), N=6, n=300, reps=5, rng=0, progress=None):
+    """Mean overall score of FA, PCA and M-AGG (selective protection of variable S) on data
+    from eq. 5, for every valid (between, within) point of the grid."""
+    g = make_rng(rng)
+    rows = []
+    pts = [(b, w) for b in grid for w in grid if eq5_valid(b, w, N)]
+    for t, (b, w) in enumerate(pts):
+        data = eq5_data(b, w, N, n, int(g.integers(0, 2**63 - 1)))
+        row = {"between": float(b), "within": float(w)}
+        for name, cfg in MAP_CONFIGS.items():
+            seed = int(g.integers(0, 2**63 - 1))
+            try:
+                tab = compare(data, {name: cfg}, sensitive=["S"], reps=reps, rng=seed).table("overall")
+                row[name] = float(tab.loc[name, "mean"])
+            except ValueError:
+                # e.g. FA with between = 0: no factor carries S, so FA cannot protect it
+                row[name] = float("nan")
+        rows.append(row)
+        if progress:
+            progress(t + 1, len(pts))
+    df = pd.DataFrame(rows)
+    df["best"] = df[list(MAP_CONFIGS)].idxmin(axis=1, skipna=True)
+    return df
+
+
+def load_bw_map():
+    """The stored map (regenerate with studies/fa_paper_figures.py)."""
+    with resources.files("sdccore").joinpath("data", "bw_map.csv").open("rb") as fh:
+        return pd.read_csv(fh)
+
+
+@dataclass(frozen=True)
+class Recommendation:
+    method: str                 # 'fa', 'pca' or 'magg'
+    label: str                  # 'FA', 'PCA' or 'M-AGG'
+    reasons: tuple
+    between: float | None
+    within: float | None
+    map_best: str | None        # the map's best method at the nearest grid point
+    map_point: dict | None      # that grid point with the three simulated scores
+    tournament: pd.DataFrame | None
+
+
+def _cookbook(b, w):
+    if b < BETWEEN_LOW and w >= WITHIN_HIGH:
+        return "PCA", (f"between-correlation {b:.2f} is low (< {BETWEEN_LOW}) and within-correlation {w:.2f} is high "
+                       f"(>= {WITHIN_HIGH}): principal components separate the sensitive variables from the public ones")
+    if b < BETWEEN_LOW:
+        return "M-AGG", (f"between-correlation {b:.2f} is low (< {BETWEEN_LOW}): aggregating only the sensitive "
+                         f"variables barely disturbs their (weak) relation with the public ones")
+    if w < WITHIN_LOW:
+        return "FA", (f"between-correlation {b:.2f} is significant (>= {BETWEEN_LOW}) and within-correlation {w:.2f} "
+                      f"is low (< {WITHIN_LOW}): factors carry the sensitive variables while the public ones stay "
+                      f"mostly in the unperturbed residuals")
+    return None, (f"between {b:.2f} and within {w:.2f} fall outside the cookbook's clear cases "
+                  f"(between >= {BETWEEN_LOW} with within >= {WITHIN_LOW})")
+
+
+def recommend(data, sensitive=None, tournament=False, reps=5, rng=None):
+    """Recommend FA, PCA or M-AGG, with the reasons.
+
+    General protection (no sensitive variables, or all of them): PCA, the FA paper's and the
+    PCA paper's best general method.  Selective protection: the cookbook (thresholds
+    BETWEEN_LOW, WITHIN_HIGH, WITHIN_LOW above) decides where it is clear; elsewhere the
+    simulated map decides.  ``tournament=True`` also runs FA, PCA and M-AGG ``reps`` times
+    on the data itself and lets the lowest mean score win.
+    """
+    data = check_dataframe(data)
+    num = numeric_columns(data)
+    reasons = []
+    b = w = None
+    map_best = map_point = None
+    tour = None
+    if not sensitive or len(sensitive) >= len(num):
+        label = "PCA"
+        reasons.append("all variables need protection: PCA swapping gave the best risk-utility balance for general "
+                       "protection in both papers (FA paper Fig. 4, PCA paper Table 4)")
+        target = "summary"
+    else:
+        ci = correlation_indices(data, sensitive)
+        b, w = ci.between, ci.within
+        mp = load_bw_map()
+        d = (mp.between - b) ** 2 + (mp.within - w) ** 2
+        near = mp.loc[d.idxmin()]
+        map_best = str(near.best)
+        map_point = {k: (float(near[k]) if k != "best" else near[k]) for k in near.index}
+        label, why = _cookbook(b, w)
+        reasons.append(why)
+        reasons.append(f"on the simulated map (FA paper eq. 5) the nearest point (between {near['between']:.1f}, within "
+                       f"{near['within']:.1f}) is best served by {map_best} (overall: FA {near['FA']:.3f}, "
+                       f"PCA {near['PCA']:.3f}, M-AGG {near['M-AGG']:.3f}; NaN = cannot protect)")
+        if label is None:
+            label = map_best
+            reasons.append(f"so the map decides: {label}")
+        elif label != map_best:
+            reasons.append(f"note: the map, simulated with sdccore's own FA, PCA and M-AGG, disagrees with the paper's "
+                           f"cookbook here; run the tournament on your data (recommend(..., tournament=True)) to decide")
+        target = "overall"
+    if tournament:
+        cmp_ = compare(data, MAP_CONFIGS, sensitive=sensitive if sensitive and len(sensitive) < len(num) else None,
+                       reps=reps, rng=rng)
+        tour = cmp_.table(target).sort_values("mean")
+        winner = tour.index[0]
+        reasons.append(f"on your data ({reps} runs each) {winner} has the lowest mean {target} "
+                       f"({tour.loc[winner, 'mean']:.3f}; interval {tour.loc[winner, 'lo']:.3f}-{tour.loc[winner, 'hi']:.3f})")
+        if winner != label:
+            reasons.append(f"the tournament overrides the rule: {winner}")
+            label = winner
+    return Recommendation(METHOD_OF[label], label, tuple(reasons), b, w, map_best, map_point, tour)

@@ -1,0 +1,143 @@
+"""Comparisons, search, recommendation and the factor-score audit (issue 4)."""
+
+import numpy as np
+import pandas as pd
+import pytest
+
+import sdccore
+from sdccore import _recommend as rec
+from sdccore._compare import bootstrap_interval
+
+
+# ------------------------------------------------------------------ indices
+
+def test_indices_on_eq5_data_equal_b_and_w():
+    data = rec.eq5_data(0.6, 0.2, 6, 400, 1)
+    ci = sdccore.correlation_indices(data, ["S"])
+    assert ci.between == pytest.approx(0.6, abs=1e-12)
+    assert ci.within == pytest.approx(0.2, abs=1e-12)
+    assert ci.per_variable.loc["S", "between"] == pytest.approx(0.6, abs=1e-12)
+
+
+def test_indices_hand_case():
+    # |cor| matrix: (a,b)=0.5, (a,c)=0.1, (b,c)=0.3 built exactly
+    R = np.array([[1, 0.5, -0.1], [0.5, 1, 0.3], [-0.1, 0.3, 1]])
+    data = pd.DataFrame(rec.eq5_data(0, 0, 3, 200, 0).to_numpy() @ np.linalg.cholesky(R).T, columns=list("abc"))
+    ci = sdccore.correlation_indices(data, ["a"])
+    assert ci.between == pytest.approx((0.5 + 0.1) / 2, abs=1e-12)  # eq. 6
+    assert ci.within == pytest.approx(0.3, abs=1e-12)               # eq. 7
+    assert ci.per_variable.loc["c", "between"] == pytest.approx(0.2, abs=1e-12)
+
+
+# ------------------------------------------------------------------ compare
+
+def test_bootstrap_interval_contains_mean_and_narrows():
+    g = np.random.default_rng(0)
+    small = g.normal(size=8)
+    big = g.normal(size=200)
+    m, lo, hi = bootstrap_interval(small, np.random.default_rng(1))
+    assert lo <= m <= hi
+    m2, lo2, hi2 = bootstrap_interval(big, np.random.default_rng(1))
+    assert hi2 - lo2 < hi - lo
+
+
+def test_compare_intervals_progress_and_reproducibility(tarragona):
+    calls = []
+    cfgs = {"pca": {"method": "pca"}, "magg k=5": {"method": "magg", "k": 5}}
+    a = sdccore.compare(tarragona, cfgs, reps=6, rng=3, progress=lambda d, t: calls.append((d, t)))
+    assert calls[-1] == (12, 12) and len(calls) == 12
+    s = a.summary
+    assert ((s["lo"] <= s["mean"] + 1e-15) & (s["mean"] <= s["hi"] + 1e-15)).all()
+    assert set(s.score) == {"dbrl", "id", "pil", "ps", "summary"}
+    b = sdccore.compare(tarragona, cfgs, reps=6, rng=3)
+    pd.testing.assert_frame_equal(a.runs, b.runs)
+    # each run's seed reproduces its protected file
+    r0 = a.runs.iloc[0]
+    again = sdccore.protect(tarragona, method="pca", rng=int(r0.seed))
+    assert sdccore.evaluate(tarragona, again.data).scores["summary"] == pytest.approx(r0.summary)
+
+
+def test_more_reps_narrow_the_interval(tarragona):
+    few = sdccore.compare(tarragona, [{"method": "pca"}], reps=4, rng=1).table("summary")
+    many = sdccore.compare(tarragona, [{"method": "pca"}], reps=24, rng=1).table("summary")
+    assert (many.hi - many.lo).iloc[0] < (few.hi - few.lo).iloc[0]
+
+
+def test_compare_can_be_cancelled(tarragona):
+    res = sdccore.compare(tarragona, [{"method": "pca"}, {"method": "fa"}], reps=5, rng=0,
+                          progress=lambda d, t: d < 3)
+    assert res.cancelled and len(res.runs) == 3
+
+
+def test_compare_selective_has_overall(tarragona):
+    res = sdccore.compare(tarragona, [{"method": "fa"}], sensitive=["SALES"], reps=3, rng=0)
+    assert {"selectivity", "overall"} <= set(res.summary.score)
+
+
+# ------------------------------------------------------------------ search
+
+def test_search_ranks_by_upper_bound_and_reports_coverage(tarragona):
+    res = sdccore.search(tarragona, "pca", reps=4, budget=60, rng=0)
+    r = res.ranking
+    assert list(r.hi) == sorted(r.hi)
+    assert res.space == 2 ** 13 - 1 and 0 < res.tried < res.space
+    assert "tried" in res.note and "budget" in res.note
+    m = sdccore.search(tarragona, "magg", reps=3, budget=30, rng=0)
+    assert m.ranking.iloc[0]["hi"] <= m.ranking["hi"].max()
+
+
+# ------------------------------------------------------------------ recommend
+
+@pytest.mark.parametrize("b,w,expect", [(0.1, 0.8, "pca"), (0.5, 0.1, "fa"), (0.1, 0.1, "magg")])
+def test_cookbook_extremes(b, w, expect):
+    data = rec.eq5_data(b, w, 6, 300, 0)
+    r = sdccore.recommend(data, ["S"])
+    assert r.method == expect
+    assert r.between == pytest.approx(b, abs=1e-9) and r.within == pytest.approx(w, abs=1e-9)
+    assert len(r.reasons) >= 2
+
+
+def test_general_protection_recommends_pca(tarragona):
+    r = sdccore.recommend(tarragona)
+    assert r.method == "pca" and "all variables" in r.reasons[0]
+
+
+def test_recommend_follows_map_where_cookbook_is_silent():
+    mp = sdccore.load_bw_map()
+    undecided = [(row.between, row.within, row.best) for row in mp.itertuples()
+                 if rec._cookbook(row.between, row.within)[0] is None]
+    assert undecided
+    for b, w, best in undecided[:3]:
+        data = rec.eq5_data(b, w, 6, 300, 1)
+        r = sdccore.recommend(data, ["S"])
+        assert r.label == best == r.map_best
+
+
+def test_tournament(tarragona):
+    r = sdccore.recommend(tarragona, ["SALES"], tournament=True, reps=2, rng=0)
+    assert list(r.tournament.index) and r.tournament["mean"].is_monotonic_increasing
+    assert r.label == r.tournament.index[0]
+
+
+# ------------------------------------------------------------------ audit
+
+def test_audit_flags_planted_uncorrelated_variable():
+    rng = np.random.default_rng(4)
+    n = 1500
+    f = rng.standard_normal(n)
+    others = np.column_stack([0.8 * f + 0.6 * rng.standard_normal(n) for _ in range(6)])
+    y = rng.standard_normal(n)
+    y -= np.linalg.lstsq(np.c_[np.ones(n), others], y, rcond=None)[0] @ np.c_[np.ones(n), others].T
+    df = pd.DataFrame(np.column_stack([y * 50 + 1000, others * 10 + 100]),
+                      columns=["y"] + [f"x{i}" for i in range(6)])
+    audit = sdccore.audit_factor_scores(df)
+    assert "y" in audit.flagged
+    assert audit.table.loc["y", "best_abs_cor"] > 0.9999
+    assert audit.table.loc["y", "share_within_0.5pct"] > 0.99
+    assert not audit.table.loc["x0", "flag"]
+    assert audit.table.loc["x0", "best_abs_cor"] < 0.99
+
+
+def test_eq5_rejects_invalid_matrices():
+    with pytest.raises(ValueError, match="no valid correlation matrix"):
+        rec.eq5_data(0.6, 0.1, 6, 100, 0)
