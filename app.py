@@ -1,22 +1,40 @@
-"""sdccore dashboard (placeholder until the dashboard issue): shows the bundled sample."""
+"""sdccore dashboard: statistical disclosure control of continuous microdata.
+
+    streamlit run app.py
+
+Pages hold no statistics: they lay out widgets and call ``ui.state`` (the adapter around
+sdccore) and ``ui.figures`` (pure plotly builders).
+"""
 
 import streamlit as st
 
-import sdccore
+from ui import state
 
-st.set_page_config(page_title="sdccore - disclosure control", layout="wide")
-st.title("sdccore: disclosure control of continuous microdata")
-st.write(
-    "Protection by factor analysis, principal components and microaggregation plus noise. "
-    "The full dashboard is being built; this page shows the bundled Tarragona sample and a "
-    "quick protection so you can check the installation."
-)
-data = sdccore.load_dataset("tarragona")
-st.subheader(f"Tarragona sample: {data.shape[0]} records x {data.shape[1]} variables")
-st.dataframe(data.head(20), key="preview")
-method = st.selectbox("Method", ["fa", "pca", "magg"], key="method")
-seed = st.number_input("Seed", min_value=0, value=12345, step=1, key="seed")
-if st.button("Protect", key="run"):
-    res = sdccore.protect(data, method=method, rng=int(seed))
-    st.dataframe(res.data.head(20), key="protected")
-    st.download_button("Download protected CSV", res.data.to_csv(index=False), "protected.csv", "text/csv", key="download")
+st.set_page_config(page_title="sdccore - disclosure control", page_icon=":material/shield:", layout="wide")
+state.init()
+
+pages = [
+    st.Page("pages/1_data.py", title="1 Data", icon=":material/table:", default=True),
+    st.Page("pages/2_explore.py", title="2 Explore", icon=":material/insights:"),
+    st.Page("pages/3_configure.py", title="3 Configure", icon=":material/tune:"),
+    st.Page("pages/4_run.py", title="4 Run and compare", icon=":material/compare:"),
+    st.Page("pages/5_download.py", title="5 Download", icon=":material/download:"),
+]
+nav = st.navigation(pages)
+
+with st.sidebar:
+    df = state.data()
+    st.markdown(f"**Data:** {st.session_state['data_name']}  \n{df.shape[0]:,} records x {df.shape[1]} columns")
+    sens = state.columns_with("sensitive")
+    pub = state.columns_with("public")
+    st.markdown(
+        f"**Sensitive ({len(sens)}):** {', '.join(sens) if sens else 'none (general protection)'}  \n"
+        f"**Public:** {len(pub)} · **excluded:** {len(state.columns_with('excluded'))} · "
+        f"**identifiers (dropped):** {len(state.columns_with('identifier'))}"
+    )
+    st.session_state["seed"] = int(st.number_input(
+        "Seed (reproducibility)", min_value=0, max_value=2**31 - 1, step=1, value=int(st.session_state["seed"]),
+        key="seed_input", help="The same seed, data and settings give the same protected file, byte for byte."))
+    st.caption("Nothing is written to disk; your data stay in this browser session and are dropped when it ends.")
+
+nav.run()

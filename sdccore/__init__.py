@@ -7,6 +7,8 @@ baselines.  Definitions: docs/methods.md (from the project's methods specificati
 
 from ._audit import Audit, audit_factor_scores, factor_scores
 from ._compare import Comparison, CorrelationIndices, SearchResult, compare, correlation_indices, search
+from ._explore import Adequacy, correlation_matrix, sampling_adequacy, scree
+from ._io import Problem, ReadResult, drop_incomplete_rows, inspect_data, neutralize_formulas, prepare_release, read_table
 from ._datasets import dataset_roles, list_datasets, load_dataset
 from ._mdav import mdav_groups
 from ._measures import Evaluation, dbrl, evaluate, interval_disclosure, pil, polynomial_features, propensity_score, selectivity
@@ -16,6 +18,17 @@ from ._protect import METHODS, Decomposition, ProtectionResult, decompose, prote
 __version__ = "0.1.0"
 
 __all__ = [
+    "Adequacy",
+    "Problem",
+    "ReadResult",
+    "correlation_matrix",
+    "drop_incomplete_rows",
+    "inspect_data",
+    "neutralize_formulas",
+    "prepare_release",
+    "read_table",
+    "sampling_adequacy",
+    "scree",
     "Audit",
     "Comparison",
     "CorrelationIndices",

@@ -6,13 +6,12 @@ Errors print one line (``error: ...``) and exit with status 2; no traceback, no 
 from __future__ import annotations
 
 import argparse
-import csv
 import json
+import os
 import sys
 
-import pandas as pd
 
-from . import compare, evaluate, list_datasets, protect, recommend
+from . import compare, evaluate, list_datasets, prepare_release, protect, read_table, recommend
 
 
 def _value(text):
@@ -24,16 +23,13 @@ def _value(text):
 
 
 def _read_csv(path):
-    try:
-        return pd.read_csv(path, sep=None, engine="python")
-    except FileNotFoundError:
-        raise ValueError(f"file not found: {path}") from None
-    except UnicodeDecodeError:
-        raise ValueError(f"{path} is not UTF-8 text; save it as UTF-8 CSV.") from None
-    except pd.errors.EmptyDataError:
-        raise ValueError(f"{path} is empty; it needs a header row and records.") from None
-    except (pd.errors.ParserError, csv.Error) as exc:
-        raise ValueError(f"{path} could not be read as CSV ({type(exc).__name__}); check the separator and quoting.") from None
+    """The same reader as the dashboard's upload: separator, decimal mark and encoding detected."""
+    if not os.path.exists(path):
+        raise ValueError(f"file not found: {path}")
+    res = read_table(path)
+    for note in res.notes:
+        print(f"note: {note}", file=sys.stderr)
+    return res.data
 
 
 def _protect(args):
@@ -63,9 +59,16 @@ def _protect(args):
         options["rng"] = args.seed
     elif "seed" in options:
         options["rng"] = options.pop("seed")
+    release = options.pop("release", None)
     data = _read_csv(args.input)
+    if release is not None:
+        drop = [c for c in release.get("drop", []) if c in data.columns]
+        data = data.drop(columns=drop)
     res = protect(data, **options)
-    res.data.to_csv(args.out, index=False)
+    out = res.data
+    if release is not None:
+        out = prepare_release(out, shuffle=bool(release.get("shuffle")), rng=[int(res.options["seed"]), 1])
+    out.to_csv(args.out, index=False)
     if args.save_recipe:
         with open(args.save_recipe, "w", encoding="utf-8") as fh:
             fh.write(res.recipe_json())

@@ -110,6 +110,23 @@ class Comparison:
     cancelled: bool = False
     seconds: dict = field(default_factory=dict)
 
+    def risk_utility(self):
+        """Per configuration: disclosure risk = mean of DBRL and ID, utility loss = mean of PIL
+        and PS, each with the mean over runs and its 95 % bootstrap interval."""
+        boot = np.random.default_rng(self.seed + 2)
+        rows = []
+        for label in self.configs:
+            sub = self.runs[self.runs.config == label]
+            if len(sub) == 0:
+                continue
+            risk = (sub.dbrl + sub.id).to_numpy() / 2
+            loss = (sub.pil + sub.ps).to_numpy() / 2
+            r = bootstrap_interval(risk, boot)
+            u = bootstrap_interval(loss, boot)
+            rows.append({"config": label, "risk": r[0], "risk_lo": r[1], "risk_hi": r[2],
+                         "utility_loss": u[0], "utility_loss_lo": u[1], "utility_loss_hi": u[2], "reps": len(sub)})
+        return pd.DataFrame(rows)
+
     def table(self, score=None):
         """Configurations x scores of means (or mean, lo, hi of one score)."""
         if score is None:

@@ -116,7 +116,7 @@ def _labels_option(value, count, arg, word):
     return sorted(labs)
 
 
-def _normalize(method, options, m, sensitive, n):
+def _normalize(method, options, m, sensitive, n, m_total=None):
     """Validated effective options (without method/sensitive/seed)."""
     allowed = _OPTION_NAMES[method]
     unknown = sorted(set(options) - allowed)
@@ -148,7 +148,7 @@ def _normalize(method, options, m, sensitive, n):
         o["residuals"] = check_choice(options.get("residuals", "keep"), RESIDUALS, "residuals")
     if method == "fa":
         k = options.get("n_factors", m)
-        o["n_factors"] = check_number(k, "n_factors", low=1, high=m, integer=True)
+        o["n_factors"] = check_number(k, "n_factors", low=1, high=m_total or m, integer=True)
         o["extraction"] = check_choice(options.get("extraction", "minres"), EXTRACTIONS, "extraction")
         o["rotation"] = check_choice(options.get("rotation", "isolate_sensitive" if selective else "none"), ROTATIONS, "rotation")
         if o["rotation"].startswith("isolate") and not selective:
@@ -278,6 +278,8 @@ def _plan(prep, method, o):
     notes = []
     if method == "fa":
         k = min(o["n_factors"], mk)
+        if k < o["n_factors"]:
+            notes.append(f"{mk} variables remain after setting aside exact linear combinations, so {k} factors are used")
         dec = dc.fa_decomposition(Rk, k, o["extraction"], o["scores"])
         notes += list(dec.notes)
         kk = dec.L.shape[1]
@@ -367,7 +369,7 @@ def decompose(data, method="fa", sensitive=None, **options):
     options.pop("seed", None)
     exclude = options.pop("exclude", None)
     prep = _prepare(data, sensitive, exclude)
-    o = _normalize(method, options, len(prep.keep), prep.sensitive_names, prep.X.shape[0])
+    o = _normalize(method, options, len(prep.keep), prep.sensitive_names, prep.X.shape[0], len(prep.numeric))
     _resolve_labels(o, method, len(prep.keep))
     plan = _plan(prep, method, o)
     names = [prep.numeric[j] for j in prep.keep]
@@ -435,7 +437,7 @@ def protect(data, method="fa", sensitive=None, rng=None, **options):
     prep = _prepare(data, sensitive, exclude)
     n = prep.X.shape[0]
     mk = len(prep.keep)
-    o = _normalize(method, options, mk, prep.sensitive_names, n)
+    o = _normalize(method, options, mk, prep.sensitive_names, n, len(prep.numeric))
     seed = resolve_seed(rng)
     gen = np.random.default_rng(seed)
     notes = list(prep.notes)

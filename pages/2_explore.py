@@ -1,0 +1,51 @@
+"""Page 2: correlations, sampling adequacy, scree, between/within indices and the recommendation."""
+
+import streamlit as st
+
+import sdccore
+from ui import figures, state
+
+st.title("Explore")
+
+
+def body():
+    ok, why = state.analysis_ready()
+    if not ok:
+        st.info(why)
+        return
+    ex = state.explore()
+    sens = state.sensitive()
+    c1, c2 = st.columns([3, 2])
+    c1.plotly_chart(figures.correlation_heatmap(ex["corr"]), key="corr_heatmap")
+    ad = ex["adequacy"]
+    with c2:
+        st.subheader("Is there structure for factors to carry?")
+        m1, m2 = st.columns(2)
+        m1.metric("KMO", f"{ad.kmo:.2f}", help="Kaiser-Meyer-Olkin sampling adequacy: above 0.8 is good, below 0.5 poor.")
+        m2.metric("Bartlett p-value", f"{ad.bartlett_p:.2g}",
+                  help="Test that all correlations are zero; a small p means shared structure.")
+        st.write(ad.verdict)
+        st.plotly_chart(figures.scree_figure(ex["scree"]), key="scree")
+    st.subheader("Between and within correlations")
+    ind = state.indices()
+    point = (ind.between, ind.within) if sens else None
+    c3, c4 = st.columns([3, 2])
+    c3.plotly_chart(figures.indices_figure(ind.per_variable, sens or (), point), key="indices_plot")
+    with c4:
+        st.caption("For each variable taken alone as the sensitive one: between = mean |r| with the others "
+                   "(FA paper eq. 6), within = mean |r| among the others (eq. 7).")
+        st.dataframe(ind.per_variable.round(3), key="indices_table")
+        if sens:
+            st.markdown(f"**Your sensitive set:** between {ind.between:.3f}, within {ind.within:.3f}")
+    st.subheader("Which method?")
+    rec = state.recommendation()
+    st.success(f"Recommended: **{rec.label}**")
+    for r in rec.reasons:
+        st.markdown(f"- {r}")
+    if sens:
+        st.plotly_chart(figures.bw_map_figure(sdccore.load_bw_map(), (rec.between, rec.within)), key="bw_map")
+    else:
+        st.caption("Choose sensitive variables on the Data page to see where your data sit on the between/within map.")
+
+
+state.safe(body)

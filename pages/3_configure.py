@@ -1,0 +1,146 @@
+"""Page 3: configure FA, PCA and M-AGG, with live loading plots."""
+
+import streamlit as st
+
+from ui import figures, state
+
+st.title("Configure")
+st.caption("Each method's settings are remembered. The plots show what will be perturbed before anything runs.")
+
+PERTURBATIONS = ["swap", "rankswap", "noise", "microagg", "microagg_noise", "bootstrap", "synthetic", "round"]
+PARAM = {"rankswap": ("p", "Rank window p (% of records)", 15.0, 0.1, 100.0),
+         "noise": ("noise", "Noise sd (% of the factor's sd)", 50.0, 0.1, 1000.0),
+         "microagg": ("k", "Group size k", 3, 2, 100), "microagg_noise": ("k", "Group size k", 3, 2, 100)}
+
+
+def _perturbation_widgets(prefix, cfg, out):
+    pert = st.selectbox("Perturbation of each factor", PERTURBATIONS,
+                        index=PERTURBATIONS.index(cfg.get("perturbation", "swap")), key=f"{prefix}_perturbation",
+                        help="swap: random permutation (the papers' choice; keeps every factor's distribution).")
+    out["perturbation"] = pert
+    if pert in PARAM:
+        name, label, default, lo, hi = PARAM[pert]
+        cur = cfg.get(name, default)
+        if isinstance(default, int):
+            val = st.number_input(label, min_value=lo, max_value=hi, value=int(cur), step=1, key=f"{prefix}_param_{name}")
+            out[name] = int(val)
+        else:
+            val = st.number_input(label, min_value=lo, max_value=hi, value=float(cur), key=f"{prefix}_param_{name}")
+            out[name] = float(val)
+
+
+def _selection_widgets(prefix, cfg, out, key, word, sens, n_items):
+    modes = ["all", "criterion", "manual"] if sens else ["all", "manual"]
+    cur = cfg.get(key, "auto" if sens else "all")
+    mode_now = "criterion" if cur == "auto" else ("all" if cur == "all" else "manual")
+    labels = {"all": f"all {word}s", "criterion": "by a criterion on the loadings", "manual": "choose by hand"}
+    mode = st.radio(f"{word.capitalize()}s to perturb", modes, index=modes.index(mode_now) if mode_now in modes else 0,
+                    format_func=labels.get, horizontal=True, key=f"{prefix}_selection")
+    if mode == "all":
+        out[key] = "all"
+    elif mode == "criterion":
+        out[key] = "auto"
+        if prefix == "fa":
+            crits = ["sensitive_threshold", "public_threshold", "sensitive_over_public"]
+            names = {"sensitive_threshold": "|loading| >= t on a sensitive variable",
+                     "public_threshold": "all but those with |loading| >= t on a public variable",
+                     "sensitive_over_public": "loading larger on sensitive than on public variables"}
+            crit = st.selectbox("Criterion", crits, index=crits.index(cfg.get("criterion", "sensitive_threshold")),
+                                format_func=names.get, key="fa_criterion")
+            out["criterion"] = crit
+            if crit != "sensitive_over_public":
+                out["threshold"] = st.slider("Threshold t", 0.0, 1.0, float(cfg.get("threshold", 0.3)), 0.05, key="fa_threshold")
+        else:
+            out["threshold"] = st.slider("Threshold t (|loading| on a sensitive variable)", 0.0, 1.0,
+                                         float(cfg.get("threshold", 0.3)), 0.05, key="pca_threshold")
+    else:
+        chosen = cur if isinstance(cur, list) else [1]
+        cols = st.columns(min(n_items, 7) or 1)
+        picked = []
+        for i in range(n_items):
+            if cols[i % len(cols)].checkbox(f"{'F' if prefix == 'fa' else 'PC'}{i + 1}", value=(i + 1) in chosen,
+                                            key=f"{prefix}_mask_{i + 1}"):
+                picked.append(i + 1)
+        out[key] = picked or [1]
+        if not picked:
+            st.warning(f"Choose at least one {word}; {word} 1 is used until you do.")
+
+
+def _plots(method, cfg, sens, prefix):
+    dec = state.decompose(method, cfg)
+    c1, c2 = st.columns(2)
+    c1.plotly_chart(figures.loadings_heatmap(dec.loadings, sens or (), dec.perturbed), key=f"{prefix}_loadings_plot")
+    c2.plotly_chart(figures.perturbed_share_figure(dec.perturbed_share, sens or ()), key=f"{prefix}_share_plot")
+    st.caption(f"Perturbed: {', '.join(str(c) for c in dec.loadings.columns[[p - 1 for p in dec.perturbed]])} · "
+               f"they carry {dec.variance.iloc[[p - 1 for p in dec.perturbed]].sum() * 100:.1f} % of the total variance.")
+    for note in dec.notes:
+        st.info(note)
+
+
+def fa_tab(sens, m):
+    cfg = st.session_state["cfg_fa"]
+    out = {"method": "fa"}
+    c1, c2, c3 = st.columns(3)
+    out["n_factors"] = int(c1.number_input("Number of factors", 1, m, int(min(cfg.get("n_factors", m), m)), key="fa_n_factors",
+                                           help="Default: as many as variables (zero factors are dropped)."))
+    ext = ["minres", "ml", "principal"]
+    out["extraction"] = c2.selectbox("Extraction", ext, index=ext.index(cfg.get("extraction", "minres")), key="fa_extraction")
+    rots = ["none", "varimax", "quartimax", "equamax"] + (["isolate_sensitive", "isolate_public"] if sens else [])
+    rot = cfg.get("rotation", "isolate_sensitive" if sens else "none")
+    out["rotation"] = c3.selectbox("Rotation", rots, index=rots.index(rot) if rot in rots else 0, key="fa_rotation",
+                                   help="isolate_sensitive: factor 1 alone carries sensitive variable 1, factors 1-2 variable 2, ...")
+    probe = state.decompose("fa", {**out, "factors": "all"})
+    _selection_widgets("fa", cfg, out, "factors", "factor", sens, probe.loadings.shape[1])
+    c4, c5 = st.columns(2)
+    with c4:
+        _perturbation_widgets("fa", cfg, out)
+    with c5:
+        res = ["keep", "swap_rows", "bootstrap_rows"]
+        out["residuals"] = st.selectbox("Residuals", res, index=res.index(cfg.get("residuals", "keep")), key="fa_residuals")
+        sc = ["whitened", "regression"]
+        out["scores"] = st.selectbox("Scores", sc, index=sc.index(cfg.get("scores", "whitened")), key="fa_scores",
+                                     help="whitened keeps the covariance unbiased; regression is the papers' literal construction.")
+    st.session_state["cfg_fa"] = out
+    _plots("fa", out, sens, "fa")
+
+
+def pca_tab(sens, m):
+    cfg = st.session_state["cfg_pca"]
+    out = {"method": "pca"}
+    _selection_widgets("pca", cfg, out, "components", "component", sens, m)
+    _perturbation_widgets("pca", cfg, out)
+    st.session_state["cfg_pca"] = out
+    _plots("pca", out, sens, "pca")
+
+
+def magg_tab(n):
+    cfg = st.session_state["cfg_magg"]
+    c1, c2 = st.columns(2)
+    k = c1.number_input("Group size k", 2, max(2, n // 2), int(cfg.get("k", 3)), key="magg_k",
+                        help="MDAV groups of at least k records (sdcMicro's partition). Small k keeps more utility.")
+    noises = ["published", "exact", "none"]
+    noise = c2.selectbox("Noise", noises, index=noises.index(cfg.get("noise", "published")), key="magg_noise",
+                         help="published: N(0, lost covariance); exact: mean and covariance kept exactly; none: plain MDAV.")
+    st.session_state["cfg_magg"] = {"method": "magg", "k": int(k), "noise": noise}
+    sens = state.sensitive()
+    st.caption("M-AGG aggregates " + (f"only the sensitive variables ({', '.join(sens)})" if sens else "all variables")
+               + " into groups of at least k similar records, then adds noise restoring the variance the groups removed.")
+
+
+def body():
+    ok, why = state.analysis_ready()
+    if not ok:
+        st.info(why)
+        return
+    sens = state.sensitive()
+    m = len(state.protect_columns())
+    t1, t2, t3 = st.tabs(["FA", "PCA", "M-AGG"])
+    with t1:
+        state.safe(lambda: fa_tab(sens, m))
+    with t2:
+        state.safe(lambda: pca_tab(sens, m))
+    with t3:
+        state.safe(lambda: magg_tab(len(state.data())))
+
+
+state.safe(body)

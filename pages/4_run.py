@@ -1,0 +1,105 @@
+"""Page 4: run the configured methods repeatedly, compare risk and utility, pick the release."""
+
+import json
+
+import streamlit as st
+
+import sdccore
+from ui import figures, state
+
+st.title("Run and compare")
+LABELS = {"FA": "fa", "PCA": "pca", "M-AGG": "magg"}
+
+
+def run_section():
+    c1, c2 = st.columns([2, 1])
+    methods = c1.multiselect("Methods (as configured on page 3)", list(LABELS), default=list(LABELS), key="run_methods")
+    reps = c2.slider("Repetitions per method", 2, 100, 10, key="run_reps",
+                     help="Each repetition protects with a different seed derived from the session seed; "
+                          "intervals narrow as repetitions grow (the papers used 100).")
+    if st.button("Run comparison", type="primary", key="run_button", disabled=not methods):
+        bar = st.progress(0.0, text="Starting...")
+
+        def progress(done, total):
+            bar.progress(done / total, text=f"{done} of {total} runs")
+
+        state.run_comparison([LABELS[m] for m in methods], int(reps), progress)
+        bar.empty()
+
+
+def results_section(c):
+    res = c["result"]
+    sens = state.sensitive()
+    key = "overall" if sens else "summary"
+    st.caption(f"{len(res.runs)} runs, seeds derived from {state.seed()} (master {res.seed}); "
+               f"time: protect {res.seconds['protect']:.1f} s, evaluate {res.seconds['evaluate']:.1f} s.")
+    c1, c2 = st.columns(2)
+    c1.plotly_chart(figures.risk_utility_figure(res.risk_utility()), key="risk_utility_plot")
+    c2.plotly_chart(figures.measures_figure(res.summary), key="measures_plot")
+    tab = res.summary.copy()
+    tab["value"] = tab.apply(lambda r: f"{r['mean']:.4f} [{r.lo:.4f}, {r.hi:.4f}]", axis=1)
+    wide = tab.pivot(index="config", columns="score", values="value")
+    order = [k for k in ("dbrl", "id", "pil", "ps", "summary", "selectivity", "overall") if k in wide.columns]
+    st.dataframe(wide[order].rename(columns=figures.SCORE_NAMES), key="scores_table")
+    best = res.table(key).sort_values("hi").index[0]
+    st.markdown(f"Lowest upper bound of the **{figures.SCORE_NAMES[key].lower()}** score: **{best}**.")
+    return best
+
+
+def pick_section(c, best):
+    options = dict(c["configs"])
+    sr = state.search_result()
+    if sr is not None and len(sr["result"].ranking):
+        top = sr["result"].ranking.iloc[0]
+        options[f"search best: {top.config}"] = json.loads(top.options)
+    labels = list(options)
+    current, _ = state.release_choice()
+    idx = labels.index(current) if current in labels else (labels.index(best) if best in labels else 0)
+    pick = st.radio("Configuration to release", labels, index=idx, key="release_pick", horizontal=True)
+    state.choose_release(pick, options[pick])
+    res, ev = state.release(options[pick])
+    st.subheader(f"The release with {pick} (seed {state.seed()})")
+    m = st.columns(len(ev.scores))
+    for col, (k, v) in zip(m, ev.scores.items()):
+        col.metric(figures.SCORE_NAMES[k], f"{v:.3f}")
+    c1, c2 = st.columns([1, 2])
+    c1.plotly_chart(figures.own_correlation_figure(ev.details["ic"]), key="own_cor_plot")
+    cols = state.protect_columns()
+    R0 = sdccore.correlation_matrix(state.data()[cols])
+    R1 = sdccore.correlation_matrix(res.data[cols], order=None).loc[R0.index, R0.columns]
+    c2.plotly_chart(figures.correlation_pair_figure(R0, R1), key="cor_pair_plot")
+    st.caption("Go to **5 Download** for the protected file, the recipe and the report.")
+
+
+def search_section():
+    with st.expander("Search for the best configuration (factor/component masks, group size k)"):
+        c1, c2, c3 = st.columns(3)
+        method = c1.selectbox("Method", ["fa", "pca", "magg"], format_func=str.upper, key="search_method")
+        budget = c2.number_input("Budget (protect + evaluate runs)", 20, 2000, 120, step=20, key="search_budget")
+        reps = c3.number_input("Runs per surviving candidate", 3, 50, 6, key="search_reps")
+        if st.button("Search", key="search_button"):
+            bar = st.progress(0.0, text="Searching...")
+            state.run_search(method, int(reps), int(budget), lambda d, t: bar.progress(min(1.0, d / max(t, 1))))
+            bar.empty()
+        sr = state.search_result()
+        if sr is not None:
+            st.write(sr["result"].note)
+            st.dataframe(sr["result"].ranking.drop(columns=["options"]).head(20), key="search_table")
+
+
+def body():
+    ok, why = state.analysis_ready()
+    if not ok:
+        st.info(why)
+        return
+    run_section()
+    search_section()
+    c = state.comparison()
+    if c is None:
+        st.info("Run a comparison to see risk and utility of the configured methods.")
+        return
+    best = results_section(c)
+    pick_section(c, best)
+
+
+state.safe(body)

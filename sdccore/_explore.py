@@ -1,0 +1,100 @@
+"""What the Explore page shows: correlations in a clustered order, sampling adequacy (KMO,
+Bartlett's sphericity test) and the scree of the correlation matrix."""
+
+from __future__ import annotations
+
+import warnings
+from dataclasses import dataclass
+
+import numpy as np
+import pandas as pd
+from scipy import stats
+from scipy.cluster import hierarchy
+from scipy.spatial.distance import squareform
+
+from . import _decomp as dc
+from ._validation import check_dataframe, check_matrix, numeric_columns
+
+__all__ = ["correlation_matrix", "sampling_adequacy", "scree", "Adequacy"]
+
+
+def _matrix(data, columns=None):
+    data = check_dataframe(data)
+    cols = list(columns) if columns is not None else numeric_columns(data)
+    X = data[cols].to_numpy(dtype=float)
+    check_matrix(X, cols)
+    return cols, X
+
+
+def correlation_matrix(data, columns=None, order="clustered"):
+    """Pearson correlations; ``order='clustered'`` sorts variables by average-linkage
+    clustering on 1 - |r| so that blocks of related variables sit together."""
+    cols, X = _matrix(data, columns)
+    R = np.corrcoef(X, rowvar=False)
+    if order == "clustered" and len(cols) > 2:
+        D = np.clip(1 - np.abs(R), 0, None)
+        np.fill_diagonal(D, 0)
+        link = hierarchy.linkage(squareform(D, checks=False), method="average")
+        idx = hierarchy.leaves_list(hierarchy.optimal_leaf_ordering(link, squareform(D, checks=False)))
+        cols = [cols[i] for i in idx]
+        R = R[np.ix_(idx, idx)]
+    return pd.DataFrame(R, index=cols, columns=cols)
+
+
+@dataclass(frozen=True)
+class Adequacy:
+    """kmo: overall Kaiser-Meyer-Olkin measure; kmo_per_variable; bartlett_chi2, bartlett_df,
+    bartlett_p: Bartlett's test that the correlation matrix is the identity (a small p says
+    the variables share structure that factors can carry); verdict: Kaiser's words."""
+
+    kmo: float
+    kmo_per_variable: pd.Series
+    bartlett_chi2: float
+    bartlett_df: int
+    bartlett_p: float
+    verdict: str
+
+
+def _kaiser(k):
+    for lim, word in ((0.9, "marvelous"), (0.8, "meritorious"), (0.7, "middling"), (0.6, "mediocre"), (0.5, "miserable")):
+        if k >= lim:
+            return word
+    return "unacceptable"
+
+
+def sampling_adequacy(data, columns=None):
+    cols, X = _matrix(data, columns)
+    n, m = X.shape
+    R = np.corrcoef(X, rowvar=False)
+    # KMO from the partial correlations (pseudo-inverse: exact dependencies make R singular)
+    Ri = np.linalg.pinv(R)
+    d = np.sqrt(np.outer(np.diag(Ri), np.diag(Ri)))
+    P = -Ri / d
+    np.fill_diagonal(P, 0)
+    R0 = R.copy()
+    np.fill_diagonal(R0, 0)
+    r2, p2 = R0 ** 2, P ** 2
+    kmo_var = r2.sum(0) / (r2.sum(0) + p2.sum(0))
+    kmo = r2.sum() / (r2.sum() + p2.sum())
+    # Bartlett: chi2 = -(n - 1 - (2m + 5)/6) ln|R|, df = m(m-1)/2
+    sign, logdet = np.linalg.slogdet(R)
+    logdet = logdet if sign > 0 else -np.inf
+    chi2 = -(n - 1 - (2 * m + 5) / 6) * logdet
+    df = m * (m - 1) // 2
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        p = float(stats.chi2.sf(chi2, df)) if np.isfinite(chi2) else 0.0
+    verdict = (f"KMO {kmo:.2f} ({_kaiser(kmo)}); Bartlett's test "
+               + ("rejects" if p < 0.05 else "does not reject")
+               + f" an identity correlation matrix (p = {p:.2g})")
+    return Adequacy(float(kmo), pd.Series(kmo_var, index=cols, name="KMO"), float(chi2), int(df), p, verdict)
+
+
+def scree(data, columns=None):
+    """Eigenvalues of the correlation matrix with the share and cumulative share of variance."""
+    cols, X = _matrix(data, columns)
+    _, _, _, R = dc.standardize_with_correlation(X)
+    _, lam = dc.pca_decomposition(R)
+    share = lam / lam.sum()
+    return pd.DataFrame({"component": [f"PC{i + 1}" for i in range(len(lam))], "eigenvalue": lam,
+                         "share": share, "cumulative": np.cumsum(share)})

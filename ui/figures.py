@@ -1,0 +1,161 @@
+"""Pure plotly figure builders: results in, figures out.  No Streamlit, no statistics."""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+import plotly.graph_objects as go
+from plotly.subplots import make_subplots
+
+COLORS = {"FA": "#1f77b4", "PCA": "#ff7f0e", "M-AGG": "#2ca02c"}
+SCORE_NAMES = {"dbrl": "Record linkage (DBRL)", "id": "Interval disclosure (ID)", "pil": "Information loss (PIL)",
+               "ps": "Propensity score (PS)", "summary": "Summary", "selectivity": "Selectivity", "overall": "Overall"}
+_LAYOUT = dict(template="plotly_white", margin=dict(l=10, r=10, t=50, b=10), font=dict(size=13))
+
+
+def _color(label, i=0):
+    return COLORS.get(label, ["#9467bd", "#8c564b", "#e377c2", "#7f7f7f", "#bcbd22", "#17becf"][i % 6])
+
+
+def correlation_heatmap(R: pd.DataFrame, title="Correlation matrix (clustered order)"):
+    fig = go.Figure(go.Heatmap(z=R.to_numpy(), x=list(map(str, R.columns)), y=list(map(str, R.index)),
+                               zmin=-1, zmax=1, colorscale="RdBu", reversescale=True,
+                               colorbar=dict(title="r"),
+                               hovertemplate="%{y} / %{x}: r = %{z:.3f}<extra></extra>"))
+    fig.update_layout(title=title, height=max(380, 28 * len(R) + 120), yaxis=dict(autorange="reversed"), **_LAYOUT)
+    return fig
+
+
+def scree_figure(scree: pd.DataFrame):
+    fig = make_subplots(specs=[[{"secondary_y": True}]])
+    fig.add_bar(x=scree.component, y=scree.eigenvalue, name="eigenvalue",
+                hovertemplate="%{x}: eigenvalue %{y:.3f}<extra></extra>")
+    fig.add_scatter(x=scree.component, y=scree.cumulative * 100, name="cumulative variance (%)",
+                    mode="lines+markers", secondary_y=True,
+                    hovertemplate="%{x}: %{y:.1f} % of the variance<extra></extra>")
+    fig.add_hline(y=1, line_dash="dot", annotation_text="eigenvalue 1 (Kaiser)")
+    fig.update_yaxes(title_text="eigenvalue", secondary_y=False)
+    fig.update_yaxes(title_text="cumulative variance (%)", range=[0, 105], secondary_y=True)
+    fig.update_layout(title="Scree plot: variance of the principal components", height=380, **_LAYOUT)
+    return fig
+
+
+def indices_figure(per_variable: pd.DataFrame, sensitive=(), point=None):
+    """Between (x) and within (y) for each variable taken alone as sensitive."""
+    sens = set(sensitive or ())
+    fig = go.Figure()
+    fig.add_scatter(x=per_variable.between, y=per_variable.within, mode="markers+text",
+                    text=list(per_variable.index), textposition="top center",
+                    marker=dict(size=10, color=["#d62728" if v in sens else "#7f7f7f" for v in per_variable.index]),
+                    hovertemplate="%{text}: between %{x:.2f}, within %{y:.2f}<extra></extra>", name="variables")
+    if point is not None:
+        fig.add_scatter(x=[point[0]], y=[point[1]], mode="markers", marker=dict(size=16, symbol="x", color="black"),
+                        name="your sensitive set")
+    fig.update_layout(title="Between/within correlation of each variable (red: sensitive)",
+                      xaxis=dict(title="between (mean |r| with the others)", range=[0, 1]),
+                      yaxis=dict(title="within (mean |r| among the others)", range=[0, 1]), height=420, **_LAYOUT)
+    return fig
+
+
+def bw_map_figure(mp: pd.DataFrame, point=None):
+    """The simulated map: best method at each (between, within) grid point, the user's point."""
+    fig = go.Figure()
+    for i, name in enumerate(("FA", "PCA", "M-AGG")):
+        sub = mp[mp.best == name]
+        fig.add_scatter(x=sub.between, y=sub.within, mode="markers", name=f"{name} best",
+                        marker=dict(size=22, symbol="square", color=_color(name), opacity=0.55),
+                        customdata=np.c_[sub.FA, sub.PCA, sub["M-AGG"]],
+                        hovertemplate=("between %{x:.1f}, within %{y:.1f}<br>overall: FA %{customdata[0]:.3f}, "
+                                       "PCA %{customdata[1]:.3f}, M-AGG %{customdata[2]:.3f}<extra></extra>"))
+    if point is not None and None not in point:
+        fig.add_scatter(x=[point[0]], y=[point[1]], mode="markers+text", text=["your data"], textposition="top right",
+                        marker=dict(size=18, symbol="x", color="black"), name="your data")
+    fig.update_layout(title="Which method wins where (simulated from the FA paper's eq. 5; overall score)",
+                      xaxis=dict(title="between-correlation", range=[-0.05, 0.95]),
+                      yaxis=dict(title="within-correlation", range=[-0.05, 0.95]), height=440, **_LAYOUT)
+    return fig
+
+
+def loadings_heatmap(loadings: pd.DataFrame, sensitive=(), perturbed=()):
+    """Variables x factors; sensitive variables marked with *, perturbed factors with a frame."""
+    sens = set(sensitive or ())
+    ylab = [f"{v} *" if v in sens else str(v) for v in loadings.index]
+    fig = go.Figure(go.Heatmap(z=loadings.to_numpy(), x=list(loadings.columns), y=ylab, zmin=-1, zmax=1,
+                               colorscale="RdBu", reversescale=True, colorbar=dict(title="loading"),
+                               hovertemplate="%{y} on %{x}: %{z:.3f}<extra></extra>"))
+    cols = list(loadings.columns)
+    for f in perturbed or ():
+        j = f - 1
+        if 0 <= j < len(cols):
+            fig.add_shape(type="rect", x0=j - 0.5, x1=j + 0.5, y0=-0.5, y1=len(ylab) - 0.5,
+                          line=dict(color="black", width=3))
+    fig.update_layout(title="Loadings (* sensitive variable; framed: perturbed factor)",
+                      height=max(360, 26 * len(ylab) + 120), yaxis=dict(autorange="reversed"), **_LAYOUT)
+    return fig
+
+
+def perturbed_share_figure(share: pd.Series, sensitive=()):
+    """How much of each variable's variance the perturbed factors carry."""
+    sens = set(sensitive or ())
+    pct = share.to_numpy() * 100
+    fig = go.Figure(go.Bar(x=pct, y=list(map(str, share.index)), orientation="h",
+                           marker_color=["#d62728" if v in sens else "#1f77b4" for v in share.index],
+                           text=[f"{p:.0f} %" for p in pct], textposition="auto",
+                           hovertemplate="%{y}: %{x:.1f} % of its variance is perturbed<extra></extra>"))
+    fig.update_layout(title="Share of each variable's variance that will be perturbed (red: sensitive)",
+                      xaxis=dict(title="% of variance (what changes; the rest stays)", range=[0, 100]),
+                      yaxis=dict(autorange="reversed"), height=max(320, 24 * len(share) + 120), **_LAYOUT)
+    return fig
+
+
+def risk_utility_figure(ru: pd.DataFrame):
+    fig = go.Figure()
+    for i, r in enumerate(ru.itertuples()):
+        fig.add_scatter(x=[r.risk], y=[r.utility_loss], mode="markers+text", text=[r.config], textposition="top right",
+                        name=r.config, marker=dict(size=14, color=_color(r.config, i)),
+                        error_x=dict(type="data", symmetric=False, array=[r.risk_hi - r.risk], arrayminus=[r.risk - r.risk_lo]),
+                        error_y=dict(type="data", symmetric=False, array=[r.utility_loss_hi - r.utility_loss],
+                                     arrayminus=[r.utility_loss - r.utility_loss_lo]),
+                        hovertemplate=(f"{r.config}<br>risk %{{x:.3f}} [{r.risk_lo:.3f}, {r.risk_hi:.3f}]<br>"
+                                       f"utility loss %{{y:.3f}} [{r.utility_loss_lo:.3f}, {r.utility_loss_hi:.3f}]<extra></extra>"))
+    fig.update_layout(title="Risk and utility loss (lower left is better; whiskers: 95 % intervals)",
+                      xaxis=dict(title="disclosure risk = mean of DBRL and ID", rangemode="tozero"),
+                      yaxis=dict(title="utility loss = mean of PIL and PS", rangemode="tozero"), height=440, **_LAYOUT)
+    return fig
+
+
+def measures_figure(summary: pd.DataFrame):
+    """One group of bars per score, one bar per configuration, with interval whiskers."""
+    fig = go.Figure()
+    keys = [k for k in SCORE_NAMES if k in set(summary.score)]
+    for i, cfg in enumerate(dict.fromkeys(summary.config)):
+        sub = summary[summary.config == cfg].set_index("score").reindex(keys)
+        fig.add_bar(x=[SCORE_NAMES[k] for k in keys], y=sub["mean"], name=cfg, marker_color=_color(cfg, i),
+                    error_y=dict(type="data", symmetric=False, array=sub["hi"] - sub["mean"],
+                                 arrayminus=sub["mean"] - sub["lo"]),
+                    hovertemplate="%{x}: %{y:.4f}<extra>" + cfg + "</extra>")
+    fig.update_layout(barmode="group", title="Every measure (0 best, 1 worst; whiskers: 95 % intervals)",
+                      yaxis=dict(title="score", range=[0, 1]), height=420, **_LAYOUT)
+    return fig
+
+
+def correlation_pair_figure(R0: pd.DataFrame, R1: pd.DataFrame):
+    fig = make_subplots(rows=1, cols=2, subplot_titles=("original", "protected"), horizontal_spacing=0.08)
+    for c, R in ((1, R0), (2, R1)):
+        fig.add_trace(go.Heatmap(z=R.to_numpy(), x=list(map(str, R.columns)), y=list(map(str, R.index)), zmin=-1,
+                                 zmax=1, colorscale="RdBu", reversescale=True, showscale=c == 2,
+                                 hovertemplate="%{y} / %{x}: r = %{z:.3f}<extra></extra>"), row=1, col=c)
+    fig.update_yaxes(autorange="reversed")
+    fig.update_layout(title="Correlations before and after protection", height=max(420, 24 * len(R0) + 160), **_LAYOUT)
+    return fig
+
+
+def own_correlation_figure(ic: pd.DataFrame):
+    """|cor(x, x')| per variable: low for sensitive (scrambled), high for public (kept)."""
+    colors = ["#d62728" if s else "#1f77b4" for s in ic.sensitive]
+    fig = go.Figure(go.Bar(x=ic.abs_cor, y=list(map(str, ic.index)), orientation="h", marker_color=colors,
+                           hovertemplate="%{y}: |cor(original, protected)| = %{x:.3f}<extra></extra>"))
+    fig.update_layout(title="Correlation of each variable with its protected version (red: sensitive)",
+                      xaxis=dict(title="|cor(x, x')|", range=[0, 1]), yaxis=dict(autorange="reversed"),
+                      height=max(320, 24 * len(ic) + 120), **_LAYOUT)
+    return fig

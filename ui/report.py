@@ -1,0 +1,70 @@
+"""The HTML report of a release: methods, parameters, risk and utility, plots.
+
+Internal reports include the seed (anyone with the seed, the recipe and the original file
+can rebuild the release); external ones leave it out.  No data values are written.
+"""
+
+from __future__ import annotations
+
+import html
+from datetime import datetime, timezone
+
+import pandas as pd
+
+from ui import figures
+
+
+def _table(df: pd.DataFrame) -> str:
+    return df.to_html(classes="t", border=0, float_format=lambda v: f"{v:.4f}", escape=True)
+
+
+def build_report(kind, data_name, shape, roles, label, options, evaluation, comparison=None, dependencies=None,
+                 notes=()):
+    internal = kind == "internal"
+    opts = dict(options)
+    if not internal:
+        opts.pop("seed", None)
+    figs = []
+    if comparison is not None:
+        figs.append(figures.risk_utility_figure(comparison.risk_utility()))
+        figs.append(figures.measures_figure(comparison.summary))
+    figs.append(figures.own_correlation_figure(evaluation.details["ic"]))
+    parts = []
+    for i, f in enumerate(figs):
+        parts.append(f.to_html(full_html=False, include_plotlyjs="inline" if i == 0 else False))
+    esc = html.escape
+    role_rows = "".join(f"<tr><td>{esc(str(c))}</td><td>{esc(r)}</td></tr>" for c, r in roles.items())
+    scores = pd.DataFrame({"score": list(evaluation.scores.values())},
+                          index=[figures.SCORE_NAMES[k] for k in evaluation.scores])
+    cmp_html = ""
+    if comparison is not None:
+        tab = comparison.summary.pivot(index="config", columns="score", values="mean")
+        cmp_html = f"<h2>Comparison ({int(comparison.summary.reps.max())} runs per method)</h2>{_table(tab)}"
+    dep = "".join(f"<li>{esc(k)} = " + " + ".join(f"{v:.6g}&middot;{esc(p)}" for p, v in c.items()
+                                                   if p != '(intercept)' and abs(v) > 1e-9) + "</li>"
+                  for k, c in (dependencies or {}).items())
+    note_html = "".join(f"<li>{esc(n)}</li>" for n in notes)
+    stamp = datetime.now(timezone.utc).strftime("%Y-%m-%d %H:%M UTC")
+    return f"""<!doctype html><html lang="en"><head><meta charset="utf-8">
+<title>Disclosure control report: {esc(str(data_name))}</title>
+<style>body{{font-family:system-ui,sans-serif;max-width:1100px;margin:2em auto;color:#222}}
+table.t{{border-collapse:collapse}} table.t td,table.t th{{padding:4px 10px;border-bottom:1px solid #ddd;text-align:right}}
+.tag{{display:inline-block;padding:2px 8px;border-radius:4px;background:{'#fde2e1' if internal else '#e1f0fd'}}}</style>
+</head><body>
+<h1>Disclosure control report</h1>
+<p><span class="tag">{'INTERNAL - contains the seed, do not publish' if internal else 'External'}</span> &middot; {stamp}</p>
+<h2>Data</h2><p>{esc(str(data_name))}: {shape[0]:,} records x {shape[1]} columns.</p>
+<table class="t"><tr><th>column</th><th>role</th></tr>{role_rows}</table>
+<h2>Method</h2><p><b>{esc(str(label))}</b></p>
+<table class="t">{''.join(f'<tr><td>{esc(str(k))}</td><td>{esc(str(v))}</td></tr>' for k, v in sorted(opts.items()))}</table>
+{'<h3>Exact linear combinations rebuilt from protected columns</h3><ul>' + dep + '</ul>' if dep else ''}
+{'<h3>Notes</h3><ul>' + note_html + '</ul>' if note_html else ''}
+<h2>Risk and utility of this release</h2>
+<p>All scores lie in [0, 1]; lower is better. Risk: record linkage (DBRL) and interval disclosure (ID).
+Utility loss: probabilistic information loss (PIL) and propensity score (PS).</p>
+{_table(scores)}
+{cmp_html}
+<h2>Plots</h2>{''.join(parts)}
+<h2>Factor and component scores</h2><p>Scores are never released: when a variable is nearly uncorrelated with
+the others, its factor score reproduces it (Drechsler, Ronning and Bleninger).</p>
+</body></html>"""

@@ -1,0 +1,313 @@
+"""The one adapter between Streamlit and sdccore: session state and cached sdccore calls.
+
+Session state keys (ours, initialised in ``init``):
+  data, data_name, data_token, read_notes, roles, seed, cfg_fa, cfg_pca, cfg_magg,
+  comparison, search, release_label, release_config.
+Caching: every sdccore call goes through ``st.cache_data(scope="session")`` keyed by the
+explicit data token (a SHA-256 of the frame's contents and column names; Streamlit's own
+hash of a large frame samples rows, so two different frames could collide) plus the options
+as JSON.  Session-scoped caches are dropped when the browser session ends, so one user's
+data and results never reach another session and do not outlive the session.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import sys
+
+import numpy as np
+import pandas as pd
+import streamlit as st
+
+import sdccore
+
+ROLES = ("sensitive", "public", "excluded", "identifier")
+DEFAULT_SEED = 12345
+# widget keys whose options depend on the columns: reset when new data arrive
+WIDGETS_TIED_TO_DATA = ("sensitive_select", "identifier_select", "excluded_select", "release_pick")
+DEFAULT_CFG = {
+    "fa": {"method": "fa"},
+    "pca": {"method": "pca"},
+    "magg": {"method": "magg", "k": 3, "noise": "published"},
+}
+
+
+def data_token(df: pd.DataFrame) -> str:
+    h = hashlib.sha256()
+    h.update(json.dumps([str(c) for c in df.columns]).encode())
+    h.update(json.dumps([str(t) for t in df.dtypes]).encode())
+    h.update(pd.util.hash_pandas_object(df, index=True).to_numpy().tobytes())
+    return h.hexdigest()
+
+
+def default_roles(df: pd.DataFrame, name: str | None = None) -> dict:
+    num = set(sdccore._validation.numeric_columns(df))
+    roles = {c: ("public" if c in num else "excluded") for c in df.columns}
+    if name in ("tarragona", "casc", "eia"):
+        r = sdccore.dataset_roles(name)
+        for c in r.get("identifier", []):
+            roles[c] = "identifier"
+        for c in r.get("exclude", []):
+            roles[c] = "excluded"
+    return roles
+
+
+def init():
+    ss = st.session_state
+    ss.setdefault("seed", DEFAULT_SEED)
+    for m, cfg in DEFAULT_CFG.items():
+        ss.setdefault(f"cfg_{m}", dict(cfg))
+    ss.setdefault("comparison", None)
+    ss.setdefault("search", None)
+    ss.setdefault("release_label", None)
+    ss.setdefault("release_config", None)
+    if "data" not in ss:
+        set_data(sdccore.load_dataset("tarragona"), "tarragona", (), sample=True)
+
+
+def set_data(df: pd.DataFrame, name: str, notes=(), sample=False):
+    ss = st.session_state
+    ss["data"] = df
+    ss["data_name"] = name
+    ss["data_token"] = data_token(df)
+    ss["read_notes"] = list(notes)
+    ss["roles"] = default_roles(df, name if sample else None)
+    for m, cfg in DEFAULT_CFG.items():
+        ss[f"cfg_{m}"] = dict(cfg)
+    ss["comparison"] = None
+    ss["search"] = None
+    ss["release_label"] = None
+    ss["release_config"] = None
+    for k in WIDGETS_TIED_TO_DATA:
+        ss.pop(k, None)
+
+
+def data() -> pd.DataFrame:
+    return st.session_state["data"]
+
+
+def token() -> str:
+    return st.session_state["data_token"]
+
+
+def roles() -> dict:
+    return st.session_state["roles"]
+
+
+def columns_with(*wanted) -> list:
+    return [c for c, r in roles().items() if r in wanted]
+
+
+def protect_columns() -> list:
+    """Columns that are protected (sensitive and public), in the file's order."""
+    return columns_with("sensitive", "public")
+
+
+def sensitive() -> list | None:
+    s = columns_with("sensitive")
+    return s or None
+
+
+def work_frame() -> pd.DataFrame:
+    """The data without identifiers: protected columns plus excluded ones (passed through)."""
+    keep = columns_with("sensitive", "public", "excluded")
+    return data()[keep]
+
+
+def excluded() -> list:
+    return columns_with("excluded")
+
+
+def seed() -> int:
+    return int(st.session_state["seed"])
+
+
+# ----------------------------------------------------------------------------- cached calls
+
+def _key(obj) -> str:
+    return json.dumps(obj, sort_keys=True, default=str)
+
+
+@st.cache_data(scope="session", max_entries=16, show_spinner=False)
+def _problems(tok, cols_key, _df, cols):
+    return sdccore.inspect_data(_df, cols)
+
+
+def problems():
+    cols = protect_columns()
+    return _problems(token(), _key(cols), data(), cols)
+
+
+def analysis_ready() -> tuple[bool, str]:
+    """Whether the protected columns can be analysed, and if not why (plain words)."""
+    cols = protect_columns()
+    if len(cols) < 2:
+        return False, "Give at least two numeric columns the role 'sensitive' or 'public' on the Data page."
+    blocking = [p for p in problems() if p.blocking]
+    if blocking:
+        return False, "Fix the problems listed on the Data page first: " + "; ".join(p.message for p in blocking[:3]) + "."
+    return True, ""
+
+
+@st.cache_data(scope="session", max_entries=16, show_spinner=False)
+def _explore(tok, cols_key, _df):
+    return {
+        "corr": sdccore.correlation_matrix(_df),
+        "adequacy": sdccore.sampling_adequacy(_df),
+        "scree": sdccore.scree(_df),
+        "indices": sdccore.correlation_indices(_df),
+    }
+
+
+def explore():
+    cols = protect_columns()
+    return _explore(token(), _key(cols), data()[cols])
+
+
+@st.cache_data(scope="session", max_entries=16, show_spinner=False)
+def _indices(tok, key, _df, sens):
+    return sdccore.correlation_indices(_df, list(sens) if sens else None)
+
+
+def indices():
+    cols = protect_columns()
+    s = sensitive()
+    return _indices(token(), _key([cols, s]), data()[cols], tuple(s) if s else None)
+
+
+@st.cache_data(scope="session", max_entries=16, show_spinner=False)
+def _recommend(tok, key, _df, sens):
+    return sdccore.recommend(_df, list(sens) if sens else None)
+
+
+def recommendation():
+    cols = protect_columns()
+    s = sensitive()
+    return _recommend(token(), _key([cols, s]), data()[cols], tuple(s) if s else None)
+
+
+@st.cache_data(scope="session", max_entries=64, show_spinner=False)
+def _decompose(tok, key, _df, method, sens, options):
+    return sdccore.decompose(_df, method=method, sensitive=list(sens) if sens else None, **options)
+
+
+def decompose(method: str, options: dict):
+    cols = protect_columns()
+    s = sensitive()
+    opts = {k: v for k, v in options.items() if k != "method"}
+    return _decompose(token(), _key([cols, s, method, opts]), data()[cols], method, tuple(s) if s else None, opts)
+
+
+@st.cache_data(scope="session", max_entries=8, show_spinner=False)
+def _release(tok, key, _df, method, sens, options, seed_, exclude):
+    res = sdccore.protect(_df, method=method, sensitive=list(sens) if sens else None, rng=seed_,
+                          exclude=list(exclude) or None, **options)
+    num = [c for c in _df.columns if c not in set(exclude)]
+    ev = sdccore.evaluate(_df[num], res.data[num], sensitive=list(sens) if sens else None)
+    return res, ev
+
+
+def release(config: dict):
+    """Protect the working frame with a configuration and the session's seed, and evaluate it."""
+    cfg = dict(config)
+    method = cfg.pop("method")
+    s = sensitive()
+    df = work_frame()
+    ex = tuple(excluded())
+    return _release(token(), _key([list(df.columns), s, method, cfg, seed(), ex]), df, method,
+                    tuple(s) if s else None, cfg, seed(), ex)
+
+
+@st.cache_data(scope="session", max_entries=8, show_spinner=False)
+def _audit(tok, key, _df):
+    return sdccore.audit_factor_scores(_df)
+
+
+def audit():
+    cols = protect_columns()
+    return _audit(token(), _key(cols), data()[cols])
+
+
+def current_configs(methods) -> dict:
+    """The configured methods as compare() configurations, labelled FA / PCA / M-AGG."""
+    labels = {"fa": "FA", "pca": "PCA", "magg": "M-AGG"}
+    return {labels[m]: dict(st.session_state[f"cfg_{m}"]) for m in methods}
+
+
+def run_comparison(methods, reps, progress):
+    df = data()[protect_columns()]
+    cfgs = current_configs(methods)
+    res = sdccore.compare(df, cfgs, sensitive=sensitive(), reps=reps, rng=seed(), progress=progress)
+    st.session_state["comparison"] = {"result": res, "configs": cfgs, "token": token(),
+                                      "roles": _key(roles())}
+    return res
+
+
+def comparison():
+    """The last comparison, if it was made on the current data and roles."""
+    c = st.session_state.get("comparison")
+    if c and c["token"] == token() and c["roles"] == _key(roles()):
+        return c
+    return None
+
+
+def run_search(method, reps, budget, progress=None):
+    df = data()[protect_columns()]
+    res = sdccore.search(df, method, sensitive=sensitive(), reps=reps, budget=budget, rng=seed(), progress=progress)
+    st.session_state["search"] = {"result": res, "method": method, "token": token(), "roles": _key(roles())}
+    return res
+
+
+def search_result():
+    c = st.session_state.get("search")
+    if c and c["token"] == token() and c["roles"] == _key(roles()):
+        return c
+    return None
+
+
+def choose_release(label: str, config: dict):
+    st.session_state["release_label"] = label
+    st.session_state["release_config"] = dict(config)
+
+
+def release_choice():
+    return st.session_state.get("release_label"), st.session_state.get("release_config")
+
+
+def safe(fn):
+    """Run a page body; on an error show a plain message (never a traceback or data) and
+    keep the rest of the app usable."""
+    try:
+        fn()
+    except Exception:
+        if os.environ.get("SDC_DEBUG"):
+            raise
+        _show_error(sys.exc_info()[1])
+
+
+def _show_error(exc):
+    try:
+        raise exc
+    except (ValueError, TypeError) as exc:
+        st.error(f"This step could not be completed: {str(exc).splitlines()[0] if str(exc) else type(exc).__name__}")
+    except Exception as exc:  # noqa: BLE001 - the user gets a plain message, not internals
+        st.error(f"Something went wrong in this step ({type(exc).__name__}). Your data and settings are kept; "
+                 f"change the settings or reload the page.")
+
+
+def numeric_summary(df: pd.DataFrame) -> pd.DataFrame:
+    """The column table of the Data page (type and counts only, no statistics)."""
+    num = set(sdccore._validation.numeric_columns(df))
+    rows = []
+    for c in df.columns:
+        s = df[c]
+        rows.append({"column": str(c), "type": "numeric" if c in num else "text",
+                     "missing": int(s.isna().sum()), "distinct": int(s.nunique(dropna=True)),
+                     "role": roles().get(c, "excluded")})
+    return pd.DataFrame(rows)
+
+
+def to_float(x):
+    return float(x) if x is not None and np.isfinite(x) else float("nan")
