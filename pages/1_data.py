@@ -32,15 +32,11 @@ def load_section():
             sig = (up.file_id, sep, dec)
             if st.session_state.get("upload_sig") != sig:
                 st.session_state["upload_sig"] = sig
-                try:
-                    res = sdccore.read_table(up.getvalue(), up.name,
-                                             sep=None if sep == "detect" else ("\t" if sep == "tab" else sep),
-                                             decimal=None if dec == "detect" else dec)
-                except ValueError as exc:
-                    st.session_state["upload_error"] = f"{up.name}: {exc}"
-                else:
-                    st.session_state["upload_error"] = None
-                    state.set_data(res.data, up.name, res.notes)
+                err = state.handle_upload(up.getvalue(), up.name,
+                                          sep=None if sep == "detect" else ("\t" if sep == "tab" else sep),
+                                          decimal=None if dec == "detect" else dec)
+                st.session_state["upload_error"] = err
+                if err is None:
                     st.rerun()
         if st.session_state.get("upload_error"):
             st.error(st.session_state["upload_error"] + " Your previous data are still loaded.")

@@ -192,6 +192,17 @@ def inspect_data(data: pd.DataFrame, protect_columns=None):
             bad = int((present & pd.to_numeric(s, errors="coerce").isna()).sum())
             out.append(Problem("non_numeric", (c,), f"column {c!r} has {bad} non-numeric value(s)",
                                "correct those cells, or give the column the role 'excluded' or 'identifier'", bad))
+    for c in data.columns:
+        if c in num or c in cols or isinstance(data[c], pd.DataFrame):
+            continue
+        s = data[c]
+        present = s.notna() & (s.astype("string").str.strip() != "")
+        parsed = pd.to_numeric(s.where(present), errors="coerce").notna()
+        if present.sum() and 0.5 <= parsed.sum() / present.sum() < 1:
+            bad = int((present & ~parsed).sum())
+            out.append(Problem("non_numeric", (c,), f"column {c!r} is mostly numbers but has {bad} non-numeric value(s), "
+                               f"so it is treated as text and released unchanged",
+                               "correct those cells and upload again if the column should be protected", bad, blocking=False))
     numeric_cols = [c for c in cols if c in num]
     if numeric_cols:
         X = data[numeric_cols].to_numpy(dtype=float)
@@ -225,9 +236,10 @@ def inspect_data(data: pd.DataFrame, protect_columns=None):
                                        f"{tgt} is an exact linear combination of {', '.join(terms)}",
                                        f"nothing to do: {tgt} is left out of the decomposition and rebuilt from the "
                                        f"protected columns, so the identity still holds in the release", blocking=False))
-        if len(numeric_cols) < 2:
-            out.append(Problem("size", tuple(numeric_cols), f"{len(numeric_cols)} numeric column(s) to protect",
-                               "at least 2 are needed: give more numeric columns the role 'sensitive' or 'public'"))
+    if len(numeric_cols) < 2:
+        out.append(Problem("size", tuple(numeric_cols), f"{len(numeric_cols)} numeric column(s) to protect",
+                           "at least 2 are needed: give numeric columns the role 'sensitive' or 'public' "
+                           "(if numbers were read as text, choose the separator and decimal mark by hand)"))
     if data.shape[0] < 3:
         out.append(Problem("size", (), f"{data.shape[0]} record(s)", "at least 3 records are needed"))
     return out

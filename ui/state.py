@@ -84,6 +84,17 @@ def set_data(df: pd.DataFrame, name: str, notes=(), sample=False):
         ss.pop(k, None)
 
 
+def handle_upload(raw: bytes, name: str, sep=None, decimal=None):
+    """Read an uploaded file and make it the session's data.  Returns None on success or
+    the plain-language error; on error the data already loaded stay as they were."""
+    try:
+        res = sdccore.read_table(raw, name, sep=sep, decimal=decimal)
+    except ValueError as exc:
+        return f"{name}: {exc}"
+    set_data(res.data, name, res.notes)
+    return None
+
+
 def data() -> pd.DataFrame:
     return st.session_state["data"]
 

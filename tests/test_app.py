@@ -1,0 +1,191 @@
+"""The dashboard with streamlit.testing.v1.AppTest: every page, the main flow by widget
+keys, bad uploads, and the pure figure builders."""
+
+import json
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import pytest
+from streamlit.testing.v1 import AppTest
+
+import sdccore
+
+ROOT = Path(__file__).resolve().parents[1]
+PAGES = ["pages/1_data.py", "pages/2_explore.py", "pages/3_configure.py", "pages/4_run.py", "pages/5_download.py"]
+
+
+@pytest.fixture()
+def app(monkeypatch):
+    monkeypatch.setenv("SDC_DEBUG", "1")  # page errors raise instead of showing the plain message
+    monkeypatch.chdir(ROOT)
+    return AppTest.from_file(str(ROOT / "app.py"), default_timeout=120).run()
+
+
+def _ok(at):
+    assert not at.exception, [e.value for e in at.exception]
+    assert not at.error, [e.value for e in at.error]
+
+
+def test_every_page_renders_on_the_sample(app):
+    _ok(app)
+    assert app.session_state["data_name"] == "tarragona"
+    # the sidebar shows data set, size and roles
+    side = " ".join(m.value for m in app.markdown)
+    assert "tarragona" in side and "834" in side
+    for page in PAGES:
+        app.switch_page(page).run()
+        _ok(app)
+
+
+def test_main_flow_by_widget_keys(app):
+    app.multiselect(key="sensitive_select").set_value(["SALES", "NET.PROFIT"]).run()
+    _ok(app)
+    assert app.session_state["roles"]["SALES"] == "sensitive"
+    app.switch_page("pages/2_explore.py").run()
+    _ok(app)
+    assert any("Recommended" in s.value for s in app.success)
+    app.switch_page("pages/3_configure.py").run()
+    _ok(app)
+    app.selectbox(key="fa_rotation").set_value("varimax").run()
+    app.radio(key="fa_selection").set_value("manual").run()
+    app.checkbox(key="fa_mask_2").check().run()
+    _ok(app)
+    cfg = app.session_state["cfg_fa"]
+    assert cfg["rotation"] == "varimax" and cfg["factors"] == [1, 2]
+    app.number_input(key="magg_k").set_value(5).run()
+    assert app.session_state["cfg_magg"]["k"] == 5
+    # remembered across pages
+    app.switch_page("pages/1_data.py").run()
+    app.switch_page("pages/3_configure.py").run()
+    assert app.selectbox(key="fa_rotation").value == "varimax"
+    app.switch_page("pages/4_run.py").run()
+    app.slider(key="run_reps").set_value(2).run()
+    app.button(key="run_button").click().run()
+    _ok(app)
+    res = app.session_state["comparison"]["result"]
+    assert set(res.configs) == {"FA", "PCA", "M-AGG"} and len(res.runs) == 6
+    assert {"selectivity", "overall"} <= set(res.summary.score)
+    app.radio(key="release_pick").set_value("PCA").run()
+    _ok(app)
+    app.switch_page("pages/5_download.py").run()
+    _ok(app)
+    labels = [b.label for b in app.get("download_button")]
+    assert labels == ["Download the protected CSV", "Download the recipe (JSON)", "Download the report (HTML)"]
+
+
+def _upload(raw, name):
+    """Run the dashboard's upload path (ui.state.handle_upload) inside a Streamlit script."""
+    def script():
+        import streamlit as st
+        from ui import state
+        state.init()
+        err = state.handle_upload(st.session_state["raw"], st.session_state["name"])
+        st.write(err or f"ok {state.data().shape[0]} x {state.data().shape[1]}")
+        for n in st.session_state.get("read_notes", []):
+            st.write(n)
+        for p in state.problems():
+            st.write(f"{p.message}. Fix: {p.fix}")
+    at = AppTest.from_function(script, default_timeout=60)
+    at.session_state["raw"] = raw
+    at.session_state["name"] = name
+    at.run()
+    assert not at.exception
+    return [m.value for m in at.markdown]
+
+
+@pytest.mark.parametrize("raw,name,expect", [
+    (b"", "empty.csv", "the file is empty"),
+    (b"just some words\nand more words here\n", "text.csv", "0 numeric column(s) to protect"),
+    (b"a;b;c\n1,5;2,25;3\n2,5;3,5;1\n4,0;1,0;2\n3,1;2,2;9\n", "semi.csv", "ok 4 x 3"),
+    (b"a,b,c\n1,2,3\n,3,1\n4,,2\n5,6,7\n", "nan.csv", "2 record(s) have missing values"),
+    (b"a,b\n1,2\n", "onerow.csv", "1 record(s)"),
+    (b"a,b,c\nx1,2,3\n4,5,6\n7,8,1\n", "mixed.csv", "column 'a' is mostly numbers but has 1 non-numeric value(s)"),
+    (b"\x89PNG\r\n\x1a\n\x00\x00\x00", "image.csv", "binary file"),
+])
+def test_bad_uploads_get_plain_messages(raw, name, expect):
+    out = _upload(raw, name)
+    assert any(expect in m for m in out), out
+
+
+def test_semicolon_decimal_comma_values():
+    out = _upload(b"a;b;c\n1,5;2,25;3\n2,5;3,5;1\n4,0;1,0;2\n3,1;2,2;9\n", "semi.csv")
+    assert out[0] == "ok 4 x 3"
+
+
+def test_failed_upload_keeps_previous_data():
+    def script():
+        import streamlit as st
+        from ui import state
+        state.init()
+        err = state.handle_upload(b"", "empty.csv")
+        st.write(f"{err} | {st.session_state['data_name']} {state.data().shape}")
+    at = AppTest.from_function(script).run()
+    assert "tarragona (834, 13)" in at.markdown[0].value
+
+
+def test_two_sessions_do_not_share_data():
+    a = AppTest.from_file(str(ROOT / "app.py"), default_timeout=60).run()
+    b = AppTest.from_file(str(ROOT / "app.py"), default_timeout=60).run()
+    a.selectbox(key="sample_choice").set_value("casc").run()
+    assert a.session_state["data_name"] == "casc"
+    b.run()
+    assert b.session_state["data_name"] == "tarragona"
+    assert b.session_state["data_token"] != a.session_state["data_token"]
+
+
+# ------------------------------------------------------------------ pure figure builders
+
+def test_figure_builders_are_pure_and_labelled(tarragona):
+    from ui import figures
+    R = sdccore.correlation_matrix(tarragona)
+    fig = figures.correlation_heatmap(R)
+    assert fig.data[0].z.shape == (13, 13) and list(fig.data[0].x) == list(R.columns)
+    dec = sdccore.decompose(tarragona, sensitive=["SALES"])
+    fig = figures.loadings_heatmap(dec.loadings, ["SALES"], dec.perturbed)
+    assert "SALES *" in fig.data[0].y and len(fig.layout.shapes) == len(dec.perturbed)
+    fig = figures.perturbed_share_figure(dec.perturbed_share, ["SALES"])
+    assert fig.data[0].x[list(dec.perturbed_share.index).index("SALES")] > 90
+    cmp_ = sdccore.compare(tarragona, {"PCA": {"method": "pca"}}, reps=2, rng=0)
+    ru = cmp_.risk_utility()
+    fig = figures.risk_utility_figure(ru)
+    assert fig.data[0].x[0] == pytest.approx(ru.risk.iloc[0])
+    assert "DBRL" in fig.layout.xaxis.title.text
+    fig = figures.bw_map_figure(sdccore.load_bw_map(), (0.3, 0.4))
+    assert fig.data[-1].name == "your data"
+
+
+def test_report_internal_has_seed_external_not(tarragona):
+    from ui import report
+    res = sdccore.protect(tarragona, method="pca", rng=777)
+    ev = sdccore.evaluate(tarragona, res.data)
+    internal = report.build_report("internal", "t", (834, 13), {"SALES": "public"}, "PCA", res.options, ev)
+    external = report.build_report("external", "t", (834, 13), {"SALES": "public"}, "PCA", res.options, ev)
+    assert ">777<" in internal and ">777<" not in external
+    assert "INTERNAL" in internal and "External" in external
+
+
+def test_prepare_release_and_injection():
+    df = pd.DataFrame({"id": [1, 2, 3], "name": ["=cmd()", "+1", "ok"], "x": [-1.0, 2.0, 3.0], "@col": ["a", "-b", "c"]})
+    out = sdccore.prepare_release(df, drop=["id"], shuffle=True, rng=[5, 1])
+    assert list(out.columns) == ["name", "x", "'@col"]
+    assert set(out["name"]) == {"'=cmd()", "'+1", "ok"}
+    assert sorted(out["x"]) == [-1.0, 2.0, 3.0]  # numbers untouched
+    again = sdccore.prepare_release(df, drop=["id"], shuffle=True, rng=[5, 1])
+    pd.testing.assert_frame_equal(out, again)
+
+
+def test_cli_reproduces_dashboard_release(tmp_path, tarragona):
+    """The recipe downloaded from the dashboard rebuilds the downloaded CSV with the command line."""
+    import subprocess
+    import sys
+    res = sdccore.protect(tarragona, method="fa", sensitive=["SALES"], rng=99)
+    recipe = dict(res.options)
+    recipe["release"] = {"drop": [], "shuffle": True}
+    expected = sdccore.prepare_release(res.data, shuffle=True, rng=[99, 1]).to_csv(index=False)
+    (tmp_path / "r.json").write_text(json.dumps(recipe))
+    tarragona.to_csv(tmp_path / "in.csv", index=False)
+    p = subprocess.run([sys.executable, "-m", "sdccore", "protect", str(tmp_path / "in.csv"), "--recipe",
+                        str(tmp_path / "r.json"), "--out", str(tmp_path / "out.csv")], capture_output=True, text=True, cwd=ROOT)
+    assert p.returncode == 0, p.stderr
+    assert (tmp_path / "out.csv").read_text() == expected
