@@ -21,7 +21,9 @@ pages = [
     st.Page("pages/5_download.py", title="5 Download", icon=":material/download:"),
 ]
 nav = st.navigation(pages)
+nav.run()
 
+# drawn after the page so that it shows what the page has just changed (roles, data)
 with st.sidebar:
     df = state.data()
     st.markdown(f"**Data:** {st.session_state['data_name']}  \n{df.shape[0]:,} records x {df.shape[1]} columns")
@@ -36,5 +38,3 @@ with st.sidebar:
         "Seed (reproducibility)", min_value=0, max_value=2**31 - 1, step=1, value=int(st.session_state["seed"]),
         key="seed_input", help="The same seed, data and settings give the same protected file, byte for byte."))
     st.caption("Nothing is written to disk; your data stay in this browser session and are dropped when it ends.")
-
-nav.run()

@@ -470,7 +470,8 @@ def evaluate(original, protected, sensitive=None, rng=None, **options):
     """Disclosure risk, utility loss and (with ``sensitive``) selectivity of a release.
 
     Options: ``linkage`` (variables for DBRL: the sensitive ones for selective protection,
-    all for general), ``id_reference`` ('linked' or 'own'), ``pil_statistics`` (7 or 5),
+    all for general), ``id_reference`` ('linked' or 'own'; 'linked' uses the record linked
+    on all variables, or on ``linkage`` when given, see the comment in the code), ``pil_statistics`` (7 or 5),
     ``ps_order`` (2 or 3).  ``rng`` is accepted for API symmetry; every measure here is
     deterministic.
     """
@@ -492,6 +493,12 @@ def evaluate(original, protected, sensitive=None, rng=None, **options):
         raise ValueError("ps_order must be 2 or 3.")
     d_score, first, ties, own = _dbrl_arrays(X, Y, link)
     id_vars = sens or list(range(len(cols)))
+    if ref == "linked" and sens and not linkage:
+        # The intruder of ID links on every variable (the public ones are what they know).
+        # Linking on S alone would pick the protected record whose S is nearest to the
+        # original S, so its interval almost always holds it: ID = 1 by construction with
+        # one sensitive variable (measured 0.998 for FA, PCA and M-AGG on Tarragona/SALES).
+        first = _dbrl_arrays(X, Y, list(range(len(cols))))[1]
     linked = first if ref == "linked" else np.arange(X.shape[0])
     id_table = _id_arrays(X, Y, id_vars, linked)
     id_score = float(np.nanmean(id_table)) if np.isfinite(id_table).any() else 0.0

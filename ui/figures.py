@@ -146,6 +146,7 @@ def correlation_pair_figure(R0: pd.DataFrame, R1: pd.DataFrame):
                                  zmax=1, colorscale="RdBu", reversescale=True, showscale=c == 2,
                                  hovertemplate="%{y} / %{x}: r = %{z:.3f}<extra></extra>"), row=1, col=c)
     fig.update_yaxes(autorange="reversed")
+    fig.update_yaxes(showticklabels=False, row=1, col=2)
     fig.update_layout(title="Correlations before and after protection", height=max(420, 24 * len(R0) + 160), **_LAYOUT)
     return fig
 

@@ -132,7 +132,9 @@ def excluded() -> list:
 
 
 def seed() -> int:
-    return int(st.session_state["seed"])
+    """The session seed; the sidebar widget's value when it exists (it is drawn after the page)."""
+    ss = st.session_state
+    return int(ss["seed_input"]) if "seed_input" in ss else int(ss["seed"])
 
 
 # ----------------------------------------------------------------------------- cached calls

@@ -1,0 +1,140 @@
+"""End to end in a real browser: Playwright drives Debian's chromium against `streamlit run`.
+
+Upload a CSV through the file input, set a sensitive variable, run a comparison, pick PCA,
+download the protected CSV and check it; screenshots of every page go to
+test-output/screenshots/.  Skipped, with the reason, where no chromium or playwright exists.
+"""
+
+import io
+import os
+import shutil
+import socket
+import subprocess
+import sys
+import time
+import urllib.request
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import pytest
+
+import sdccore
+
+ROOT = Path(__file__).resolve().parents[1]
+CHROMIUM = shutil.which("chromium") or "/usr/bin/chromium"
+SHOTS = ROOT / "test-output" / "screenshots"
+
+playwright = pytest.importorskip("playwright.sync_api", reason="playwright is not installed")
+if not os.path.exists(CHROMIUM):
+    pytest.skip("no chromium on this machine (CI installs Debian's chromium with apt)", allow_module_level=True)
+
+
+def _free_port():
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+@pytest.fixture(scope="module")
+def server():
+    port = _free_port()
+    env = dict(os.environ, STREAMLIT_BROWSER_GATHER_USAGE_STATS="false")
+    proc = subprocess.Popen([sys.executable, "-m", "streamlit", "run", "app.py", "--server.headless", "true",
+                             "--server.port", str(port), "--server.address", "127.0.0.1"],
+                            cwd=ROOT, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
+    url = f"http://127.0.0.1:{port}"
+    deadline = time.time() + 60
+    while time.time() < deadline:
+        try:
+            if urllib.request.urlopen(url + "/_stcore/health", timeout=2).read().strip() == b"ok":
+                break
+        except OSError:
+            time.sleep(0.5)
+    else:
+        proc.kill()
+        pytest.fail("streamlit did not become healthy in 60 s")
+    yield url
+    proc.terminate()
+    try:
+        proc.wait(10)
+    except subprocess.TimeoutExpired:
+        proc.kill()
+
+
+@pytest.fixture(scope="module")
+def browser():
+    with playwright.sync_playwright() as p:
+        b = p.chromium.launch(executable_path=CHROMIUM, args=["--no-sandbox", "--disable-gpu",
+                              "--disable-background-networking", "--disable-component-update", "--no-first-run"])
+        yield b
+        b.close()
+
+
+def _idle(page, timeout=60000):
+    """Wait until Streamlit has finished running the script."""
+    page.wait_for_timeout(300)
+    page.wait_for_function(
+        "() => !document.querySelector('[data-testid=\"stStatusWidget\"]')", timeout=timeout)
+    page.wait_for_timeout(300)
+
+
+def _goto(page, title):
+    page.get_by_role("link", name=title).click()
+    _idle(page)
+
+
+def _shot(page, name):
+    SHOTS.mkdir(parents=True, exist_ok=True)
+    page.screenshot(path=str(SHOTS / f"{name}.png"), full_page=True)
+
+
+def test_upload_protect_download(server, browser, tmp_path):
+    data = sdccore.load_dataset("tarragona")
+    src = tmp_path / "firms.csv"
+    data.to_csv(src, index=False)
+    page = browser.new_page(viewport={"width": 1400, "height": 1000}, accept_downloads=True)
+    page.goto(server)
+    page.get_by_role("heading", name="Data").wait_for(timeout=60000)
+    _idle(page)
+    page.get_by_test_id("stRadioGroup").get_by_text("Upload a file", exact=True).click()
+    _idle(page)
+    page.locator("[data-testid='stFileUploaderDropzoneInput']").set_input_files(str(src))
+    page.get_by_text("firms.csv (834 records").wait_for(timeout=60000)
+    _idle(page)
+    # sensitive variable
+    box = page.get_by_role("combobox", name="Sensitive (protected most)")
+    box.click()
+    box.fill("SALES")
+    page.get_by_role("option", name="SALES", exact=True).click()
+    page.keyboard.press("Escape")
+    _idle(page)
+    page.get_by_text("Sensitive (1):").wait_for()
+    _shot(page, "1_data")
+    _goto(page, "2 Explore")
+    page.get_by_text("Recommended:").wait_for(timeout=60000)
+    _shot(page, "2_explore")
+    _goto(page, "3 Configure")
+    page.get_by_text("Loadings (* sensitive variable").first.wait_for(timeout=60000)
+    _shot(page, "3_configure")
+    _goto(page, "4 Run and compare")
+    page.get_by_role("button", name="Run comparison").click()
+    page.get_by_text("Configuration to release").wait_for(timeout=120000)
+    _idle(page)
+    page.locator(".st-key-release_pick").get_by_text("PCA", exact=True).click()
+    _idle(page)
+    page.get_by_text("The release with PCA").wait_for(timeout=60000)
+    _shot(page, "4_run")
+    _goto(page, "5 Download")
+    page.get_by_role("button", name="Download the protected CSV").wait_for(timeout=60000)
+    _shot(page, "5_download")
+    with page.expect_download() as dl:
+        page.get_by_role("button", name="Download the protected CSV").click()
+    out = pd.read_csv(dl.value.path())
+    page.close()
+    assert out.shape == data.shape
+    assert list(out.columns) == list(data.columns)
+    X = data.to_numpy(float)
+    # rows were shuffled: compare sorted rows, and column means (kept exactly by PCA swapping)
+    assert not np.allclose(np.sort(out.to_numpy(float), axis=0), np.sort(X, axis=0))
+    np.testing.assert_allclose(out.mean().to_numpy(), data.mean().to_numpy(), rtol=1e-9, atol=1e-6 * X.std(0).max())
