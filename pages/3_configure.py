@@ -134,12 +134,13 @@ def body():
         return
     sens = state.sensitive()
     m = len(state.protect_columns())
-    t1, t2, t3 = st.tabs(["FA", "PCA", "M-AGG"])
-    with t1:
+    # one method at a time: only the chosen method's widgets and live plots are computed
+    method = st.radio("Method", ["FA", "PCA", "M-AGG"], horizontal=True, key="config_method")
+    if method == "FA":
         state.safe(lambda: fa_tab(sens, m))
-    with t2:
+    elif method == "PCA":
         state.safe(lambda: pca_tab(sens, m))
-    with t3:
+    else:
         state.safe(lambda: magg_tab(len(state.data())))
 
 

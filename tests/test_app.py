@@ -53,12 +53,16 @@ def test_main_flow_by_widget_keys(app):
     _ok(app)
     cfg = app.session_state["cfg_fa"]
     assert cfg["rotation"] == "varimax" and cfg["factors"] == [1, 2]
+    app.radio(key="config_method").set_value("M-AGG").run()
     app.number_input(key="magg_k").set_value(5).run()
     assert app.session_state["cfg_magg"]["k"] == 5
     # remembered across pages
     app.switch_page("pages/1_data.py").run()
     app.switch_page("pages/3_configure.py").run()
+    app.radio(key="config_method").set_value("FA").run()
     assert app.selectbox(key="fa_rotation").value == "varimax"
+    app.radio(key="config_method").set_value("PCA").run()
+    _ok(app)
     app.switch_page("pages/4_run.py").run()
     app.slider(key="run_reps").set_value(2).run()
     app.button(key="run_button").click().run()

@@ -5,12 +5,17 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 import plotly.graph_objects as go
+import plotly.io as pio
 from plotly.subplots import make_subplots
+
+# A template passed per figure is deep-copied and validated every time (25 ms a figure);
+# the default template is applied once, at serialisation.
+pio.templates.default = "plotly_white"
 
 COLORS = {"FA": "#1f77b4", "PCA": "#ff7f0e", "M-AGG": "#2ca02c"}
 SCORE_NAMES = {"dbrl": "Record linkage (DBRL)", "id": "Interval disclosure (ID)", "pil": "Information loss (PIL)",
                "ps": "Propensity score (PS)", "summary": "Summary", "selectivity": "Selectivity", "overall": "Overall"}
-_LAYOUT = dict(template="plotly_white", margin=dict(l=10, r=10, t=50, b=10), font=dict(size=13))
+_LAYOUT = dict(margin=dict(l=10, r=10, t=50, b=10), font=dict(size=13))
 
 
 def _color(label, i=0):
