@@ -23,6 +23,7 @@ __all__ = ["read_table", "ReadResult", "inspect_data", "Problem", "prepare_relea
 
 SEPARATORS = (",", ";", "\t", "|")
 MAX_COLUMNS = 2000
+MAX_BYTES = 200 * 2**20  # as server.maxUploadSize in .streamlit/config.toml
 
 
 @dataclass(frozen=True)
@@ -96,6 +97,29 @@ def _convert_text_numbers(df, decimal):
     return notes
 
 
+def _excel_formula_notes(raw, df):
+    """Columns whose cells are formulas without stored results (files written by programs
+    that do not compute formulas) come out empty; say so."""
+    try:
+        from openpyxl import load_workbook
+
+        ws = load_workbook(io.BytesIO(raw), read_only=True, data_only=False).worksheets[0]
+        rows = ws.iter_rows(values_only=True)
+        header = next(rows, ())
+        formula_cols = set()
+        for r in rows:
+            for name, v in zip(header, r):
+                if isinstance(v, str) and v.startswith("="):
+                    formula_cols.add(str(name))
+    except Exception:  # the table itself was read; this is only a hint
+        return []
+    empty = [c for c in df.columns if str(c) in formula_cols and df[c].isna().all()]
+    if empty:
+        return [f"column(s) {', '.join(empty)} hold formulas without stored results, so they are empty; "
+                f"open and save the file in Excel or LibreOffice (which compute them), or export CSV"]
+    return []
+
+
 def read_table(source, filename: str = "data.csv", sep: str | None = None, decimal: str | None = None) -> ReadResult:
     """Read CSV/TSV, Excel (.xlsx) or Parquet from bytes (or a path) into a DataFrame.
 
@@ -115,6 +139,9 @@ def read_table(source, filename: str = "data.csv", sep: str | None = None, decim
     name = filename.lower()
     if len(raw) == 0:
         raise ValueError("the file is empty; choose a file with a header row and records.")
+    if len(raw) > MAX_BYTES:
+        raise ValueError(f"the file is {len(raw) / 2**20:.0f} MB; the limit is {MAX_BYTES // 2**20} MB. "
+                         f"Select the records or variables you need before uploading.")
     notes = []
     if name.endswith((".xlsx", ".xlsm", ".xls")):
         try:
@@ -122,6 +149,7 @@ def read_table(source, filename: str = "data.csv", sep: str | None = None, decim
         except Exception as exc:
             raise ValueError(f"the Excel file could not be read ({type(exc).__name__}); save it again as .xlsx or CSV.") from None
         notes.append("Excel: the first sheet was read; formulas were read as their last computed values")
+        notes.extend(_excel_formula_notes(raw, df))
         enc = sep_used = dec_used = None
     elif name.endswith((".parquet", ".pq")):
         try:
@@ -148,7 +176,21 @@ def read_table(source, filename: str = "data.csv", sep: str | None = None, decim
             where = f" near line {line.group(1)}" if line else ""
             raise ValueError(f"the file could not be read as CSV{where}: rows have different numbers of fields. "
                              f"Check the separator (detected {sep_used!r}) and quoting.") from None
+        header = next(csv.reader(io.StringIO(text.splitlines()[0]), delimiter=sep_used), [])
+        names = [h.strip() for h in header]
+        dup = sorted({h for h in names if h and names.count(h) > 1})
+        if dup:
+            raise ValueError(f"duplicated column names: {', '.join(dup)}; rename the columns so that every name is unique.")
         notes.extend(_convert_text_numbers(df, dec_used))
+    empty_unnamed = [c for c in df.columns if str(c).startswith("Unnamed: ") and df[c].isna().all()]
+    if empty_unnamed:
+        df = df.drop(columns=empty_unnamed)
+        notes.append(f"{len(empty_unnamed)} empty column(s) without a name (a trailing separator?) were dropped")
+    stripped = [str(c).strip() for c in df.columns]
+    if stripped != [str(c) for c in df.columns]:
+        if len(set(stripped)) == len(stripped):
+            notes.append("spaces around column names were removed")
+            df.columns = stripped
     df.columns = [str(c) for c in df.columns]
     if df.shape[1] > MAX_COLUMNS:
         raise ValueError(f"the file has {df.shape[1]} columns; at most {MAX_COLUMNS} can be handled. "
@@ -220,6 +262,12 @@ def inspect_data(data: pd.DataFrame, protect_columns=None):
                                f"drop those {rows} records", rows))
         ok = ~(nan | inf).any(axis=1)
         Xo = X[ok]
+        with np.errstate(over="ignore", invalid="ignore"):
+            overflow = [numeric_cols[j] for j in range(Xo.shape[1]) if not np.isfinite(Xo[:, j].sum())]
+        if overflow:
+            out.append(Problem("overflow", tuple(overflow), f"values so large that their sums overflow in {', '.join(overflow)}",
+                               "rescale those columns (e.g. to thousands or millions) before uploading"))
+            return out
         if Xo.shape[0] >= 1:
             const = [numeric_cols[j] for j in range(Xo.shape[1]) if np.ptp(Xo[:, j]) == 0]
             if const:
@@ -236,6 +284,10 @@ def inspect_data(data: pd.DataFrame, protect_columns=None):
                                        f"{tgt} is an exact linear combination of {', '.join(terms)}",
                                        f"nothing to do: {tgt} is left out of the decomposition and rebuilt from the "
                                        f"protected columns, so the identity still holds in the release", blocking=False))
+    if len(numeric_cols) >= 2 and data.shape[0] <= len(numeric_cols):
+        out.append(Problem("size", tuple(numeric_cols), f"{data.shape[0]} records for {len(numeric_cols)} variables to protect",
+                           "protection needs more records than variables: protect fewer variables (give some the role "
+                           "'excluded') or use a file with more records"))
     if len(numeric_cols) < 2:
         out.append(Problem("size", tuple(numeric_cols), f"{len(numeric_cols)} numeric column(s) to protect",
                            "at least 2 are needed: give numeric columns the role 'sensitive' or 'public' "

@@ -42,22 +42,26 @@ def magg(X, cols, k, noise, rng):
     covariance of the aggregated columns equal those of X; 'none' is plain MDAV.
     """
     n = X.shape[0]
-    Xs = X[:, cols]
-    labels = mdav_groups(Xs, k)
-    Xbar = group_means(Xs, labels)
+    labels = mdav_groups(X[:, cols], k)  # MDAV weighs by 1/variance: the partition ignores units
+    # the noise is built in standardised units, so columns of 1e-12 and 1e12 keep full precision
+    mean, sd = X.mean(axis=0), X.std(axis=0)
+    sd = np.where(sd > 0, sd, 1.0)
+    Z = (X - mean) / sd
+    Zs = Z[:, cols]
+    Zbar = group_means(Zs, labels)
     out = X.copy()
     if noise == "none":
-        out[:, cols] = Xbar
+        out[:, cols] = group_means(X[:, cols], labels)
         return out, int(labels.max()) + 1
-    W = Xs - Xbar
+    W = Zs - Zbar
     D = W.T @ W / n
     Dh = sqrt_psd(D)
     N = rng.standard_normal((n, len(cols)))
     if noise == "exact":
         others = [j for j in range(X.shape[1]) if j not in set(cols)]
-        design = np.column_stack([np.ones(n), Xbar - Xbar.mean(axis=0), X[:, others] - X[:, others].mean(axis=0)])
+        design = np.column_stack([np.ones(n), Zbar - Zbar.mean(axis=0), Z[:, others]])
         N = _orthogonal_noise(N, design)
-    out[:, cols] = Xbar + N @ Dh
+    out[:, cols] = (Zbar + N @ Dh) * sd[cols] + mean[cols]
     return out, int(labels.max()) + 1
 
 
@@ -72,7 +76,9 @@ def correlated_noise(X, cols, level, rng):
     """X + e on ``cols``, e ~ N(0, level/100 * Cov(X_cols)); the covariance grows by that factor."""
     n = X.shape[0]
     Xs = X[:, cols]
-    C = np.cov(Xs, rowvar=False, bias=True).reshape(len(cols), len(cols))
+    sd = Xs.std(axis=0)
+    sd = np.where(sd > 0, sd, 1.0)
+    C = np.cov(Xs / sd, rowvar=False, bias=True).reshape(len(cols), len(cols))  # correlations: well scaled
     out = X.copy()
-    out[:, cols] = Xs + rng.standard_normal((n, len(cols))) @ sqrt_psd(C) * np.sqrt(level / 100.0)
+    out[:, cols] = Xs + (rng.standard_normal((n, len(cols))) @ sqrt_psd(C)) * sd * np.sqrt(level / 100.0)
     return out

@@ -217,6 +217,11 @@ def _prepare(data, sensitive, exclude):
             )
     X = data[numeric].to_numpy(dtype=np.float64, copy=True) if numeric else np.empty((len(data), 0))
     check_matrix(X, numeric)
+    if X.shape[0] <= X.shape[1]:
+        raise ValueError(
+            f"data has {X.shape[0]} records and {X.shape[1]} variables to protect: more variables than records "
+            f"cannot be decomposed or linked meaningfully. Protect fewer variables (exclude=[...]) or use more records."
+        )
     sens_names = check_names(sensitive, numeric, "sensitive") if sensitive is not None else None
     if sens_names is not None and len(sens_names) == 0:
         sens_names = None
