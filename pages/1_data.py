@@ -14,15 +14,22 @@ SAMPLES = {"tarragona": "Tarragona: 834 companies, 13 accounting figures",
            "eia": "EIA: 4092 monthly utility records, 10 continuous + identifiers"}
 
 
+def _load_sample():
+    name = st.session_state["sample_choice"]
+    state.set_data(sdccore.load_dataset(name), name, (), sample=True)
+
+
 def load_section():
-    src = st.radio("Source", ["Sample data set", "Upload a file"], horizontal=True, key="source")
+    # our own key remembers the source across pages (widget state is dropped when the page is left)
+    sources = ["Sample data set", "Upload a file"]
+    src = st.radio("Source", sources, horizontal=True, key="source",
+                   index=sources.index(st.session_state.get("source_choice", sources[0])))
+    st.session_state["source_choice"] = src
     if src == "Sample data set":
-        current = st.session_state["data_name"] if st.session_state["data_name"] in SAMPLES else "tarragona"
-        name = st.selectbox("Sample", list(SAMPLES), index=list(SAMPLES).index(current),
-                            format_func=lambda k: SAMPLES[k], key="sample_choice")
-        if name != st.session_state["data_name"]:
-            state.set_data(sdccore.load_dataset(name), name, (), sample=True)
-            st.rerun()
+        current = st.session_state["data_name"]
+        st.selectbox("Sample", list(SAMPLES), index=list(SAMPLES).index(current) if current in SAMPLES else None,
+                     format_func=lambda k: SAMPLES[k], key="sample_choice", on_change=_load_sample,
+                     placeholder="Choose a sample to replace the loaded data")
     else:
         c1, c2 = st.columns(2)
         sep = c1.selectbox("Separator", ["detect", ",", ";", "tab", "|"], key="sep_choice")

@@ -193,3 +193,19 @@ def test_cli_reproduces_dashboard_release(tmp_path, tarragona):
                         str(tmp_path / "r.json"), "--out", str(tmp_path / "out.csv")], capture_output=True, text=True, cwd=ROOT)
     assert p.returncode == 0, p.stderr
     assert (tmp_path / "out.csv").read_text() == expected
+
+
+def test_returning_to_the_data_page_keeps_uploaded_data(app):
+    """Regression: the Data page once reloaded the sample over an uploaded file."""
+    df = sdccore.load_dataset("tarragona").iloc[:100]
+    app.session_state["data"] = df
+    app.session_state["data_name"] = "mine.csv"
+    app.session_state["data_token"] = "tok"
+    app.session_state["roles"] = {c: "public" for c in df.columns}
+    app.switch_page("pages/2_explore.py").run()
+    app.switch_page("pages/1_data.py").run()
+    _ok(app)
+    assert app.session_state["data_name"] == "mine.csv" and len(app.session_state["data"]) == 100
+    # choosing a sample on purpose does replace it
+    app.selectbox(key="sample_choice").set_value("casc").run()
+    assert app.session_state["data_name"] == "casc"

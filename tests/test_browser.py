@@ -138,3 +138,64 @@ def test_upload_protect_download(server, browser, tmp_path):
     # rows were shuffled: compare sorted rows, and column means (kept exactly by PCA swapping)
     assert not np.allclose(np.sort(out.to_numpy(float), axis=0), np.sort(X, axis=0))
     np.testing.assert_allclose(out.mean().to_numpy(), data.mean().to_numpy(), rtol=1e-9, atol=1e-6 * X.std(0).max())
+
+
+def _upload_in(page, server, path):
+    page.goto(server)
+    page.get_by_role("heading", name="Data").wait_for(timeout=60000)
+    _idle(page)
+    page.get_by_test_id("stRadioGroup").get_by_text("Upload a file", exact=True).click()
+    _idle(page)
+    page.locator("[data-testid='stFileUploaderDropzoneInput']").set_input_files(str(path))
+    page.get_by_text(f"{path.name} (").wait_for(timeout=60000)
+    _idle(page)
+
+
+def test_two_sessions_never_see_each_other(server, browser, tmp_path):
+    """Two concurrent sessions with different data: previews, plots and downloads stay apart."""
+    base = sdccore.load_dataset("tarragona")
+    a = base.iloc[:400].add_prefix("alpha_")
+    b = sdccore.load_dataset("casc").iloc[:500].add_prefix("beta_")
+    pa, pb = tmp_path / "first.csv", tmp_path / "second.csv"
+    a.to_csv(pa, index=False)
+    b.to_csv(pb, index=False)
+    ca, cb = browser.new_context(accept_downloads=True), browser.new_context(accept_downloads=True)
+    A, B = ca.new_page(), cb.new_page()
+    _upload_in(A, server, pa)
+    _upload_in(B, server, pb)
+    _goto(A, "2 Explore")  # a rerun of A after B uploaded
+    _goto(A, "1 Data")
+    textA, textB = A.content(), B.content()
+    assert "first.csv" in textA and "second.csv" not in textA and "beta_" not in textA
+    assert "second.csv" in textB and "first.csv" not in textB and "alpha_" not in textB
+    for page, cols in ((A, a.columns), (B, b.columns)):
+        _goto(page, "5 Download")
+        with page.expect_download() as dl:
+            page.get_by_role("button", name="Download the protected CSV").click()
+        got = pd.read_csv(dl.value.path())
+        assert list(got.columns) == list(cols)
+    ca.close()
+    cb.close()
+
+
+def test_five_concurrent_comparisons(server, browser):
+    """Five sessions run a comparison on Tarragona at the same time; all finish without error."""
+    ctxs = [browser.new_context() for _ in range(5)]
+    pages = [c.new_page() for c in ctxs]
+    for p in pages:
+        p.goto(server)
+        p.get_by_role("heading", name="Data").wait_for(timeout=60000)
+        _idle(p)
+        _goto(p, "4 Run and compare")
+    start = time.time()
+    for p in pages:
+        p.get_by_role("button", name="Run comparison").click()
+    took = []
+    for p in pages:
+        p.get_by_text("Configuration to release").wait_for(timeout=240000)
+        took.append(time.time() - start)
+        assert p.locator("[data-testid='stException']").count() == 0
+        assert p.get_by_text("Something went wrong").count() == 0
+    print("seconds until each of 5 concurrent comparisons finished:", [round(t, 1) for t in took])
+    for c in ctxs:
+        c.close()
