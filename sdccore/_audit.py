@@ -16,7 +16,7 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
-from ._validation import check_dataframe, check_names, numeric_columns
+from ._validation import check_names, numeric_matrix
 
 __all__ = ["audit_factor_scores", "factor_scores", "Audit"]
 
@@ -71,16 +71,8 @@ def audit_factor_scores(data, target=None, n_helpers=8, methods=("bartlett", "th
     variables least correlated with the target join it in a factor model, every number of
     factors and each extraction (minres; principal components, whose isolated eigenvector is
     the paper's eq. 8 case) is tried, with Bartlett and Thomson scores."""
-    data = check_dataframe(data)
-    num = numeric_columns(data)
-    if len(num) < 3:
-        raise ValueError("the audit needs at least 3 numeric variables.")
-    X = data[num].to_numpy(dtype=float)
-    if not np.isfinite(X).all():
-        raise ValueError("data has missing or infinite values; drop those records first.")
+    num, X = numeric_matrix(data, min_columns=3)
     sd = X.std(axis=0)
-    if not (sd > 0).all():
-        raise ValueError("data has constant columns; exclude them first.")
     targets = check_names(target, num, "target") if target is not None else num
     mean = X.mean(axis=0)
     Zall = (X - mean) / sd

@@ -12,7 +12,7 @@ import pandas as pd
 
 from ._measures import evaluate
 from ._protect import decompose, protect
-from ._validation import check_dataframe, check_names, check_number, make_rng, numeric_columns
+from ._validation import check_names, check_number, make_rng, numeric_columns, numeric_matrix
 
 __all__ = ["correlation_indices", "compare", "search", "CorrelationIndices", "Comparison", "SearchResult"]
 
@@ -35,16 +35,7 @@ class CorrelationIndices:
 
 
 def _abs_corr(data):
-    data = check_dataframe(data)
-    num = numeric_columns(data)
-    if len(num) < 3:
-        raise ValueError("between/within indices need at least 3 numeric variables.")
-    X = data[num].to_numpy(dtype=float)
-    if not np.isfinite(X).all():
-        raise ValueError("data has missing or infinite values; drop those records first.")
-    sd = X.std(axis=0)
-    if not (sd > 0).all():
-        raise ValueError("data has constant columns; exclude them first.")
+    num, X = numeric_matrix(data, min_columns=3)  # a sensitive one and two public ones at least
     return num, np.abs(np.corrcoef(X, rowvar=False))
 
 

@@ -13,23 +13,15 @@ from scipy.cluster import hierarchy
 from scipy.spatial.distance import squareform
 
 from . import _decomp as dc
-from ._validation import check_dataframe, check_matrix, numeric_columns
+from ._validation import numeric_matrix
 
 __all__ = ["correlation_matrix", "sampling_adequacy", "scree", "Adequacy"]
-
-
-def _matrix(data, columns=None):
-    data = check_dataframe(data)
-    cols = list(columns) if columns is not None else numeric_columns(data)
-    X = data[cols].to_numpy(dtype=float)
-    check_matrix(X, cols)
-    return cols, X
 
 
 def correlation_matrix(data, columns=None, order="clustered"):
     """Pearson correlations; ``order='clustered'`` sorts variables by average-linkage
     clustering on 1 - |r| so that blocks of related variables sit together."""
-    cols, X = _matrix(data, columns)
+    cols, X = numeric_matrix(data, columns)
     R = np.corrcoef(X, rowvar=False)
     if order == "clustered" and len(cols) > 2:
         D = np.clip(1 - np.abs(R), 0, None)
@@ -63,7 +55,7 @@ def _kaiser(k):
 
 
 def sampling_adequacy(data, columns=None):
-    cols, X = _matrix(data, columns)
+    cols, X = numeric_matrix(data, columns)
     n, m = X.shape
     R = np.corrcoef(X, rowvar=False)
     # KMO from the partial correlations (pseudo-inverse: exact dependencies make R singular)
@@ -92,7 +84,7 @@ def sampling_adequacy(data, columns=None):
 
 def scree(data, columns=None):
     """Eigenvalues of the correlation matrix with the share and cumulative share of variance."""
-    cols, X = _matrix(data, columns)
+    cols, X = numeric_matrix(data, columns)
     _, _, _, R = dc.standardize_with_correlation(X)
     _, lam = dc.pca_decomposition(R)
     share = lam / lam.sum()

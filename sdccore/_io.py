@@ -248,18 +248,14 @@ def inspect_data(data: pd.DataFrame, protect_columns=None):
     numeric_cols = [c for c in cols if c in num]
     if numeric_cols:
         X = data[numeric_cols].to_numpy(dtype=float)
-        nan = np.isnan(X)
-        if nan.any():
-            rows = int(nan.any(axis=1).sum())
-            which = [numeric_cols[j] for j in np.flatnonzero(nan.any(axis=0))]
-            out.append(Problem("missing", tuple(which), f"{rows} record(s) have missing values (in {', '.join(which[:8])})",
-                               f"drop those {rows} records (or impute them before uploading)", rows))
-        inf = np.isinf(X)
-        if inf.any():
-            rows = int(inf.any(axis=1).sum())
-            which = [numeric_cols[j] for j in np.flatnonzero(inf.any(axis=0))]
-            out.append(Problem("infinite", tuple(which), f"{rows} record(s) have infinite values (in {', '.join(which[:8])})",
-                               f"drop those {rows} records", rows))
+        nan, inf = np.isnan(X), np.isinf(X)
+        for kind, mask, what, fix in (("missing", nan, "missing", " (or impute them before uploading)"),
+                                      ("infinite", inf, "infinite", "")):
+            if mask.any():
+                rows = int(mask.any(axis=1).sum())
+                which = [numeric_cols[j] for j in np.flatnonzero(mask.any(axis=0))]
+                out.append(Problem(kind, tuple(which), f"{rows} record(s) have {what} values (in {', '.join(which[:8])})",
+                                   f"drop those {rows} records{fix}", rows))
         ok = ~(nan | inf).any(axis=1)
         Xo = X[ok]
         with np.errstate(over="ignore", invalid="ignore"):

@@ -110,7 +110,7 @@ def check_matrix(X: np.ndarray, columns, name: str = "data", min_rows: int = MIN
         )
     if m < min_columns:
         raise ValueError(
-            f"{name} has {m} numeric column{'s' if m != 1 else ''} to protect; at least {min_columns} are needed. "
+            f"{name} has {m} numeric column{'s' if m != 1 else ''}; at least {min_columns} are needed. "
             f"Check that numbers are stored as numbers (not text) and that columns are not all excluded."
         )
     with np.errstate(over="ignore", invalid="ignore"):
@@ -145,6 +145,17 @@ def check_spread(X, sd, mean, columns, name="data"):
             f"{name} has constant column(s) {', '.join(map(str, const))}; a constant carries no information "
             f"to protect: exclude it (exclude=[...]) or drop it."
         )
+
+
+def numeric_matrix(data, columns=None, min_columns=MIN_COLUMNS, name="data"):
+    """(column names, float matrix) of the numeric columns of a DataFrame, checked as
+    ``protect`` checks its input: size, missing or infinite values, constant columns."""
+    data = check_dataframe(data, name)
+    cols = list(columns) if columns is not None else numeric_columns(data)
+    X = data[cols].to_numpy(dtype=float) if cols else np.empty((len(data), 0))
+    check_matrix(X, cols, name, min_columns=min_columns)
+    check_spread(X, X.std(axis=0), X.mean(axis=0), cols, name)
+    return cols, X
 
 
 def check_choice(value, choices, arg: str):
