@@ -53,7 +53,7 @@ def main(cycles=20, mb=50):
         except OSError:
             time.sleep(0.5)
     tmp = Path(tempfile.mkdtemp())
-    rows = int(mb * 2**20 / 100)
+    rows = int(mb * 2**20 / 70)  # about 70 bytes a row
     rng = np.random.default_rng(0)
     big = tmp / "big.csv"
     pd.DataFrame(rng.standard_normal((rows, 6)) * 1000, columns=list("abcdef")).to_csv(big, index=False, float_format="%.6f")
@@ -83,8 +83,10 @@ def main(cycles=20, mb=50):
                 idle(page)
                 ctx.close()
                 print(f"cycle {c + 1:2d}: {time.time() - t:5.1f} s, server RSS {rss_mb(proc.pid):6.0f} MB", flush=True)
-            for wait in (30, 65):
-                time.sleep(wait if wait == 30 else 35)
+            waited = 0
+            for wait in (30, 65, 130):
+                time.sleep(wait - waited)
+                waited = wait
                 print(f"{wait} s after the last session closed: server RSS {rss_mb(proc.pid):.0f} MB", flush=True)
             ctxs = [b.new_context() for _ in range(5)]
             pages = [c.new_page() for c in ctxs]
