@@ -93,8 +93,11 @@ def main(cycles=20, mb=50):
             page.get_by_role("heading", name="Data").wait_for(timeout=120000)
             idle(page)
             time.sleep(5)
-            print(f"after a new session connected: server RSS {rss_mb(proc.pid):.0f} MB", flush=True)
+            print(f"a new session connected: server RSS {rss_mb(proc.pid):.0f} MB", flush=True)
             ctx.close()
+            for extra in (10, 30):
+                time.sleep(10 if extra == 10 else 20)
+                print(f"{extra} s later: server RSS {rss_mb(proc.pid):.0f} MB", flush=True)
             ctxs = [b.new_context() for _ in range(5)]
             pages = [c.new_page() for c in ctxs]
             for pg in pages:
