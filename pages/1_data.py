@@ -23,7 +23,7 @@ def load_section():
     # our own key remembers the source across pages (widget state is dropped when the page is left)
     sources = ["Sample data set", "Upload a file"]
     src = st.radio("Source", sources, horizontal=True, key="source",
-                   index=sources.index(st.session_state.get("source_choice", sources[0])))
+                   index=sources.index(st.session_state["source_choice"]))
     st.session_state["source_choice"] = src
     if src == "Sample data set":
         current = st.session_state["data_name"]
@@ -37,7 +37,7 @@ def load_section():
         up = st.file_uploader("CSV, Excel (.xlsx) or Parquet", type=["csv", "txt", "tsv", "xlsx", "parquet"], key="upload")
         if up is not None:
             sig = (up.file_id, sep, dec)
-            if st.session_state.get("upload_sig") != sig:
+            if st.session_state["upload_sig"] != sig:
                 st.session_state["upload_sig"] = sig
                 err = state.handle_upload(up.getvalue(), up.name,
                                           sep=None if sep == "detect" else ("\t" if sep == "tab" else sep),
@@ -45,7 +45,7 @@ def load_section():
                 st.session_state["upload_error"] = err
                 if err is None:
                     st.rerun()
-        if st.session_state.get("upload_error"):
+        if st.session_state["upload_error"]:
             st.error(st.session_state["upload_error"] + " Your previous data are still loaded.")
 
 

@@ -58,7 +58,7 @@ def body():
              "and Bleninger). The audit shows how close an intruder with factor scores would get to each variable.")
     if st.button("Run the factor-score audit", key="run_audit"):
         st.session_state["audit_token"] = state.token()
-    if st.session_state.get("audit_token") == state.token():
+    if st.session_state["audit_token"] == state.token():
         with st.spinner("Trying every number of factors for every variable..."):
             a = state.audit()
         t = a.table[["best_abs_cor", "method", "n_factors", "share_within_0.5pct", "flag"]]

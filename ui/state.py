@@ -2,7 +2,8 @@
 
 Session state keys (ours, initialised in ``init``):
   data, data_name, data_token, read_notes, roles, seed, cfg_fa, cfg_pca, cfg_magg,
-  comparison, search, release_label, release_config.
+  comparison, search, release_label, release_config, source_choice, upload_sig,
+  upload_error, audit_token.
 Caching: every sdccore call goes through ``st.cache_data(scope="session")`` keyed by the
 explicit data token (a SHA-256 of the frame's contents and column names; Streamlit's own
 hash of a large frame samples rows, so two different frames could collide) plus the options
@@ -63,6 +64,10 @@ def init():
     ss.setdefault("search", None)
     ss.setdefault("release_label", None)
     ss.setdefault("release_config", None)
+    ss.setdefault("source_choice", "Sample data set")
+    ss.setdefault("upload_sig", None)
+    ss.setdefault("upload_error", None)
+    ss.setdefault("audit_token", None)
     if "data" not in ss:
         set_data(sdccore.load_dataset("tarragona"), "tarragona", (), sample=True)
 
