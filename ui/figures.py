@@ -107,7 +107,7 @@ def perturbed_share_figure(share: pd.Series, sensitive=()):
                            marker_color=["#d62728" if v in sens else "#1f77b4" for v in share.index],
                            text=[f"{p:.0f} %" for p in pct], textposition="auto",
                            hovertemplate="%{y}: %{x:.1f} % of its variance is perturbed<extra></extra>"))
-    fig.update_layout(title="Share of each variable's variance that will be perturbed (red: sensitive)",
+    fig.update_layout(title="Variance share that will be perturbed (red: sensitive)",
                       xaxis=dict(title="% of variance (what changes; the rest stays)", range=[0, 100]),
                       yaxis=dict(autorange="reversed"), height=max(320, 24 * len(share) + 120), **_LAYOUT)
     return fig
@@ -161,7 +161,7 @@ def own_correlation_figure(ic: pd.DataFrame):
     colors = ["#d62728" if s else "#1f77b4" for s in ic.sensitive]
     fig = go.Figure(go.Bar(x=ic.abs_cor, y=list(map(str, ic.index)), orientation="h", marker_color=colors,
                            hovertemplate="%{y}: |cor(original, protected)| = %{x:.3f}<extra></extra>"))
-    fig.update_layout(title="Correlation of each variable with its protected version (red: sensitive)",
+    fig.update_layout(title="|cor(original, protected)| (red: sensitive)",
                       xaxis=dict(title="|cor(x, x')|", range=[0, 1]), yaxis=dict(autorange="reversed"),
                       height=max(320, 24 * len(ic) + 120), **_LAYOUT)
     return fig
