@@ -166,14 +166,15 @@ def compare(data, configs, sensitive=None, reps=30, rng=None, progress=None, eva
     done = 0
     cancelled = False
     secs = {"protect": 0.0, "evaluate": 0.0}
+    numeric = numeric_columns(data)
     for c, (label, cfg) in enumerate(items):
         cfg = dict(cfg)
         method = cfg.pop("method")
+        num = [col for col in numeric if col not in set(cfg.get("exclude") or [])]
         for r in range(reps):
             t0 = time.perf_counter()
             res = protect(data, method=method, sensitive=sensitive, rng=int(seeds[c, r]), **cfg)
             t1 = time.perf_counter()
-            num = [col for col in res.data.columns if col in numeric_columns(data) and col not in set(cfg.get("exclude") or [])]
             ev = evaluate(data[num], res.data[num], sensitive=sensitive, **ev_opts)
             t2 = time.perf_counter()
             secs["protect"] += t1 - t0

@@ -335,11 +335,10 @@ def _plan(prep, method, o):
 
 
 def _resolve_labels(o, method, m):
+    """Validate a list of 1-based factor/component labels ('all' and 'auto' were checked before)."""
     key = "factors" if method == "fa" else "components"
     if key in o and not isinstance(o[key], str):
         o[key] = _labels_option(o[key], m, key, "factor" if method == "fa" else "component")
-    elif key in o:
-        o[key] = _labels_option(o[key], m, key, "factor")
 
 
 def _effective(method, sensitive_names, exclude, seed, o):
