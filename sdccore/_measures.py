@@ -73,98 +73,115 @@ def _indices(names, columns, arg):
 
 # ----------------------------------------------------------------------------- DBRL
 
-_TILE = 2048  # protected records per tile: 4 rows of distances stay in L1, the tile of B in L2
+_TILE = 2048  # protected records per tile: 4 rows of float32 distances stay in L1
+CAP = 32      # candidates kept per record before falling back to an exact scan
 
 
 @njit(cache=True, parallel=True)
-def _nearest_kernel(A, Bt, TB):
-    """Exact nearest rows of Bt.T for each row of A, four original rows per pass over B."""
+def _nearest_kernel(A, Bt, A32, Bt32, Emax, TB):
     n, m = A.shape
     nb = Bt.shape[1]
     R = 4
-    first = np.empty(n, np.int64)
-    ties = np.empty(n, np.int64)
-    own = np.zeros(n, np.bool_)
-    for b in prange((n + R - 1) // R):
-        i0 = b * R
+    first = np.empty(n, np.int64); ties = np.empty(n, np.int64); own = np.zeros(n, np.bool_)
+    for blk in prange((n + R - 1) // R):
+        i0 = blk * R
         rows = min(R, n - i0)
-        D = np.empty((R, TB))
-        a = np.zeros((R, m))
+        D = np.empty((R, TB), dtype=np.float32)
+        a = np.zeros((R, m), dtype=np.float32)
+        E = np.zeros(R)
         for r in range(rows):
+            e2 = 0.0
             for j in range(m):
-                a[r, j] = A[i0 + r, j]
-        mn = np.full(R, np.inf)
-        cnt = np.zeros(R, np.int64)
-        fst = np.full(R, -1)
-        hit = np.zeros(R, np.bool_)
+                a[r, j] = A32[i0 + r, j]
+                t = abs(A[i0 + r, j]) + Emax[j]
+                e2 += t * t
+            E[r] = np.sqrt(e2) * 2.0 ** -22  # 2x the first-order rounding bound
+        best = np.full(R, np.inf)
+        cand = np.empty((R, CAP), dtype=np.int64)
+        nc = np.zeros(R, dtype=np.int64)
+        over = np.zeros(R, dtype=np.bool_)
         for s in range(0, nb, TB):
             L = min(TB, nb - s)
-            d0 = D[0]
-            d1 = D[1]
-            d2 = D[2]
-            d3 = D[3]
+            d0 = D[0]; d1 = D[1]; d2 = D[2]; d3 = D[3]
             for q in range(L):
-                d0[q] = 0.0
-                d1[q] = 0.0
-                d2[q] = 0.0
-                d3[q] = 0.0
+                d0[q] = 0.0; d1[q] = 0.0; d2[q] = 0.0; d3[q] = 0.0
             for j in range(m):
-                a0 = a[0, j]
-                a1 = a[1, j]
-                a2 = a[2, j]
-                a3 = a[3, j]
-                row = Bt[j, s:s + L]
+                a0 = a[0, j]; a1 = a[1, j]; a2 = a[2, j]; a3 = a[3, j]
+                row = Bt32[j, s:s + L]
                 for q in range(L):
                     v = row[q]
-                    t0 = v - a0
-                    t1 = v - a1
-                    t2 = v - a2
-                    t3 = v - a3
-                    d0[q] += t0 * t0
-                    d1[q] += t1 * t1
-                    d2[q] += t2 * t2
-                    d3[q] += t3 * t3
+                    t0 = v - a0; t1 = v - a1; t2 = v - a2; t3 = v - a3
+                    d0[q] += t0 * t0; d1[q] += t1 * t1; d2[q] += t2 * t2; d3[q] += t3 * t3
             for r in range(rows):
                 d = D[r]
-                bm = np.inf
+                tm = np.float32(np.inf)
                 for q in range(L):
-                    if d[q] < bm:
-                        bm = d[q]
-                if bm > mn[r]:
+                    if d[q] < tm:
+                        tm = d[q]
+                b = min(best[r], tm)
+                tol = 2.0 * (2.0 * np.sqrt(b) * E[r] + E[r] * E[r] + 2.0 * m * 6.0e-8 * b) + 1e-30
+                if tm > best[r] + tol:
                     continue
-                if bm < mn[r]:
-                    mn[r] = bm
-                    cnt[r] = 0
-                    fst[r] = -1
-                    hit[r] = False
+                best[r] = b
+                lim = b + tol
                 for q in range(L):
-                    if d[q] == bm:
-                        if fst[r] < 0:
-                            fst[r] = s + q
-                        cnt[r] += 1
-                        if s + q == i0 + r:
-                            hit[r] = True
+                    if d[q] <= lim:
+                        if nc[r] < CAP:
+                            cand[r, nc[r]] = s + q
+                            nc[r] += 1
+                        else:
+                            over[r] = True
         for r in range(rows):
-            first[i0 + r] = fst[r]
-            ties[i0 + r] = cnt[r]
-            own[i0 + r] = hit[r]
+            i = i0 + r
+            mn = np.inf; c = 0; f = -1; h = False
+            if over[r]:
+                for q in range(nb):
+                    dd = 0.0
+                    for j in range(m):
+                        t = A[i, j] - Bt[j, q]
+                        dd += t * t
+                    if dd < mn:
+                        mn = dd; c = 1; f = q; h = q == i
+                    elif dd == mn:
+                        c += 1
+                        if q == i: h = True
+            else:
+                # exact distances of the candidates, in increasing index order for the tie rule
+                idx = np.sort(cand[r, :nc[r]])
+                for t_ in range(idx.shape[0]):
+                    q = idx[t_]
+                    dd = 0.0
+                    for j in range(m):
+                        t = A[i, j] - Bt[j, q]
+                        dd += t * t
+                    if dd < mn:
+                        mn = dd; c = 1; f = q; h = q == i
+                    elif dd == mn:
+                        c += 1
+                        if q == i: h = True
+            first[i] = f; ties[i] = c; own[i] = h
     return first, ties, own
 
 
 def _nearest(A, B):
     """For each row of A, the rows of B at the smallest Euclidean distance, ties exact.
 
-    Distances are computed directly, (a - b)^2 summed over the variables in the same order
-    for every pair, so identical records tie exactly.  A compiled loop, vectorised over tiles
-    of protected records, four original records per pass, parallel over the original ones;
-    memory O(tile) per thread, never an n x n matrix.  Measured here at 50,000 x 13: 3.4 s,
-    against 7.9 s for chunked BLAS (||a||^2 - 2 a.b + ||b||^2), whose 13-wide products are
-    bound by writing the distances to memory.
+    Screening in float32 (twice the SIMD width and half the memory of float64): for each
+    original record the protected records whose float32 distance lies within a proven bound
+    of the smallest one are kept (the bound covers the rounding of the inputs to float32 and
+    of the sums, with a factor 2 to spare); their exact float64 distances, (a - b)^2 summed
+    in a fixed order, then decide, so identical records tie exactly.  A record with more
+    than CAP candidates (many duplicates) is scanned exactly.  Four original records per
+    pass over a tile of protected ones, parallel over the original ones; memory O(tile) per
+    thread, never an n x n matrix.  Measured here at 100,000 x 13: about half the time of
+    the exact float64 kernel, which in turn beat chunked BLAS (||a||^2 - 2 a.b + ||b||^2),
+    bound by writing the distances to memory when the inner dimension is 13.
     Returns (first nearest index, number of tied nearest, whether the own record is among them).
     """
     A = np.ascontiguousarray(A, dtype=np.float64)
     Bt = np.ascontiguousarray(np.asarray(B, dtype=np.float64).T)
-    return _nearest_kernel(A, Bt, _TILE)
+    Emax = np.abs(Bt).max(axis=1) if Bt.shape[1] else np.zeros(Bt.shape[0])
+    return _nearest_kernel(A, Bt, A.astype(np.float32), Bt.astype(np.float32), Emax, _TILE)
 
 
 def _standardized_pair(X, Y, cols):

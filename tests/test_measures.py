@@ -263,3 +263,21 @@ def test_zero_variance_variable_is_documented_behaviour():
     assert ev.details["ic"].loc["c", "abs_cor"] == 1.0
     assert np.isnan(ev.details["id"].loc["c"]).all()
     assert all(np.isfinite(v) for v in ev.scores.values())
+
+
+@pytest.mark.parametrize("seed", range(4))
+def test_float32_screened_nearest_equals_exact_brute_force(seed):
+    """The float32 screen must never lose the exact nearest record: near-ties, duplicates
+    (more than the candidate buffer holds), outlying rows and tiny distances."""
+    rng = np.random.default_rng(seed)
+    n, m = 400, int(rng.integers(1, 14))
+    A = rng.standard_normal((n, m))
+    A[:5] *= 1e3  # outliers make the rounding bound large for some rows
+    B = A + rng.standard_normal((n, m)) * 10.0 ** rng.uniform(-9, 0)
+    B[50:100] = B[50]  # 50 identical protected records: overflows the 32-candidate buffer
+    A[60] = B[50]
+    first, ties, own = M._nearest(A, B)
+    D = ((A[:, None, :] - B[None, :, :]) ** 2).sum(-1)
+    for i in range(n):
+        best = np.flatnonzero(D[i] == D[i].min())
+        assert first[i] == best[0] and ties[i] == len(best) and own[i] == (i in best)
