@@ -73,7 +73,7 @@ def _indices(names, columns, arg):
 
 # ----------------------------------------------------------------------------- DBRL
 
-_TILE = 2048  # protected records per tile: 4 rows of float32 distances stay in L1
+_TILE = 512  # protected records per tile: 4 rows of float32 distances stay in L1 (512: 7.2 s at 100k, 2048: 10.3 s)
 CAP = 32      # candidates kept per record before falling back to an exact scan
 
 
@@ -173,7 +173,7 @@ def _nearest(A, B):
     in a fixed order, then decide, so identical records tie exactly.  A record with more
     than CAP candidates (many duplicates) is scanned exactly.  Four original records per
     pass over a tile of protected ones, parallel over the original ones; memory O(tile) per
-    thread, never an n x n matrix.  Measured here at 100,000 x 13: about half the time of
+    thread, never an n x n matrix.  Measured here at 100,000 x 13: 7.3 s, against 18-22 s for
     the exact float64 kernel, which in turn beat chunked BLAS (||a||^2 - 2 a.b + ||b||^2),
     bound by writing the distances to memory when the inner dimension is 13.
     Returns (first nearest index, number of tied nearest, whether the own record is among them).
