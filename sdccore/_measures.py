@@ -133,33 +133,31 @@ def _nearest_kernel(A, Bt, A32, Bt32, Emax, TB):
                             over[r] = True
         for r in range(rows):
             i = i0 + r
-            mn = np.inf; c = 0; f = -1; h = False
-            if over[r]:
-                for q in range(nb):
-                    dd = 0.0
-                    for j in range(m):
-                        t = A[i, j] - Bt[j, q]
-                        dd += t * t
-                    if dd < mn:
-                        mn = dd; c = 1; f = q; h = q == i
-                    elif dd == mn:
-                        c += 1
-                        if q == i: h = True
-            else:
-                # exact distances of the candidates, in increasing index order for the tie rule
-                idx = np.sort(cand[r, :nc[r]])
-                for t_ in range(idx.shape[0]):
-                    q = idx[t_]
-                    dd = 0.0
-                    for j in range(m):
-                        t = A[i, j] - Bt[j, q]
-                        dd += t * t
-                    if dd < mn:
-                        mn = dd; c = 1; f = q; h = q == i
-                    elif dd == mn:
-                        c += 1
-                        if q == i: h = True
-            first[i] = f; ties[i] = c; own[i] = h
+            mn = np.inf
+            c = 0
+            f = -1
+            h = False
+            # exact distances of the candidates (of every record after an overflow), in
+            # increasing index order so that the first of tied records is reported
+            idx = np.arange(nb) if over[r] else np.sort(cand[r, :nc[r]])
+            for t_ in range(idx.shape[0]):
+                q = idx[t_]
+                dd = 0.0
+                for j in range(m):
+                    t = A[i, j] - Bt[j, q]
+                    dd += t * t
+                if dd < mn:
+                    mn = dd
+                    c = 1
+                    f = q
+                    h = q == i
+                elif dd == mn:
+                    c += 1
+                    if q == i:
+                        h = True
+            first[i] = f
+            ties[i] = c
+            own[i] = h
     return first, ties, own
 
 

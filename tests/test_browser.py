@@ -89,19 +89,24 @@ def _shot(page, name):
     page.screenshot(path=str(SHOTS / f"{name}.png"), full_page=True)
 
 
-def test_upload_protect_download(server, browser, tmp_path):
-    data = sdccore.load_dataset("tarragona")
-    src = tmp_path / "firms.csv"
-    data.to_csv(src, index=False)
-    page = browser.new_page(viewport={"width": 1400, "height": 1000}, accept_downloads=True)
+def _upload_in(page, server, path):
     page.goto(server)
     page.get_by_role("heading", name="Data").wait_for(timeout=60000)
     _idle(page)
     page.get_by_test_id("stRadioGroup").get_by_text("Upload a file", exact=True).click()
     _idle(page)
-    page.locator("[data-testid='stFileUploaderDropzoneInput']").set_input_files(str(src))
-    page.get_by_text("firms.csv (834 records").wait_for(timeout=60000)
+    page.locator("[data-testid='stFileUploaderDropzoneInput']").set_input_files(str(path))
+    page.get_by_text(f"{path.name} (").wait_for(timeout=60000)
     _idle(page)
+
+
+def test_upload_protect_download(server, browser, tmp_path):
+    data = sdccore.load_dataset("tarragona")
+    src = tmp_path / "firms.csv"
+    data.to_csv(src, index=False)
+    page = browser.new_page(viewport={"width": 1400, "height": 1000}, accept_downloads=True)
+    _upload_in(page, server, src)
+    page.get_by_text("firms.csv (834 records").wait_for(timeout=60000)
     # sensitive variable
     box = page.get_by_role("combobox", name="Sensitive (protected most)")
     box.click()
@@ -138,17 +143,6 @@ def test_upload_protect_download(server, browser, tmp_path):
     # rows were shuffled: compare sorted rows, and column means (kept exactly by PCA swapping)
     assert not np.allclose(np.sort(out.to_numpy(float), axis=0), np.sort(X, axis=0))
     np.testing.assert_allclose(out.mean().to_numpy(), data.mean().to_numpy(), rtol=1e-9, atol=1e-6 * X.std(0).max())
-
-
-def _upload_in(page, server, path):
-    page.goto(server)
-    page.get_by_role("heading", name="Data").wait_for(timeout=60000)
-    _idle(page)
-    page.get_by_test_id("stRadioGroup").get_by_text("Upload a file", exact=True).click()
-    _idle(page)
-    page.locator("[data-testid='stFileUploaderDropzoneInput']").set_input_files(str(path))
-    page.get_by_text(f"{path.name} (").wait_for(timeout=60000)
-    _idle(page)
 
 
 def test_two_sessions_never_see_each_other(server, browser, tmp_path):
