@@ -22,7 +22,7 @@ def body():
         st.subheader("Is there structure for factors to carry?")
         m1, m2 = st.columns(2)
         m1.metric("KMO", f"{ad.kmo:.2f}", help="Kaiser-Meyer-Olkin sampling adequacy: above 0.8 is good, below 0.5 poor.")
-        m2.metric("Bartlett p-value", f"{ad.bartlett_p:.2g}",
+        m2.metric("Bartlett p-value", f"{ad.bartlett_p:.2g}" if ad.bartlett_p > 0 else "< 1e-300",
                   help="Test that all correlations are zero; a small p means shared structure.")
         st.write(ad.verdict)
         st.plotly_chart(figures.scree_figure(ex["scree"]), key="scree")

@@ -78,7 +78,7 @@ def sampling_adequacy(data, columns=None):
         p = float(stats.chi2.sf(chi2, df)) if np.isfinite(chi2) else 0.0
     verdict = (f"KMO {kmo:.2f} ({_kaiser(kmo)}); Bartlett's test "
                + ("rejects" if p < 0.05 else "does not reject")
-               + f" an identity correlation matrix (p = {p:.2g})")
+               + (f" an identity correlation matrix (p = {p:.2g})" if p > 0 else " an identity correlation matrix (p < 1e-300)"))
     return Adequacy(float(kmo), pd.Series(kmo_var, index=cols, name="KMO"), float(chi2), int(df), p, verdict)
 
 

@@ -41,7 +41,8 @@ def scree_figure(scree: pd.DataFrame):
     fig.add_hline(y=1, line_dash="dot", annotation_text="eigenvalue 1 (Kaiser)")
     fig.update_yaxes(title_text="eigenvalue", secondary_y=False)
     fig.update_yaxes(title_text="cumulative variance (%)", range=[0, 105], secondary_y=True)
-    fig.update_layout(title="Scree plot: variance of the principal components", height=380, **_LAYOUT)
+    fig.update_layout(title="Scree plot: variance of the principal components", height=400,
+                      legend=dict(orientation="h", yanchor="top", y=-0.25, x=0), **_LAYOUT)
     return fig
 
 
