@@ -46,8 +46,18 @@ def _decode(raw: bytes):
                  "Check accented column names, or save the file as UTF-8",))
 
 
-def _sniff_sep(text):
-    sample = "\n".join(text.splitlines()[:50])
+def _head_lines(text, k=200):
+    """The first k lines, without splitting the whole (possibly 200 MB) text."""
+    end = -1
+    for _ in range(k):
+        end = text.find("\n", end + 1)
+        if end < 0:
+            return text.splitlines()
+    return text[:end].splitlines()
+
+
+def _sniff_sep(head):
+    sample = "\n".join(head[:50])
     try:
         return csv.Sniffer().sniff(sample, delimiters="".join(SEPARATORS)).delimiter
     except csv.Error:
@@ -59,10 +69,10 @@ def _sniff_sep(text):
 _NUM_COMMA = re.compile(r"^\s*[-+]?\d{1,3}(\.\d{3})*,\d+\s*$|^\s*[-+]?\d+,\d+\s*$")
 
 
-def _guess_decimal(text, sep):
+def _guess_decimal(head, sep):
     if sep == ",":
         return "."
-    cells = [c for line in text.splitlines()[1:200] for c in line.split(sep)]
+    cells = [c for line in head[1:200] for c in line.split(sep)]
     comma = sum(bool(_NUM_COMMA.match(c.strip('"'))) for c in cells)
     return "," if comma > 0 else "."
 
@@ -164,8 +174,9 @@ def read_table(source, filename: str = "data.csv", sep: str | None = None, decim
         notes.extend(enc_notes)
         if not text.strip():
             raise ValueError("the file is empty; choose a file with a header row and records.")
-        sep_used = sep or _sniff_sep(text)
-        dec_used = decimal or _guess_decimal(text, sep_used)
+        head = _head_lines(text)
+        sep_used = sep or _sniff_sep(head)
+        dec_used = decimal or _guess_decimal(head, sep_used)
         try:
             df = pd.read_csv(io.StringIO(text), sep=sep_used, decimal=dec_used, skipinitialspace=True,
                              thousands=None, low_memory=False)
@@ -176,7 +187,7 @@ def read_table(source, filename: str = "data.csv", sep: str | None = None, decim
             where = f" near line {line.group(1)}" if line else ""
             raise ValueError(f"the file could not be read as CSV{where}: rows have different numbers of fields. "
                              f"Check the separator (detected {sep_used!r}) and quoting.") from None
-        header = next(csv.reader(io.StringIO(text.splitlines()[0]), delimiter=sep_used), [])
+        header = next(csv.reader(io.StringIO(head[0]), delimiter=sep_used), [])
         names = [h.strip() for h in header]
         dup = sorted({h for h in names if h and names.count(h) > 1})
         if dup:
