@@ -65,7 +65,7 @@ def pick_section(c, best):
     c1, c2 = st.columns([1, 2])
     c1.plotly_chart(figures.own_correlation_figure(ev.details["ic"]), key="own_cor_plot")
     cols = state.protect_columns()
-    R0 = sdccore.correlation_matrix(state.data()[cols])
+    R0 = state.explore()["corr"]  # cached, clustered order
     R1 = sdccore.correlation_matrix(res.data[cols], order=None).loc[R0.index, R0.columns]
     c2.plotly_chart(figures.correlation_pair_figure(R0, R1), key="cor_pair_plot")
     st.caption("Go to **5 Download** for the protected file, the recipe and the report.")

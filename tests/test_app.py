@@ -209,3 +209,15 @@ def test_returning_to_the_data_page_keeps_uploaded_data(app):
     # choosing a sample on purpose does replace it
     app.selectbox(key="sample_choice").set_value("casc").run()
     assert app.session_state["data_name"] == "casc"
+
+
+def test_seed_widget_reaches_the_page_in_the_same_run(app):
+    # (AppTest reports the sidebar only before a switch_page, so the seed is set on page 1)
+    app.sidebar.number_input(key="seed_input").set_value(777).run()
+    assert app.session_state["seed"] == 777
+    app.switch_page("pages/4_run.py").run()
+    app.slider(key="run_reps").set_value(2).run()
+    app.button(key="run_button").click().run()
+    _ok(app)
+    assert app.session_state["comparison"]["result"].runs.shape[0] == 6
+    assert "777" in " ".join(c.value for c in app.caption)

@@ -18,7 +18,6 @@ import json
 import os
 import sys
 
-import numpy as np
 import pandas as pd
 import streamlit as st
 
@@ -137,9 +136,12 @@ def excluded() -> list:
 
 
 def seed() -> int:
-    """The session seed; the sidebar widget's value when it exists (it is drawn after the page)."""
-    ss = st.session_state
-    return int(ss["seed_input"]) if "seed_input" in ss else int(ss["seed"])
+    return int(st.session_state["seed"])
+
+
+def seed_changed():
+    """Callback of the sidebar seed widget: runs before the script, so the page already sees it."""
+    st.session_state["seed"] = int(st.session_state["seed_input"])
 
 
 # ----------------------------------------------------------------------------- cached calls
@@ -327,5 +329,3 @@ def numeric_summary(df: pd.DataFrame) -> pd.DataFrame:
     return pd.DataFrame(rows)
 
 
-def to_float(x):
-    return float(x) if x is not None and np.isfinite(x) else float("nan")
