@@ -38,7 +38,7 @@ def main(quick=False):
     base = rng.standard_normal((max(sizes), m)) @ A
     sdccore.protect(pd.DataFrame(base[:1000]), method="fa", rng=0)  # warm up (compile, imports)
     for method in ("fa", "pca"):
-        prev = None
+        prev = prev_n = None
         for n in sizes:
             df = pd.DataFrame(base[:n], columns=[f"x{j}" for j in range(m)])
             t = best_of(lambda: sdccore.protect(df, method=method, rng=1))

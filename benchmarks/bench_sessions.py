@@ -10,7 +10,6 @@ Starts `streamlit run app.py` on localhost, then with Debian's chromium (Playwri
 2. 5 sessions start a comparison on Tarragona at the same moment; prints each one's time.
 """
 
-import os
 import socket
 import subprocess
 import sys

@@ -9,9 +9,7 @@ st.title("Explore")
 
 
 def body():
-    ok, why = state.analysis_ready()
-    if not ok:
-        st.info(why)
+    if not state.ready():
         return
     ex = state.explore()
     sens = state.sensitive()

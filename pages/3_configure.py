@@ -128,9 +128,7 @@ def magg_tab(n):
 
 
 def body():
-    ok, why = state.analysis_ready()
-    if not ok:
-        st.info(why)
+    if not state.ready():
         return
     sens = state.sensitive()
     m = len(state.protect_columns())

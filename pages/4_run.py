@@ -88,9 +88,7 @@ def search_section():
 
 
 def body():
-    ok, why = state.analysis_ready()
-    if not ok:
-        st.info(why)
+    if not state.ready():
         return
     run_section()
     search_section()

@@ -21,9 +21,7 @@ def _choice():
 
 
 def body():
-    ok, why = state.analysis_ready()
-    if not ok:
-        st.info(why)
+    if not state.ready():
         return
     label, cfg = _choice()
     res, ev = state.release(cfg)

@@ -10,7 +10,7 @@ import csv
 import io
 import os
 import re
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
 import numpy as np
 import pandas as pd

@@ -155,8 +155,8 @@ def recommend(data, sensitive=None, tournament=False, reps=5, rng=None):
             label = map_best
             reasons.append(f"so the map decides: {label}")
         elif label != map_best:
-            reasons.append(f"note: the map, simulated with sdccore's own FA, PCA and M-AGG, disagrees with the paper's "
-                           f"cookbook here; run the tournament on your data (recommend(..., tournament=True)) to decide")
+            reasons.append("note: the map, simulated with sdccore's own FA, PCA and M-AGG, disagrees with the paper's "
+                           "cookbook here; run the tournament on your data (recommend(..., tournament=True)) to decide")
         target = "overall"
     if tournament:
         cmp_ = compare(data, MAP_CONFIGS, sensitive=sensitive if sensitive and len(sensitive) < len(num) else None,

@@ -4,7 +4,6 @@ keys, bad uploads, and the pure figure builders."""
 import json
 from pathlib import Path
 
-import numpy as np
 import pandas as pd
 import pytest
 from streamlit.testing.v1 import AppTest

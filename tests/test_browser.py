@@ -5,7 +5,6 @@ download the protected CSV and check it; screenshots of every page go to
 test-output/screenshots/.  Skipped, with the reason, where no chromium or playwright exists.
 """
 
-import io
 import os
 import shutil
 import socket

@@ -3,13 +3,11 @@
 import numpy as np
 import pandas as pd
 import pytest
-from scipy import linalg
 
 import sdccore
 from sdccore import _decomp as dc
 from sdccore import _protect
 
-from conftest import correlated
 
 
 def _moments(df):

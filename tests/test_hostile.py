@@ -7,7 +7,6 @@ from contextlib import redirect_stderr
 from pathlib import Path
 
 import numpy as np
-import pandas as pd
 import pytest
 from streamlit.testing.v1 import AppTest
 

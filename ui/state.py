@@ -171,6 +171,14 @@ def analysis_ready() -> tuple[bool, str]:
     return True, ""
 
 
+def ready() -> bool:
+    """True when the protected columns can be analysed; otherwise says why on the page."""
+    ok, why = analysis_ready()
+    if not ok:
+        st.info(why)
+    return ok
+
+
 @st.cache_data(scope="session", max_entries=16, show_spinner=False)
 def _explore(tok, cols_key, _df):
     return {
