@@ -275,7 +275,7 @@ def search(data, method, sensitive=None, reps=10, budget=300, rng=None, progress
     first_reps = max(3, reps // 3)
     spent = 0
     results = {}
-    eliminated = 0
+    first_lo = {}
     boot = np.random.default_rng(int(gen.integers(0, 2**63 - 1)))
     best_hi = np.inf
 
@@ -291,19 +291,16 @@ def search(data, method, sensitive=None, reps=10, budget=300, rng=None, progress
         if spent + first_reps > budget:
             break
         vals = run(cfg, first_reps)
-        mean, lo, hi = bootstrap_interval(vals, boot)
-        results[config_label(cfg)] = (cfg, list(vals))
+        _, lo, hi = bootstrap_interval(vals, boot)
+        label = config_label(cfg)
+        results[label] = (cfg, list(vals))
+        first_lo[label] = lo
         best_hi = min(best_hi, hi)
         if progress is not None:
             progress(min(spent, total_planned), total_planned)
-    # early elimination, then refine survivors
-    ranked = []
-    for label, (cfg, vals) in results.items():
-        mean, lo, hi = bootstrap_interval(np.array(vals), boot)
-        ranked.append((hi, label, lo))
-    ranked.sort()
-    survivors = [lab for hi, lab, lo in ranked if lo <= best_hi]
-    eliminated = len(ranked) - len(survivors)
+    # early elimination (on the same first-pass intervals that set best_hi), then refine survivors
+    survivors = [label for label in results if first_lo[label] <= best_hi]
+    eliminated = len(results) - len(survivors)
     for label in survivors:
         need = reps - len(results[label][1])
         if need <= 0 or spent + need > budget:
