@@ -117,7 +117,7 @@ def perturbed_share_figure(share: pd.Series, sensitive=()):
 def risk_utility_figure(ru: pd.DataFrame):
     fig = go.Figure()
     for i, r in enumerate(ru.itertuples()):
-        fig.add_scatter(x=[r.risk], y=[r.utility_loss], mode="markers+text", text=[r.config], textposition="top right",
+        fig.add_scatter(x=[r.risk], y=[r.utility_loss], mode="markers+text", text=[r.config], textposition="top center",
                         name=r.config, marker=dict(size=14, color=_color(r.config, i)),
                         error_x=dict(type="data", symmetric=False, array=[r.risk_hi - r.risk], arrayminus=[r.risk - r.risk_lo]),
                         error_y=dict(type="data", symmetric=False, array=[r.utility_loss_hi - r.utility_loss],
@@ -125,8 +125,10 @@ def risk_utility_figure(ru: pd.DataFrame):
                         hovertemplate=(f"{r.config}<br>risk %{{x:.3f}} [{r.risk_lo:.3f}, {r.risk_hi:.3f}]<br>"
                                        f"utility loss %{{y:.3f}} [{r.utility_loss_lo:.3f}, {r.utility_loss_hi:.3f}]<extra></extra>"))
     fig.update_layout(title="Risk and utility loss (lower left is better; whiskers: 95 % intervals)",
-                      xaxis=dict(title="disclosure risk = mean of DBRL and ID", rangemode="tozero"),
-                      yaxis=dict(title="utility loss = mean of PIL and PS", rangemode="tozero"), height=440, **_LAYOUT)
+                      xaxis=dict(title="disclosure risk = mean of DBRL and ID",
+                                 range=[0, max(0.05, float(ru.risk_hi.max()) * 1.15)]),
+                      yaxis=dict(title="utility loss = mean of PIL and PS",
+                                 range=[0, max(0.05, float(ru.utility_loss_hi.max()) * 1.2)]), height=440, **_LAYOUT)
     return fig
 
 
