@@ -14,6 +14,8 @@ from ._mdav import mdav_groups
 from ._measures import Evaluation, dbrl, evaluate, interval_disclosure, pil, polynomial_features, propensity_score, selectivity
 from ._recommend import Recommendation, load_bw_map, recommend, simulate_bw_map
 from ._protect import METHODS, Decomposition, ProtectionResult, decompose, protect
+from ._roles import RoleSuggestion, suggest_roles
+from ._safety import RiskFloors, RiskProfile, UnsafeReleaseError
 
 __version__ = "0.1.0"
 
@@ -59,4 +61,9 @@ __all__ = [
     "load_dataset",
     "mdav_groups",
     "protect",
+    "RiskFloors",
+    "RiskProfile",
+    "RoleSuggestion",
+    "UnsafeReleaseError",
+    "suggest_roles",
 ]

@@ -10,8 +10,11 @@ import json
 import os
 import sys
 
+import pandas as pd
 
-from . import compare, evaluate, list_datasets, prepare_release, protect, read_table, recommend
+
+from . import compare, evaluate, list_datasets, prepare_release, protect, read_table, recommend, suggest_roles
+from ._protect import LEGACY_DEFAULTS, RECIPE_VERSION
 
 
 def _value(text):
@@ -22,14 +25,41 @@ def _value(text):
         return text
 
 
-def _read_csv(path):
+def _read(path):
     """The same reader as the dashboard's upload: separator, decimal mark and encoding detected."""
     if not os.path.exists(path):
         raise ValueError(f"file not found: {path}")
     res = read_table(path)
     for note in res.notes:
         print(f"note: {note}", file=sys.stderr)
-    return res.data
+    return res
+
+
+def _read_csv(path):
+    return _read(path).data
+
+
+def _names(text):
+    return [c.strip() for c in (text or "").split(",") if c.strip()]
+
+
+def _check_roles(data, drop, keep, exclude):
+    """Identifier-like and text columns need an explicit role: dropped or kept unchanged."""
+    sug = suggest_roles(data)
+    decided = set(drop) | set(keep) | set(exclude or ())
+    ids = [c for c, f in sug.flags.items() if f == "identifier" and c not in decided]
+    text = [c for c, f in sug.flags.items() if f == "text" and c not in decided]
+    if ids:
+        why = "; ".join(f"{c}: {sug.reasons[c]}" for c in ids[:3])
+        raise ValueError(f"column(s) {', '.join(ids)} look like identifiers ({why}); drop them with --drop "
+                         f"{','.join(ids)} or release them unchanged on purpose with --keep {','.join(ids)}.")
+    if text:
+        raise ValueError(f"text column(s) {', '.join(text)} would be released unchanged; say so with --keep "
+                         f"{','.join(text)}, or drop them with --drop {','.join(text)}.")
+    for c, f in sug.flags.items():
+        if f == "code" and c not in decided:
+            print(f"note: {c}: {sug.reasons[c]}; it is protected as a measurement here unless you --keep it",
+                  file=sys.stderr)
 
 
 def _protect(args):
@@ -53,29 +83,53 @@ def _protect(args):
         options["method"] = args.method
     options.setdefault("method", "fa")
     if args.sensitive is not None:
-        options["sensitive"] = [s.strip() for s in args.sensitive.split(",") if s.strip()] or None
+        options["sensitive"] = _names(args.sensitive) or None
     if args.seed is not None:
         options.pop("seed", None)
         options["rng"] = args.seed
     elif "seed" in options:
         options["rng"] = options.pop("seed")
-    release = options.pop("release", None)
-    data = _read_csv(args.input)
-    if release is not None:
-        drop = [c for c in release.get("drop", []) if c in data.columns]
-        data = data.drop(columns=drop)
-    res = protect(data, **options)
-    out = res.data
-    if release is not None:
-        out = prepare_release(out, shuffle=bool(release.get("shuffle")), rng=[int(res.options["seed"]), 1])
-    out.to_csv(args.out, index=False)
+    if args.recipe and "recipe_version" not in options:
+        # a recipe written before plausible values existed: rebuild its file as it was then
+        for key, val in LEGACY_DEFAULTS.items():
+            options.setdefault(key, val)
+    options.pop("recipe_version", None)
+    options.pop("unsafe_reason", None)
+    release = options.pop("release", None) or {}
+    if not isinstance(release, dict):
+        raise ValueError("the recipe's 'release' entry must be an object such as {\"drop\": [], \"shuffle\": true}.")
+    drop = list(release.get("drop", [])) + _names(args.drop)
+    keep = list(release.get("keep", [])) + _names(args.keep)
+    src = _read(args.input)
+    data = src.data
+    missing = [c for c in drop + keep if c not in data.columns]
+    if missing:
+        raise ValueError(f"--drop/--keep name column(s) not in {args.input}: {', '.join(missing)}.")
+    roles_data = data
+    data = data.drop(columns=drop)
+    numeric_kept = [c for c in keep if c in data.columns and c not in (options.get("exclude") or [])
+                    and pd.api.types.is_numeric_dtype(data[c])]
+    if numeric_kept:
+        options["exclude"] = list(options.get("exclude") or []) + numeric_kept
+    res = protect(data, allow_unsafe=args.allow_unsafe, **options)
+    _check_roles(roles_data, drop, keep, options.get("exclude"))  # after the data's own checks
+    out = prepare_release(res.data, shuffle=bool(release.get("shuffle")), rng=[int(res.options["seed"]), 1])
+    out.to_csv(args.out, index=False, sep=src.sep or ",", decimal=src.decimal or ".")
     if args.save_recipe:
+        recipe = dict(res.options)
+        recipe["recipe_version"] = RECIPE_VERSION
+        recipe["release"] = {"drop": drop, "keep": keep, "shuffle": bool(release.get("shuffle"))}
+        if res.unsafe_reason:
+            recipe["unsafe_reason"] = res.unsafe_reason  # a record only: a rerun refuses again without --allow-unsafe
         with open(args.save_recipe, "w", encoding="utf-8") as fh:
-            fh.write(res.recipe_json())
+            fh.write(json.dumps(recipe, indent=2, sort_keys=True))
     for note in res.notes:
         print(f"note: {note}", file=sys.stderr)
-    print(f"wrote {args.out}: {res.data.shape[0]} records, {res.data.shape[1]} columns "
-          f"(method {res.method}, seed {res.options['seed']})", file=sys.stderr)
+    for line in res.risk.violations:
+        print(f"warning: {line}", file=sys.stderr)
+    print(f"wrote {args.out}: {out.shape[0]} records, {out.shape[1]} columns "
+          f"(method {res.method}, seed {res.options['seed']}; risk floors "
+          f"{'met' if res.risk.ok else 'BROKEN, released because: ' + res.unsafe_reason})", file=sys.stderr)
 
 
 def _evaluate(args):
@@ -140,6 +194,11 @@ def build_parser():
     pr.add_argument("--recipe", help="JSON recipe with options (from --save-recipe)")
     pr.add_argument("--out", required=True, help="output CSV")
     pr.add_argument("--save-recipe", help="write the effective options as JSON here")
+    pr.add_argument("--drop", help="comma-separated columns to drop from the release (identifiers)")
+    pr.add_argument("--keep", help="comma-separated columns to release unchanged on purpose")
+    pr.add_argument("--allow-unsafe", metavar="REASON",
+                    help="write a release that breaks a risk floor anyway (never for publication); the reason is "
+                         "printed and recorded in the saved recipe")
     pr.set_defaults(func=_protect)
     ev = sub.add_parser("evaluate", help="disclosure risk and utility of a protected CSV")
     ev.add_argument("original")

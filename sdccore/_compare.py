@@ -11,7 +11,7 @@ import numpy as np
 import pandas as pd
 
 from ._measures import evaluate
-from ._protect import decompose, protect
+from ._protect import _protect, decompose
 from ._validation import check_names, check_number, make_rng, numeric_columns, numeric_matrix
 
 __all__ = ["correlation_indices", "compare", "search", "CorrelationIndices", "Comparison", "SearchResult"]
@@ -83,7 +83,7 @@ def bootstrap_interval(values, rng, level=0.95, B=2000):
 
 def config_label(cfg):
     """A short readable label of a configuration, e.g. 'fa factors=[1, 2]'."""
-    rest = {k: v for k, v in cfg.items() if k not in ("method", "label")}
+    rest = {k: v for k, v in cfg.items() if k not in ("method", "label", "floors")}
     return cfg.get("label") or (cfg["method"] + (" " + " ".join(f"{k}={v}" for k, v in sorted(rest.items())) if rest else ""))
 
 
@@ -100,6 +100,67 @@ class Comparison:
     seed: int
     cancelled: bool = False
     seconds: dict = field(default_factory=dict)
+    risk_variables: pd.DataFrame = field(default_factory=pd.DataFrame)
+    risk_bands: pd.DataFrame = field(default_factory=pd.DataFrame)
+
+    def safety(self):
+        """Per configuration: runs, share of runs meeting every risk floor, the variables
+        that broke a floor in some run, and the first violation seen (plain words)."""
+        rows = []
+        for label in self.configs:
+            sub = self.runs[self.runs.config == label] if len(self.runs) else self.runs
+            if len(sub) == 0:
+                continue
+            failing = sorted({v for f in sub.failing for v in f.split(", ") if v})
+            first = next((v for v in sub.violation if v), "")
+            rows.append({"config": label, "runs": len(sub), "floors_met": float(sub.floors_ok.mean()),
+                         "failing": ", ".join(failing), "violation": first})
+        return pd.DataFrame(rows, columns=["config", "runs", "floors_met", "failing", "violation"])
+
+    def variable_risk(self):
+        """Per configuration and checked variable, the worst value over the runs of each
+        risk figure (smallest perturbed share, largest |cor| and closeness shares)."""
+        if len(self.risk_variables) == 0:
+            return pd.DataFrame()
+        g = self.risk_variables.groupby(["config", "variable"], sort=False)
+        return pd.DataFrame({
+            "perturbed_share": g.perturbed_share.min(), "abs_cor": g.abs_cor.max(), "close_own": g.close_own.max(),
+            "close_linked": g.close_linked.max(), "worst_band_close": g.worst_band_close.max(),
+            "runs_ok": g.ok.mean()}).reset_index()
+
+    def band_risk(self):
+        """Per configuration, variable and size band: the mean and the largest share of
+        records within the tolerance over the runs."""
+        if len(self.risk_bands) == 0:
+            return pd.DataFrame()
+        g = self.risk_bands.groupby(["config", "variable", "band"], sort=False)
+        return pd.DataFrame({"close_mean": g.close_own.mean(), "close_max": g.close_own.max(),
+                             "median_rel_error": g.median_rel_error.mean()}).reset_index()
+
+    def suggest(self, max_risk=None):
+        """The configuration to release: among those whose every run met every risk floor
+        and whose disclosure risk (upper end of its interval) is at most ``max_risk``, the
+        one with the lowest utility loss (upper end).  Returns (label or None, reason)."""
+        if max_risk is not None:
+            max_risk = check_number(max_risk, "max_risk", low=0, high=1)
+        safe = self.safety()
+        ok = set(safe[safe.floors_met == 1.0].config) if len(safe) else set()
+        if not ok:
+            return None, ("no configuration met the risk floors in every run; see the violations and their fixes "
+                          "below, change the configuration and run again")
+        ru = self.risk_utility()
+        ru = ru[ru.config.isin(ok)]
+        if max_risk is not None:
+            within = ru[ru.risk_hi <= max_risk]
+            if len(within) == 0:
+                return None, (f"the configurations that meet the floors ({', '.join(sorted(ok))}) all have a disclosure "
+                              f"risk above the ceiling {max_risk:.2f}; raise the ceiling or protect more")
+            ru = within
+        best = ru.sort_values(["utility_loss_hi", "risk_hi"]).iloc[0]
+        why = (f"{best.config} met every risk floor in all {int(best.reps)} runs"
+               + (f", its risk {best.risk_hi:.3f} (upper end) is within the ceiling {max_risk:.2f}" if max_risk is not None else "")
+               + f" and it has the lowest utility loss among those ({best.utility_loss_hi:.3f}, upper end)")
+        return str(best.config), why
 
     def risk_utility(self):
         """Per configuration: disclosure risk = mean of DBRL and ID, utility loss = mean of PIL
@@ -161,7 +222,7 @@ def compare(data, configs, sensitive=None, reps=30, rng=None, progress=None, eva
     seed = int(gen.integers(0, 2**63 - 1))
     seeds = np.random.default_rng(seed).integers(0, 2**63 - 1, size=(len(items), reps))
     ev_opts = dict(evaluate_options or {})
-    rows = []
+    rows, var_rows, band_rows = [], [], []
     total = len(items) * reps
     done = 0
     cancelled = False
@@ -173,13 +234,24 @@ def compare(data, configs, sensitive=None, reps=30, rng=None, progress=None, eva
         num = [col for col in numeric if col not in set(cfg.get("exclude") or [])]
         for r in range(reps):
             t0 = time.perf_counter()
-            res = protect(data, method=method, sensitive=sensitive, rng=int(seeds[c, r]), **cfg)
+            # unchecked: every run is evaluated, and its risk profile recorded against the floors
+            res = _protect(data, method, sensitive, int(seeds[c, r]), cfg)
             t1 = time.perf_counter()
-            ev = evaluate(data[num], res.data[num], sensitive=sensitive, **ev_opts)
+            ev = evaluate(data[num], res.data[num], sensitive=sensitive, _with_risk=False, **ev_opts)
             t2 = time.perf_counter()
             secs["protect"] += t1 - t0
             secs["evaluate"] += t2 - t1
-            rows.append({"config": label, "run": r, "seed": int(seeds[c, r]), **ev.scores})
+            rows.append({"config": label, "run": r, "seed": int(seeds[c, r]), **ev.scores,
+                         "floors_ok": res.risk.ok, "failing": ", ".join(res.risk.failing),
+                         "violation": res.risk.violations[0] if res.risk.violations else ""})
+            v = res.risk.variables.reset_index()
+            v.insert(0, "run", r)
+            v.insert(0, "config", label)
+            var_rows.append(v)
+            b = res.risk.bands
+            b.insert(0, "run", r)
+            b.insert(0, "config", label)
+            band_rows.append(b)
             done += 1
             if progress is not None and progress(done, total) is False:
                 cancelled = True
@@ -197,8 +269,10 @@ def compare(data, configs, sensitive=None, reps=30, rng=None, progress=None, eva
             if key in sub:
                 mean, lo, hi = bootstrap_interval(sub[key].to_numpy(), boot)
                 summ.append({"config": label, "score": key, "mean": mean, "lo": lo, "hi": hi, "reps": len(sub)})
+    risk_vars = pd.concat(var_rows, ignore_index=True) if var_rows else pd.DataFrame()
+    risk_bands = pd.concat(band_rows, ignore_index=True) if band_rows else pd.DataFrame()
     return Comparison(pd.DataFrame(summ), runs, {lab: cfg for lab, cfg in items},
-                      tuple(sensitive) if sensitive else None, seed, cancelled, secs)
+                      tuple(sensitive) if sensitive else None, seed, cancelled, secs, risk_vars, risk_bands)
 
 
 # ----------------------------------------------------------------------------- search
@@ -207,7 +281,9 @@ def compare(data, configs, sensitive=None, reps=30, rng=None, progress=None, eva
 class SearchResult:
     """ranking: candidate configurations sorted by the upper bound of the 95 % interval of
     the target score (summary for general, overall for selective protection), with mean,
-    lo, hi and reps; tried/space: how many masks (or k values) were evaluated out of how
+    lo, hi and reps -- only configurations that met every risk floor in every run;
+    refused/refusals: candidates refused by the floors (and the first violation of each
+    that ran); tried/space: how many masks (or k values) were evaluated out of how
     many exist; eliminated: candidates dropped early because their interval lay clearly
     above the best one's; note: what was and was not tried, in words."""
 
@@ -217,6 +293,8 @@ class SearchResult:
     space: int
     eliminated: int
     note: str
+    refused: int = 0
+    refusals: pd.DataFrame = field(default_factory=pd.DataFrame)
 
 
 def _mask_candidates(m, variances):
@@ -279,28 +357,47 @@ def search(data, method, sensitive=None, reps=10, budget=300, rng=None, progress
     boot = np.random.default_rng(int(gen.integers(0, 2**63 - 1)))
     best_hi = np.inf
 
+    unsafe = {}  # label -> the first floor violation seen
+
     def run(cfg, r):
         nonlocal spent
         cmp_ = compare(data, [cfg], sensitive=sensitive, reps=r, rng=int(gen.integers(0, 2**63 - 1)))
         spent += r
-        vals = cmp_.runs[target].to_numpy()
-        return vals
+        bad = cmp_.runs[~cmp_.runs.floors_ok.astype(bool)]
+        if len(bad):
+            unsafe.setdefault(config_label(cfg), bad.violation.iloc[0])
+        return cmp_.runs[target].to_numpy()
 
+    # masks that leave a sensitive variable below the perturbed-share floor are refused
+    # before anything runs (the decomposition says so exactly)
+    refused = 0
+    if method in ("fa", "pca"):
+        kept = []
+        for cfg in cands:
+            opts = {k: v for k, v in cfg.items() if k != "method"}
+            if decompose(data, method=method, sensitive=sensitive, **opts).below_floor:
+                refused += 1
+            else:
+                kept.append(cfg)
+        cands = kept
     total_planned = min(budget, len(cands) * first_reps)
     for cfg in cands:
         if spent + first_reps > budget:
             break
         vals = run(cfg, first_reps)
-        _, lo, hi = bootstrap_interval(vals, boot)
         label = config_label(cfg)
         results[label] = (cfg, list(vals))
-        first_lo[label] = lo
-        best_hi = min(best_hi, hi)
+        if label in unsafe:  # never a release, never the bound others are measured against
+            first_lo[label] = np.inf
+        else:
+            _, lo, hi = bootstrap_interval(vals, boot)
+            first_lo[label] = lo
+            best_hi = min(best_hi, hi)
         if progress is not None:
             progress(min(spent, total_planned), total_planned)
     # early elimination (on the same first-pass intervals that set best_hi), then refine survivors
     survivors = [label for label in results if first_lo[label] <= best_hi]
-    eliminated = len(results) - len(survivors)
+    eliminated = len([lab for lab in results if lab not in survivors and lab not in unsafe])
     for label in survivors:
         need = reps - len(results[label][1])
         if need <= 0 or spent + need > budget:
@@ -308,14 +405,23 @@ def search(data, method, sensitive=None, reps=10, budget=300, rng=None, progress
         results[label][1].extend(run(results[label][0], need))
     rows = []
     for label, (cfg, vals) in results.items():
+        if label in unsafe:
+            continue
         mean, lo, hi = bootstrap_interval(np.array(vals), boot)
         rows.append({"config": label, "mean": mean, "lo": lo, "hi": hi, "reps": len(vals),
                      "eliminated": label not in survivors, "options": json.dumps(cfg, sort_keys=True)})
-    ranking = pd.DataFrame(rows).sort_values(["hi", "mean"]).reset_index(drop=True) if rows else pd.DataFrame()
+    cols = ["config", "mean", "lo", "hi", "reps", "eliminated", "options"]
+    ranking = pd.DataFrame(rows, columns=cols).sort_values(["hi", "mean"]).reset_index(drop=True)
     tried = len(results)
     note = (f"tried {tried} of {space} possible {'k values' if method == 'magg' else 'masks'} ({what}); "
+            f"{refused + len(unsafe)} refused by the risk floors ({refused} before running: a sensitive variable "
+            f"would be too little perturbed; {len(unsafe)} broke a floor in a run) and never ranked; "
             f"{eliminated} dropped after {first_reps} runs because their interval lay above the best; "
             f"{spent} protect+evaluate runs of a budget of {budget}")
     if tried < len(cands):
         note += f"; {len(cands) - tried} planned candidates not reached within the budget"
-    return SearchResult(ranking, target, tried, space, eliminated, note)
+    if len(ranking) == 0:
+        note += "; no candidate met the risk floors: protect more (other rotation, more factors, larger k)"
+    refusals = pd.DataFrame([{"config": lab, "violation": v} for lab, v in unsafe.items()],
+                            columns=["config", "violation"])
+    return SearchResult(ranking, target, tried, space, eliminated, note, refused + len(unsafe), refusals)

@@ -20,6 +20,7 @@ import pandas as pd
 from numba import njit, prange
 from scipy import stats
 
+from ._safety import RiskProfile, risk_profile
 from ._validation import check_dataframe, check_names, make_rng, numeric_columns
 
 __all__ = ["dbrl", "interval_disclosure", "pil", "propensity_score", "selectivity", "evaluate", "Evaluation"]
@@ -474,15 +475,22 @@ class Evaluation:
                "ic" (per variable: |cor(x, x')| and IC), "odr", "outliers", "frobenius",
                "flat_correlation", "kl", "skewness_bias", "kurtosis_bias", "ps_converged".
     options -- the effective options.
+    risk    -- RiskProfile: each sensitive variable (each variable in general protection)
+               and each of its size bands against the risk floors (``floors`` option).
     """
 
     scores: dict
     details: dict = field(default_factory=dict)
     options: dict = field(default_factory=dict)
+    risk: RiskProfile | None = None
 
 
-def evaluate(original, protected, sensitive=None, rng=None, **options):
+def evaluate(original, protected, sensitive=None, rng=None, _with_risk=True, **options):
     """Disclosure risk, utility loss and (with ``sensitive``) selectivity of a release.
+
+    The result's ``risk`` checks each sensitive variable (each variable in general
+    protection) and each of its size bands against the risk floors (``floors``: a dict of
+    ``RiskFloors`` fields), as ``protect`` does before it returns a release.
 
     Options: ``linkage`` (variables for DBRL: the sensitive ones for selective protection,
     all for general), ``id_reference`` ('linked' or 'own'; 'linked' uses the record linked
@@ -491,7 +499,7 @@ def evaluate(original, protected, sensitive=None, rng=None, **options):
     deterministic.
     """
     make_rng(rng)
-    allowed = {"linkage", "id_reference", "pil_statistics", "ps_order"}
+    allowed = {"linkage", "id_reference", "pil_statistics", "ps_order", "floors"}
     unknown = sorted(set(options) - allowed)
     if unknown:
         raise ValueError(f"unknown option(s) {', '.join(map(repr, unknown))}; evaluate takes {', '.join(sorted(allowed))}.")
@@ -539,6 +547,11 @@ def evaluate(original, protected, sensitive=None, rng=None, **options):
     with warnings.catch_warnings(), np.errstate(all="ignore"):
         warnings.simplefilter("ignore")  # constant columns make skewness/KL undefined: NaN/inf, no spam
         details.update(_extras(X, Y))
+    check = sens or list(range(len(cols)))
+    pub = [j for j in range(len(cols)) if j not in set(check)]
+    risk = risk_profile(X, Y, cols, check, options.get("floors"), link_on=pub if sens and pub else None) \
+        if _with_risk else None
     eff = {"sensitive": [cols[j] for j in sens] if sens else None, "linkage": [cols[j] for j in link],
-           "id_reference": ref, "pil_statistics": len(stat_names), "ps_order": order}
-    return Evaluation(scores, details, eff)
+           "id_reference": ref, "pil_statistics": len(stat_names), "ps_order": order,
+           "floors": risk.floors.to_dict() if risk else None}
+    return Evaluation(scores, details, eff, risk)

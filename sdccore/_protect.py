@@ -3,14 +3,16 @@
 from __future__ import annotations
 
 import json
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 import numpy as np
 import pandas as pd
 
 from . import _decomp as dc
+from . import _plausible as pl
 from ._magg import correlated_noise, magg, rankswap_columns
 from ._perturb import PARAMETERS, PERTURBATIONS, RESIDUALS, perturb_columns, perturb_residual_rows
+from ._safety import RiskFloors, RiskProfile, UnsafeReleaseError, risk_profile
 from ._validation import (
     check_choice,
     check_dataframe,
@@ -32,6 +34,12 @@ SCORES = ("whitened", "regression")
 MAGG_NOISE = ("published", "exact", "none")
 DEFAULT_THRESHOLD = 0.3
 
+# options of every method: plausible values (see _plausible) and the risk floors (see _safety)
+COMMON_OPTIONS = {"transform", "bounds", "rounding", "floors"}
+RECIPE_VERSION = 2  # 2: transform, bounds, rounding and floors recorded; no stamp: recipes from before them
+# what an option left out of a recipe written before these options existed meant
+LEGACY_DEFAULTS = {"transform": "none", "bounds": "none", "rounding": "none"}
+
 _OPTION_NAMES = {
     "fa": {"exclude", "n_factors", "extraction", "rotation", "factors", "criterion", "threshold",
            "perturbation", "p", "noise", "k", "residuals", "scores"},
@@ -40,6 +48,7 @@ _OPTION_NAMES = {
     "rankswap": {"exclude", "p"},
     "noise": {"exclude", "noise"},
 }
+_OPTION_NAMES = {m: names | COMMON_OPTIONS for m, names in _OPTION_NAMES.items()}
 
 
 @dataclass(frozen=True)
@@ -55,6 +64,12 @@ class ProtectionResult:
     dependencies -- {column: {predictor: coefficient, ..., "(intercept)": a}} for columns that
                   are exact linear combinations of others, rebuilt from the protected parts.
     notes      -- plain-language remarks (dropped factors, widened sensitive set, ...).
+    risk       -- RiskProfile: each sensitive variable (every protected one in general
+                  protection) and each of its size bands against the risk floors.
+    plausibility -- per protected variable: transform, bounds, decimals, values clipped,
+                  change of mean (in original sds) and sd ratio on the original scale.
+    unsafe_reason -- None, or the reason given with ``allow_unsafe`` for a release that
+                  breaks a floor (goes into the internal report).
     """
 
     data: pd.DataFrame
@@ -63,13 +78,17 @@ class ProtectionResult:
     options: dict
     dependencies: dict = field(default_factory=dict)
     notes: tuple = ()
+    risk: RiskProfile | None = None
+    plausibility: pd.DataFrame | None = None
+    unsafe_reason: str | None = None
 
     @property
     def method(self):
         return self.options["method"]
 
     def recipe_json(self) -> str:
-        return json.dumps(self.options, indent=2, sort_keys=True)
+        """The options as a versioned recipe (``python -m sdccore protect --recipe``)."""
+        return json.dumps({**self.options, "recipe_version": RECIPE_VERSION}, indent=2, sort_keys=True)
 
 
 @dataclass(frozen=True)
@@ -83,6 +102,9 @@ class Decomposition:
     perturbed_share -- per variable, the share of its variance carried by the perturbed
                    factors (sum of squared loadings over them): what protection will change.
     options     -- effective options.
+    below_floor -- (variable, share) for each sensitive variable (each variable in general
+                   protection) whose perturbed share is below the floor: ``protect`` would
+                   refuse this configuration.
     """
 
     loadings: pd.DataFrame
@@ -92,6 +114,7 @@ class Decomposition:
     dependencies: dict
     notes: tuple
     options: dict
+    below_floor: tuple = ()   # (variable, share) of checked variables below floors.min_perturbed_share
 
 
 # ----------------------------------------------------------------------------- options
@@ -187,24 +210,65 @@ def _normalize(method, options, m, sensitive, n, m_total=None):
 
 # ----------------------------------------------------------------------------- preparation
 
+def _common_options(options):
+    """The options every method has (plausible values and floors), validated; removed from
+    ``options``."""
+    t = options.pop("transform", "auto")
+    if isinstance(t, str):
+        check_choice(t, pl.TRANSFORMS, "transform")
+    elif not isinstance(t, (list, tuple)) or not all(isinstance(c, str) for c in t):
+        raise TypeError("transform must be 'auto', 'none' or a list of column names to protect on the log scale.")
+    return {
+        "transform": t if isinstance(t, str) else list(t),
+        "bounds": check_choice(options.pop("bounds", "sign"), pl.BOUNDS, "bounds"),
+        "rounding": check_choice(options.pop("rounding", "original"), pl.ROUNDINGS, "rounding"),
+        "floors": RiskFloors.from_value(options.pop("floors", None)),
+    }
+
+
 @dataclass(frozen=True)
 class _Prepared:
     data: pd.DataFrame
     numeric: list
-    X: np.ndarray
-    mean: np.ndarray
+    X0: np.ndarray       # the original values
+    X: np.ndarray        # the values protected (log scale for log_cols); may be X0 itself
+    mean: np.ndarray     # of X
     sd: np.ndarray
     Z: np.ndarray
     R: np.ndarray
+    mean0: np.ndarray    # of X0 (dependencies are rebuilt on the original scale)
+    sd0: np.ndarray
     keep: list
     deps: list
     sens: list           # indices into keep (0-based) of sensitive variables
     notes: tuple
     sensitive_names: list | None
     exclude: list | None
+    log_cols: list       # indices into numeric of the log-scale columns
+    log_scales: np.ndarray
+    check: list          # indices into numeric of the variables the floors check
 
 
-def _prepare(data, sensitive, exclude):
+def _log_columns(transform, X, numeric, keep):
+    if transform == "none":
+        return []
+    if transform == "auto":
+        names = pl.auto_log_columns(X, numeric, keep)
+    else:
+        names = check_names(transform, numeric, "transform")
+        dep_targets = [numeric[j] for j in range(len(numeric)) if j not in keep]
+        bad = [c for c in names if c in dep_targets]
+        if bad:
+            raise ValueError(f"transform lists {', '.join(bad)}, exact linear combination(s) of other columns that are "
+                             f"rebuilt on the original scale; leave them out of transform.")
+        neg = [c for c in names if X[:, numeric.index(c)].min() < 0]
+        if neg:
+            raise ValueError(f"transform lists {', '.join(neg)}, which have negative values; only non-negative "
+                             f"variables can be protected on the log scale.")
+    return sorted(numeric.index(c) for c in names)
+
+
+def _prepare(data, sensitive, exclude, transform="none"):
     data = check_dataframe(data)
     layout = split_columns(data, exclude)
     numeric = list(layout.numeric)
@@ -245,8 +309,18 @@ def _prepare(data, sensitive, exclude):
                     f"({', '.join(numeric[i] for i in added)}) are protected as sensitive too"
                 )
     sens = [keep.index(j) for j in sorted(sens_set) if j in keep]
-    return _Prepared(data, numeric, X, mean, sd, Z, R, keep, deps, sens, tuple(notes), sens_names,
-                     list(exclude) if exclude is not None else None)
+    check = sorted(sens_set) if sens_names else list(range(len(numeric)))
+    log_cols = _log_columns(transform, X, numeric, keep)
+    scales = pl.log_scales(X, log_cols)
+    mean0, sd0 = mean, sd
+    X0 = X
+    if log_cols:
+        X = pl.forward(X0, log_cols, scales)
+        mean, sd, Z, R = dc.standardize_with_correlation(X)
+        check_spread(X, sd, mean, numeric)
+        notes.append(f"protected on the log scale (skewed, non-negative): {', '.join(numeric[j] for j in log_cols)}")
+    return _Prepared(data, numeric, X0, X, mean, sd, Z, R, mean0, sd0, keep, deps, sens, tuple(notes), sens_names,
+                     list(exclude) if exclude is not None else None, log_cols, scales, check)
 
 
 def _dependency_report(prep):
@@ -254,11 +328,11 @@ def _dependency_report(prep):
     for d in prep.deps:
         j = d.target
         coefs = {}
-        intercept = prep.mean[j]
+        intercept = prep.mean0[j]
         for i, b in zip(d.predictors, d.beta):
-            c = b * prep.sd[j] / prep.sd[i]
+            c = b * prep.sd0[j] / prep.sd0[i]
             coefs[prep.numeric[i]] = float(c)
-            intercept -= c * prep.mean[i]
+            intercept -= c * prep.mean0[i]
         coefs["(intercept)"] = float(intercept)
         out[prep.numeric[j]] = coefs
     return out
@@ -341,23 +415,44 @@ def _resolve_labels(o, method, m):
         o[key] = _labels_option(o[key], m, key, "factor" if method == "fa" else "component")
 
 
-def _effective(method, sensitive_names, exclude, seed, o):
+def _effective(method, sensitive_names, exclude, seed, o, common=None, prep=None):
     eff = {"method": method, "sensitive": list(sensitive_names) if sensitive_names else None}
     if exclude:
         eff["exclude"] = list(exclude)
     eff.update(o)
+    if common is not None:
+        # the log-scale columns by name, so that a recipe reproduces them even if the rule changes
+        eff["transform"] = [prep.numeric[j] for j in prep.log_cols]
+        eff["bounds"] = common["bounds"]
+        eff["rounding"] = common["rounding"]
+        eff["floors"] = common["floors"].to_dict()
     if seed is not None:
         eff["seed"] = int(seed)
     return eff
 
 
-def _assemble(data, numeric, Xp):
-    """The released frame: data's index and column order, numeric columns from Xp."""
+def _assemble(data, numeric, Xp, as_int=()):
+    """The released frame: data's index and column order, numeric columns from Xp; the
+    columns in ``as_int`` (integer in the original, rounded to whole numbers) as int64."""
     num = pd.DataFrame(Xp, index=data.index, columns=numeric, copy=False)
+    for c in as_int:
+        num[c] = num[c].astype(np.int64)
     if len(numeric) == data.shape[1] and list(data.columns) == list(numeric):
         return num
     rest = data[[c for c in data.columns if c not in set(numeric)]]
     return pd.concat([num, rest], axis=1)[list(data.columns)]
+
+
+def _planned_share(plan, prep):
+    """Per checked variable, the perturbed variance share from the loadings (None for
+    dependency targets, which have no loadings of their own)."""
+    share = np.clip((plan.dec.loadings[:, plan.sel] ** 2).sum(axis=1), 0.0, 1.0)
+    return [float(share[prep.keep.index(j)]) if j in prep.keep else None for j in prep.check]
+
+
+def _below_floor(prep, share, floors):
+    return tuple((prep.numeric[j], s) for j, s in zip(prep.check, share)
+                 if s is not None and s < floors.min_perturbed_share)
 
 
 # ----------------------------------------------------------------------------- public
@@ -366,13 +461,15 @@ def decompose(data, method="fa", sensitive=None, **options):
     """The loadings and perturbed factors ``protect`` would use, without perturbing.
 
     Cheap after the correlation matrix (everything else is m x m work), so the dashboard can
-    redraw loading plots on every widget change.  Same options as ``protect`` for fa/pca.
+    redraw loading plots on every widget change.  Same options as ``protect`` for fa/pca
+    (``bounds`` and ``rounding`` apply after perturbation and change nothing here).
     """
     method = check_choice(method, ("fa", "pca"), "method")
     options = dict(options)
     options.pop("seed", None)
     exclude = options.pop("exclude", None)
-    prep = _prepare(data, sensitive, exclude)
+    common = _common_options(options)
+    prep = _prepare(data, sensitive, exclude, common["transform"])
     o = _normalize(method, options, len(prep.keep), prep.sensitive_names, prep.X.shape[0], len(prep.numeric))
     _resolve_labels(o, method, len(prep.keep))
     plan = _plan(prep, method, o)
@@ -393,12 +490,13 @@ def decompose(data, method="fa", sensitive=None, **options):
         perturbed_share=pd.Series(np.clip(share, 0, 1), index=names, name="perturbed share"),
         dependencies=_dependency_report(prep),
         notes=prep.notes + plan.notes,
-        options=_effective(method, prep.sensitive_names, exclude, None, o),
+        options=_effective(method, prep.sensitive_names, exclude, None, o, common, prep),
+        below_floor=_below_floor(prep, _planned_share(plan, prep), common["floors"]),
     )
 
 
-def protect(data, method="fa", sensitive=None, rng=None, **options):
-    """Protect the numeric columns of ``data``.
+def protect(data, method="fa", sensitive=None, rng=None, allow_unsafe=None, **options):
+    """Protect the numeric columns of ``data``; refuse a release that breaks a risk floor.
 
     Parameters
     ----------
@@ -414,7 +512,14 @@ def protect(data, method="fa", sensitive=None, rng=None, **options):
     rng : None, int or numpy.random.Generator
         The seed actually used is recorded in ``result.options['seed']``; ``seed=`` is
         accepted as an alias so that ``protect(data, **result.options)`` reproduces a run.
+    allow_unsafe : str, optional
+        By default a result that breaks a risk floor (``floors``, see ``RiskFloors``) raises
+        ``UnsafeReleaseError`` naming the variable, the floor and the fix.  A reason given
+        here returns it anyway, with the reason in ``result.unsafe_reason``.
     **options
+        every method: transform ('auto', 'none' or column names: log scale for skewed
+        non-negative variables), bounds ('sign', 'observed', 'none'), rounding ('original',
+        'none'), floors (dict of RiskFloors fields).
         fa: n_factors, extraction ('minres', 'ml', 'principal'), rotation ('none',
         'varimax', 'quartimax', 'equamax', 'isolate_sensitive', 'isolate_public'), factors
         ('all', 'auto' or 1-based labels), criterion ('sensitive_threshold',
@@ -430,7 +535,30 @@ def protect(data, method="fa", sensitive=None, rng=None, **options):
     Returns
     -------
     ProtectionResult
+
+    Raises
+    ------
+    UnsafeReleaseError (a ValueError)
+        When the release breaks a floor and ``allow_unsafe`` is not given.
     """
+    if allow_unsafe is not None and (not isinstance(allow_unsafe, str) or not allow_unsafe.strip()):
+        raise TypeError("allow_unsafe must be a non-empty reason, e.g. allow_unsafe='internal test file, not published'.")
+    res = _protect(data, method, sensitive, rng, options)
+    if not res.risk.ok:
+        if allow_unsafe is None:
+            raise UnsafeReleaseError(
+                "release refused, it breaks the risk floors: " + res.risk.message()
+                + ". Change the configuration, or pass allow_unsafe='reason' for a file that is not published.",
+                risk=res.risk)
+        res = replace(res, unsafe_reason=allow_unsafe.strip(),
+                      notes=res.notes + (f"released despite broken risk floors ({allow_unsafe.strip()}): "
+                                         + res.risk.message(),))
+    return res
+
+
+def _protect(data, method, sensitive, rng, options):
+    """protect without the gate: the result carries its risk profile (compare and search
+    record it per run and rank only configurations that meet the floors)."""
     method = check_choice(method, METHODS, "method")
     options = dict(options)
     if "seed" in options:
@@ -438,7 +566,8 @@ def protect(data, method="fa", sensitive=None, rng=None, **options):
             raise ValueError("pass either rng= or seed=, not both.")
         rng = options.pop("seed")
     exclude = options.pop("exclude", None)
-    prep = _prepare(data, sensitive, exclude)
+    common = _common_options(options)
+    prep = _prepare(data, sensitive, exclude, common["transform"])
     n = prep.X.shape[0]
     mk = len(prep.keep)
     o = _normalize(method, options, mk, prep.sensitive_names, n, len(prep.numeric))
@@ -448,8 +577,11 @@ def protect(data, method="fa", sensitive=None, rng=None, **options):
     keep = prep.keep
     loadings = None
     perturbed = ()
+    planned = None
     full = len(keep) == prep.X.shape[1]
-    Xk = prep.X if full else prep.X[:, keep]
+    # prep.X is our own copy unless it is the original itself (no log columns)
+    work = prep.X.copy() if prep.X is prep.X0 else prep.X
+    Xk = work if full else work[:, keep]
     if method in ("fa", "pca"):
         _resolve_labels(o, method, mk)
         plan = _plan(prep, method, o)
@@ -463,7 +595,7 @@ def protect(data, method="fa", sensitive=None, rng=None, **options):
         Fpt = perturb_columns(Ft.T, o["perturbation"], o[par[0]] if par else None, gen).T
         Fpt -= Ft
         scale = L[:, sel].T * prep.sd[keep]
-        Xpk = Xk  # prep.X is our own copy: update it in place
+        Xpk = Xk  # our own copy: update it in place
         Xpk += Fpt.T @ scale
         if o["residuals"] != "keep":
             E = Zk - (Zk @ G) @ L.T
@@ -474,6 +606,7 @@ def protect(data, method="fa", sensitive=None, rng=None, **options):
         loadings = pd.DataFrame(plan.dec.loadings, index=names,
                                 columns=[f"{prefix}{i + 1}" for i in range(L.shape[1])])
         perturbed = tuple(s + 1 for s in sel)
+        planned = _planned_share(plan, prep)
     else:
         cols = prep.sens if prep.sensitive_names else list(range(mk))
         if method == "magg":
@@ -487,15 +620,57 @@ def protect(data, method="fa", sensitive=None, rng=None, **options):
             Xpk = rankswap_columns(Xk, cols, o["p"], gen)
         else:
             Xpk = correlated_noise(Xk, cols, o["noise"], gen)
+    Xp, clipped, dec, as_int = _finish(prep, Xpk, full, common)
+    out = _assemble(prep.data, prep.numeric, Xp, as_int)
+    eff = _effective(method, prep.sensitive_names, exclude, seed, o, common, prep)
+    risk = risk_profile(prep.X0, Xp, prep.numeric, prep.check, common["floors"], planned,
+                        link_on=_link_columns(prep))
+    plaus = pl.report(prep.numeric, prep.X0, Xp, {prep.numeric[j] for j in prep.log_cols}, clipped, dec,
+                      common["bounds"])
+    for c, k in clipped.items():
+        if k:
+            notes.append(f"{prep.numeric[c]}: {k} value(s) outside the original's "
+                         f"{'sign' if common['bounds'] == 'sign' else 'range'} were clipped")
+    return ProtectionResult(out, loadings, perturbed, eff, _dependency_report(prep), tuple(notes), risk, plaus)
+
+
+def _link_columns(prep):
+    """The variables an intruder links on: the public ones in selective protection (what
+    they know); None in general protection or without public ones (then each variable is
+    read after linking on the others, see ``risk_profile``)."""
+    pub = [j for j in range(len(prep.numeric)) if j not in set(prep.check)]
+    return pub if prep.sensitive_names and pub else None
+
+
+def _finish(prep, Xpk, full, common):
+    """Back to the original scale, bounds, rounding, exact dependencies rebuilt; returns
+    (Xp, clipped per numeric column, decimals per numeric column, integer column names)."""
+    keep = prep.keep
+    if prep.log_cols:
+        pos = [keep.index(j) for j in prep.log_cols]
+        pl.inverse(Xpk, pos, prep.log_scales)
+    X0k = prep.X0 if full else prep.X0[:, keep]
+    clipped_k = pl.apply_bounds(Xpk, X0k, common["bounds"])
+    clipped = {keep[i]: int(c) for i, c in enumerate(clipped_k)}
+    dec = {}
+    if common["rounding"] == "original":
+        dec_k = pl.round_columns(Xpk, X0k, range(len(keep)))
+        dec = {keep[i]: d for i, d in dec_k.items()}
     if full:
         Xp = Xpk
     else:
-        Xp = np.empty_like(prep.X)
+        Xp = np.empty_like(prep.X0)
         Xp[:, keep] = Xpk
     if prep.deps:
-        Zp = (Xpk - prep.mean[keep]) / prep.sd[keep]
+        Zp = (Xpk - prep.mean0[keep]) / prep.sd0[keep]
         for d in prep.deps:
-            Xp[:, d.target] = prep.mean[d.target] + prep.sd[d.target] * (Zp @ d.beta)
-    out = _assemble(prep.data, prep.numeric, Xp)
-    eff = _effective(method, prep.sensitive_names, exclude, seed, o)
-    return ProtectionResult(out, loadings, perturbed, eff, _dependency_report(prep), tuple(notes))
+            Xp[:, d.target] = prep.mean0[d.target] + prep.sd0[d.target] * (Zp @ d.beta)
+        if common["rounding"] == "original":
+            dec.update(pl.round_columns(Xp, prep.X0, [d.target for d in prep.deps]))
+    as_int = []
+    if common["rounding"] == "original":
+        for j, c in enumerate(prep.numeric):
+            if (dec.get(j) == 0 and pd.api.types.is_integer_dtype(prep.data[c].dtype)
+                    and np.isfinite(Xp[:, j]).all() and np.abs(Xp[:, j]).max() < 2.0 ** 62):
+                as_int.append(c)
+    return Xp, clipped, dec, as_int

@@ -93,8 +93,8 @@ def load_bw_map():
 
 @dataclass(frozen=True)
 class Recommendation:
-    method: str                 # 'fa', 'pca' or 'magg'
-    label: str                  # 'FA', 'PCA' or 'M-AGG'
+    method: str | None          # 'fa', 'pca' or 'magg'; None when no method meets the risk floors
+    label: str | None           # 'FA', 'PCA' or 'M-AGG'
     reasons: tuple
     between: float | None
     within: float | None
@@ -158,14 +158,55 @@ def recommend(data, sensitive=None, tournament=False, reps=5, rng=None):
             reasons.append("note: the map, simulated with sdccore's own FA, PCA and M-AGG, disagrees with the paper's "
                            "cookbook here; run the tournament on your data (recommend(..., tournament=True)) to decide")
         target = "overall"
+    sens_eff = sensitive if sensitive and len(sensitive) < len(num) else None
     if tournament:
-        cmp_ = compare(data, MAP_CONFIGS, sensitive=sensitive if sensitive and len(sensitive) < len(num) else None,
-                       reps=reps, rng=rng)
-        tour = cmp_.table(target).sort_values("mean")
-        winner = tour.index[0]
-        reasons.append(f"on your data ({reps} runs each) {winner} has the lowest mean {target} "
-                       f"({tour.loc[winner, 'mean']:.3f}; interval {tour.loc[winner, 'lo']:.3f}-{tour.loc[winner, 'hi']:.3f})")
-        if winner != label:
-            reasons.append(f"the tournament overrides the rule: {winner}")
-            label = winner
-    return Recommendation(METHOD_OF[label], label, tuple(reasons), b, w, map_best, map_point, tour)
+        cmp_ = compare(data, MAP_CONFIGS, sensitive=sens_eff, reps=reps, rng=rng)
+        tour = cmp_.table(target)
+        safe = cmp_.safety().set_index("config")
+        tour["floors_met"] = safe.floors_met.reindex(tour.index)
+        tour = tour.sort_values("mean")
+        ok = tour[tour.floors_met == 1.0]
+        for lab in tour.index:
+            if lab not in ok.index:
+                reasons.append(f"{lab} broke a risk floor in {1 - tour.loc[lab, 'floors_met']:.0%} of the runs on your "
+                               f"data ({safe.loc[lab, 'violation']}), so it is not ranked")
+        if len(ok):
+            winner = ok.index[0]
+            reasons.append(f"on your data ({reps} runs each) {winner} has the lowest mean {target} among the methods "
+                           f"that met every risk floor ({ok.loc[winner, 'mean']:.3f}; interval "
+                           f"{ok.loc[winner, 'lo']:.3f}-{ok.loc[winner, 'hi']:.3f})")
+            if winner != label:
+                reasons.append(f"the tournament overrides the rule: {winner}")
+                label = winner
+            return Recommendation(METHOD_OF[label], label, tuple(reasons), b, w, map_best, map_point, tour)
+        reasons.append("no method met the risk floors in every run of the tournament")
+    label, checked = _first_safe(data, sens_eff, label, map_point, rng)
+    reasons += checked
+    return Recommendation(METHOD_OF[label] if label else None, label, tuple(reasons), b, w, map_best, map_point, tour)
+
+
+def _first_safe(data, sensitive, label, map_point, rng):
+    """The recommended method if one run of its default configuration meets the risk
+    floors on the data, else the next one (by the map's scores) that does, else None."""
+    from ._protect import _protect
+
+    order = [label] + [lab for lab in (sorted(MAP_CONFIGS, key=lambda k: map_point[k] if map_point and
+                                              np.isfinite(map_point[k]) else np.inf)) if lab != label]
+    seed = 0 if rng is None or not isinstance(rng, (int, np.integer)) else int(rng)
+    reasons = []
+    for lab in order:
+        cfg = dict(MAP_CONFIGS[lab])
+        method = cfg.pop("method")
+        try:
+            res = _protect(data, method, sensitive, seed, cfg)
+        except ValueError as exc:
+            reasons.append(f"{lab} cannot protect these data ({str(exc).splitlines()[0]})")
+            continue
+        if res.risk.ok:
+            if lab != label:
+                reasons.append(f"so {lab} is recommended instead")
+            return lab, reasons
+        reasons.append(f"{lab} as configured by default breaks a risk floor on your data: {res.risk.violations[0]}")
+    reasons.append("no method meets the risk floors with its default settings: change the settings on the Configure "
+                   "page (more factors, larger k) or the sensitive variables")
+    return None, reasons

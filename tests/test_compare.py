@@ -82,8 +82,11 @@ def test_search_ranks_by_upper_bound_and_reports_coverage(tarragona):
     assert list(r.hi) == sorted(r.hi)
     assert res.space == 2 ** 13 - 1 and 0 < res.tried < res.space
     assert "tried" in res.note and "budget" in res.note
+    assert "refused by the risk floors" in res.note
     m = sdccore.search(tarragona, "magg", reps=3, budget=30, rng=0)
-    assert m.ranking.iloc[0]["hi"] <= m.ranking["hi"].max()
+    # every k tried breaks a floor on Tarragona (|cor(x, x')| > 0.9 or the largest records kept close)
+    assert m.refused == m.tried and len(m.ranking) == 0 and "no candidate met the risk floors" in m.note
+    assert set(m.refusals.config) and all("floor" in v for v in m.refusals.violation)
 
 
 # ------------------------------------------------------------------ recommend
@@ -92,7 +95,9 @@ def test_search_ranks_by_upper_bound_and_reports_coverage(tarragona):
 def test_cookbook_extremes(b, w, expect):
     data = rec.eq5_data(b, w, 6, 300, 0)
     r = sdccore.recommend(data, ["S"])
-    assert r.method == expect
+    label = {"pca": "PCA", "fa": "FA", "magg": "M-AGG"}[expect]
+    # the cookbook's choice, unless it breaks a risk floor on these data (then the reasons say so)
+    assert r.method == expect or any(x.startswith(f"{label} as configured by default breaks") for x in r.reasons)
     assert r.between == pytest.approx(b, abs=1e-9) and r.within == pytest.approx(w, abs=1e-9)
     assert len(r.reasons) >= 2
 
@@ -116,7 +121,9 @@ def test_recommend_follows_map_where_cookbook_is_silent():
 def test_tournament(tarragona):
     r = sdccore.recommend(tarragona, ["SALES"], tournament=True, reps=2, rng=0)
     assert list(r.tournament.index) and r.tournament["mean"].is_monotonic_increasing
-    assert r.label == r.tournament.index[0]
+    safe = r.tournament[r.tournament.floors_met == 1.0]
+    assert r.label == safe.index[0]
+    assert r.tournament.loc["M-AGG", "floors_met"] == 0.0  # SALES kept within 5 % for the largest firms
 
 
 # ------------------------------------------------------------------ audit

@@ -5,6 +5,7 @@ import pandas as pd
 import pytest
 
 import sdccore
+from conftest import raw_protect
 from sdccore import _decomp as dc
 from sdccore import _protect
 
@@ -30,7 +31,7 @@ def _moments(df):
 ])
 def test_identity_perturbation_rebuilds_data_exactly(tarragona, monkeypatch, kw):
     monkeypatch.setattr(_protect, "perturb_columns", lambda F, *a: F.copy())
-    out = sdccore.protect(tarragona, rng=0, **kw).data
+    out = raw_protect(tarragona, rng=0, **kw).data
     X = tarragona.to_numpy(float)
     rel = np.abs(out.to_numpy(float) - X).max() / np.abs(X).max()
     assert rel < 1e-10
@@ -38,7 +39,7 @@ def test_identity_perturbation_rebuilds_data_exactly(tarragona, monkeypatch, kw)
 
 def test_identity_rebuild_with_dependency_and_residual_rows_kept(casc, monkeypatch):
     monkeypatch.setattr(_protect, "perturb_columns", lambda F, *a: F.copy())
-    out = sdccore.protect(casc, method="fa", rng=0).data
+    out = raw_protect(casc, method="fa", rng=0).data
     X = casc.to_numpy(float)
     assert np.abs(out.to_numpy(float) - X).max() / np.abs(X).max() < 1e-10
 
@@ -86,7 +87,7 @@ def test_variance_share_matches_spec_figures(tarragona):
     dict(method="pca", components=[1, 3]),
 ])
 def test_swapping_preserves_means_exactly(tarragona, kw):
-    res = sdccore.protect(tarragona, rng=3, **kw)
+    res = raw_protect(tarragona, rng=3, **kw)
     m0, _, sd = _moments(tarragona)
     m1, _, _ = _moments(res.data)
     assert np.abs(m1 - m0).max() / sd.min() < 1e-9
@@ -100,7 +101,7 @@ def test_covariance_unbiased_over_seeds(request, data_name, kw):
     _, C, _ = _moments(df)
     acc = np.zeros_like(C)
     for s in range(50):
-        acc += _moments(sdccore.protect(df, rng=s, **kw).data)[1]
+        acc += _moments(raw_protect(df, rng=s, **kw).data)[1]
     acc /= 50
     assert np.linalg.norm(acc - C) / np.linalg.norm(C) < 0.01
 
@@ -110,7 +111,7 @@ def test_regression_scores_bias_the_covariance(tarragona):
     _, C, _ = _moments(tarragona)
     acc = np.zeros_like(C)
     for s in range(50):
-        acc += _moments(sdccore.protect(tarragona, rng=s, method="fa", scores="regression").data)[1]
+        acc += _moments(raw_protect(tarragona, rng=s, method="fa", scores="regression").data)[1]
     err = np.linalg.norm(acc / 50 - C) / np.linalg.norm(C)
     assert err > 0.03
 
@@ -162,7 +163,7 @@ def test_selection_criteria():
 
 
 def test_selective_fa_leaves_public_nearly_intact(tarragona):
-    res = sdccore.protect(tarragona, sensitive=["SALES"], rng=1)
+    res = raw_protect(tarragona, sensitive=["SALES"], rng=1)
     assert res.options["rotation"] == "isolate_sensitive" and res.options["factors"] == "auto"
     X, Y = tarragona.to_numpy(float), res.data.to_numpy(float)
     cors = [np.corrcoef(X[:, j], Y[:, j])[0, 1] for j in range(13)]
@@ -194,7 +195,7 @@ def test_pca_paper_table1_weights():
 
 def test_magg_exact_keeps_mean_and_covariance(tarragona, synthetic):
     for df in (tarragona, synthetic):
-        res = sdccore.protect(df, method="magg", noise="exact", k=3, rng=5)
+        res = raw_protect(df, method="magg", noise="exact", k=3, rng=5)
         m0, C0, _ = _moments(df)
         m1, C1, _ = _moments(res.data)
         assert np.abs(m1 - m0).max() / np.abs(m0).max() < 1e-8
@@ -203,7 +204,7 @@ def test_magg_exact_keeps_mean_and_covariance(tarragona, synthetic):
 
 
 def test_magg_none_is_group_means_of_mdav(tarragona):
-    res = sdccore.protect(tarragona, method="magg", noise="none", k=4, rng=0)
+    res = raw_protect(tarragona, method="magg", noise="none", k=4, rng=0)
     X = tarragona.to_numpy(float)
     lab = sdccore.mdav_groups(X, 4)
     sizes = np.bincount(lab)
@@ -217,14 +218,14 @@ def test_magg_published_keeps_moments_in_expectation(tarragona):
     m0, C0, sd = _moments(tarragona)
     accm, accC = 0, 0
     for s in range(30):
-        m1, C1, _ = _moments(sdccore.protect(tarragona, method="magg", rng=s).data)
+        m1, C1, _ = _moments(raw_protect(tarragona, method="magg", rng=s).data)
         accm, accC = accm + m1, accC + C1
     assert np.abs(accm / 30 - m0).max() / sd.max() < 0.05
     assert np.linalg.norm(accC / 30 - C0) / np.linalg.norm(C0) < 0.02
 
 
 def test_selective_magg_changes_only_sensitive(tarragona):
-    res = sdccore.protect(tarragona, method="magg", sensitive=["SALES", "LABOR.COSTS"], noise="exact", rng=1)
+    res = raw_protect(tarragona, method="magg", sensitive=["SALES", "LABOR.COSTS"], noise="exact", rng=1)
     for c in tarragona.columns:
         same = np.array_equal(res.data[c].to_numpy(float), tarragona[c].to_numpy(float))
         assert same == (c not in ("SALES", "LABOR.COSTS"))
@@ -236,7 +237,7 @@ def test_selective_magg_changes_only_sensitive(tarragona):
 # ------------------------------------------------------------------ baselines
 
 def test_rankswap_baseline_keeps_marginals(tarragona):
-    res = sdccore.protect(tarragona, method="rankswap", p=5, rng=2)
+    res = raw_protect(tarragona, method="rankswap", p=5, rng=2)
     for c in tarragona.columns:
         assert np.array_equal(np.sort(res.data[c].to_numpy(float)), np.sort(tarragona[c].to_numpy(float)))
     assert not res.data.equals(tarragona.astype(float))
@@ -255,7 +256,7 @@ def test_correlated_noise_inflates_covariance_as_documented(synthetic):
     _, C0, _ = _moments(synthetic)
     acc = 0
     for s in range(40):
-        acc = acc + _moments(sdccore.protect(synthetic, method="noise", noise=20, rng=s).data)[1]
+        acc = acc + _moments(raw_protect(synthetic, method="noise", noise=20, rng=s).data)[1]
     assert np.linalg.norm(acc / 40 - 1.2 * C0) / np.linalg.norm(C0) < 0.02
 
 
@@ -267,10 +268,10 @@ def test_every_factor_perturbation_runs_and_changes_data(tarragona, pert, param)
     kw = {"perturbation": pert}
     if param is not None:
         kw[{"rankswap": "p", "noise": "noise"}.get(pert, "k")] = param
-    res = sdccore.protect(tarragona, method="fa", n_factors=5, rng=0, **kw)
+    res = raw_protect(tarragona, method="fa", n_factors=5, rng=0, **kw)
     assert np.isfinite(res.data.to_numpy(float)).all()
     assert not np.allclose(res.data.to_numpy(float), tarragona.to_numpy(float))
-    again = sdccore.protect(tarragona, **res.options)
+    again = raw_protect(tarragona, **res.options)
     assert again.data.equals(res.data)
 
 
@@ -287,10 +288,10 @@ def test_univariate_perturbations_by_hand():
 
 def test_residual_row_treatments(tarragona):
     for how in ("swap_rows", "bootstrap_rows"):
-        res = sdccore.protect(tarragona, method="fa", n_factors=3, residuals=how, rng=0)
+        res = raw_protect(tarragona, method="fa", n_factors=3, residuals=how, rng=0)
         assert np.isfinite(res.data.to_numpy(float)).all()
     # swapping residual rows keeps means exactly
-    res = sdccore.protect(tarragona, method="fa", n_factors=3, residuals="swap_rows", rng=0)
+    res = raw_protect(tarragona, method="fa", n_factors=3, residuals="swap_rows", rng=0)
     m0, _, sd = _moments(tarragona)
     assert np.abs(_moments(res.data)[0] - m0).max() / sd.min() < 1e-9
 
@@ -298,7 +299,7 @@ def test_residual_row_treatments(tarragona):
 # ------------------------------------------------------------------ dependencies (CASC)
 
 def test_casc_dependency_detected_and_kept(casc):
-    res = sdccore.protect(casc, method="pca", rng=0)
+    res = raw_protect(casc, method="pca", rng=0)
     assert list(res.dependencies) == ["PTOTVAL"]
     coef = res.dependencies["PTOTVAL"]
     assert coef["PEARNVAL"] == pytest.approx(1, abs=1e-9) and coef["POTHVAL"] == pytest.approx(1, abs=1e-9)
@@ -309,33 +310,33 @@ def test_casc_dependency_detected_and_kept(casc):
 
 
 def test_sensitive_total_makes_its_parts_sensitive(casc):
-    res = sdccore.protect(casc, method="magg", sensitive=["PTOTVAL"], rng=0, noise="exact")
+    res = raw_protect(casc, method="magg", sensitive=["PTOTVAL"], rng=0, noise="exact")
     assert any("PEARNVAL" in n and "POTHVAL" in n for n in res.notes)
     assert np.array_equal(res.data.AGI.to_numpy(float), casc.AGI.to_numpy(float))
     assert not np.allclose(res.data.PEARNVAL, casc.PEARNVAL)
 
 
 def test_no_false_dependency_on_tarragona(tarragona):
-    assert sdccore.protect(tarragona, rng=0).dependencies == {}
+    assert raw_protect(tarragona, rng=0).dependencies == {}
 
 
 # ------------------------------------------------------------------ reproducibility and frame handling
 
 @pytest.mark.parametrize("method", ["fa", "pca", "magg", "rankswap", "noise"])
 def test_same_seed_same_bytes_different_seed_differs(tarragona, method):
-    a = sdccore.protect(tarragona, method=method, rng=42)
-    b = sdccore.protect(tarragona, method=method, rng=42)
-    c = sdccore.protect(tarragona, method=method, rng=43)
+    a = raw_protect(tarragona, method=method, rng=42)
+    b = raw_protect(tarragona, method=method, rng=42)
+    c = raw_protect(tarragona, method=method, rng=43)
     assert a.data.to_numpy().tobytes() == b.data.to_numpy().tobytes()
     assert a.data.to_numpy().tobytes() != c.data.to_numpy().tobytes()
-    assert sdccore.protect(tarragona, **a.options).data.to_numpy().tobytes() == a.data.to_numpy().tobytes()
+    assert raw_protect(tarragona, **a.options).data.to_numpy().tobytes() == a.data.to_numpy().tobytes()
 
 
 def test_generator_and_none_record_a_reproducing_seed(tarragona):
     for rng in (None, np.random.default_rng(7)):
-        res = sdccore.protect(tarragona, method="pca", rng=rng)
+        res = raw_protect(tarragona, method="pca", rng=rng)
         assert isinstance(res.options["seed"], int)
-        assert sdccore.protect(tarragona, **res.options).data.equals(res.data)
+        assert raw_protect(tarragona, **res.options).data.equals(res.data)
 
 
 def test_options_are_json_and_frame_layout_kept(tarragona):
@@ -345,7 +346,7 @@ def test_options_are_json_and_frame_layout_kept(tarragona):
     df.insert(2, "name", [f"firm {i}" for i in range(len(df))])
     df["code"] = np.arange(len(df))
     before = df.copy()
-    res = sdccore.protect(df, method="fa", sensitive=["SALES"], exclude=["code"], rng=1)
+    res = raw_protect(df, method="fa", sensitive=["SALES"], exclude=["code"], rng=1)
     json.loads(json.dumps(res.options))
     assert list(res.data.columns) == list(df.columns)
     assert list(res.data.index) == list(df.index)

@@ -25,6 +25,7 @@ import sdccore
 
 ROLES = ("sensitive", "public", "excluded", "identifier")
 DEFAULT_SEED = 12345
+DEFAULT_MAX_RISK = 0.5   # ceiling of the disclosure risk (mean of DBRL and ID) for the suggested release
 # widget keys whose options depend on the columns: reset when new data arrive
 WIDGETS_TIED_TO_DATA = ("sensitive_select", "identifier_select", "excluded_select", "release_pick")
 DEFAULT_CFG = {
@@ -42,21 +43,22 @@ def data_token(df: pd.DataFrame) -> str:
     return h.hexdigest()
 
 
+def role_suggestion(df: pd.DataFrame, name: str | None = None):
+    """Roles safe by default (identifiers found, codes set apart) with their reasons; the
+    samples' documented roles first."""
+    preset = sdccore.dataset_roles(name) if name in sdccore.list_datasets().name.tolist() else None
+    return sdccore.suggest_roles(df, preset)
+
+
 def default_roles(df: pd.DataFrame, name: str | None = None) -> dict:
-    num = set(sdccore._validation.numeric_columns(df))
-    roles = {c: ("public" if c in num else "excluded") for c in df.columns}
-    if name in ("tarragona", "casc", "eia"):
-        r = sdccore.dataset_roles(name)
-        for c in r.get("identifier", []):
-            roles[c] = "identifier"
-        for c in r.get("exclude", []):
-            roles[c] = "excluded"
-    return roles
+    return dict(role_suggestion(df, name).roles)
 
 
 def init():
     ss = st.session_state
     ss.setdefault("seed", DEFAULT_SEED)
+    ss.setdefault("floors", sdccore.RiskFloors().to_dict())
+    ss.setdefault("max_risk", DEFAULT_MAX_RISK)
     for m, cfg in DEFAULT_CFG.items():
         ss.setdefault(f"cfg_{m}", dict(cfg))
     ss.setdefault("comparison", None)
@@ -71,13 +73,28 @@ def init():
         set_data(sdccore.load_dataset("tarragona"), "tarragona", (), sample=True)
 
 
-def set_data(df: pd.DataFrame, name: str, notes=(), sample=False):
+def set_data(df: pd.DataFrame, name: str, notes=(), sample=False, sep=None, decimal=None):
+    """Make ``df`` the session's data.  Roles the user set survive a new file with the same
+    columns (a corrected upload); otherwise the safe suggestions are applied."""
     ss = st.session_state
+    same_columns = "data" in ss and list(ss["data"].columns) == list(df.columns)
     ss["data"] = df
     ss["data_name"] = name
     ss["data_token"] = data_token(df)
     ss["read_notes"] = list(notes)
-    ss["roles"] = default_roles(df, name if sample else None)
+    ss["read_format"] = (sep or ",", decimal or ".")
+    sug = role_suggestion(df, name if sample else None)
+    ss["role_reasons"] = dict(sug.reasons)
+    ss["role_flags"] = dict(sug.flags)
+    ss["role_table"] = sug.table
+    if same_columns and "roles" in ss:
+        for k in WIDGETS_TIED_TO_DATA:
+            ss.pop(k, None)
+        ss["comparison"] = None
+        ss["search"] = None
+        return
+    ss["roles"] = dict(sug.roles)
+    ss["passthrough_confirmed"] = False
     for m, cfg in DEFAULT_CFG.items():
         ss[f"cfg_{m}"] = dict(cfg)
     ss["comparison"] = None
@@ -95,8 +112,49 @@ def handle_upload(raw: bytes, name: str, sep=None, decimal=None):
         res = sdccore.read_table(raw, name, sep=sep, decimal=decimal)
     except ValueError as exc:
         return f"{name}: {exc}"
-    set_data(res.data, name, res.notes)
+    set_data(res.data, name, res.notes, sep=res.sep, decimal=res.decimal)
     return None
+
+
+def set_roles(new: dict):
+    """Roles changed by the user; a changed set of text columns released unchanged must be
+    confirmed again."""
+    ss = st.session_state
+    if passthrough_text(new) != passthrough_text(ss["roles"]):
+        ss["passthrough_confirmed"] = False
+    ss["roles"] = dict(new)
+
+
+def passthrough_text(roles_=None) -> list:
+    """Text columns that would be released unchanged (role 'excluded')."""
+    r = roles_ if roles_ is not None else roles()
+    df = data()
+    return [c for c, role in r.items() if role == "excluded" and c in df.columns
+            and not pd.api.types.is_numeric_dtype(df[c])]
+
+
+def unresolved_identifiers() -> list:
+    """Columns that look like identifiers but are not dropped (role 'identifier')."""
+    flags = st.session_state.get("role_flags", {})
+    return [c for c, f in flags.items() if f == "identifier" and roles().get(c) != "identifier"]
+
+
+def release_blockers() -> list:
+    """Role decisions that stop a download, in words (each with its fix)."""
+    out = []
+    ids = unresolved_identifiers()
+    if ids and not st.session_state.get("passthrough_confirmed"):
+        out.append(f"{', '.join(ids)} look like identifiers but are not dropped: give them the role 'identifier' "
+                   f"on the Data page, or confirm there that they may be released")
+    text = passthrough_text()
+    if text and not st.session_state.get("passthrough_confirmed"):
+        out.append(f"text column(s) {', '.join(text)} would be released unchanged: confirm it on the Data page "
+                   f"or mark them as identifiers (dropped)")
+    return out
+
+
+def floors() -> dict:
+    return dict(st.session_state["floors"])
 
 
 def data() -> pd.DataFrame:
@@ -224,27 +282,56 @@ def _decompose(tok, key, _df, method, sens, options):
 def decompose(method: str, options: dict):
     cols = protect_columns()
     s = sensitive()
-    opts = {k: v for k, v in options.items() if k != "method"}
+    opts = {k: v for k, v in with_floors(options).items() if k != "method"}
     return _decompose(token(), _key([cols, s, method, opts]), data()[cols], method, tuple(s) if s else None, opts)
 
 
 @st.cache_data(scope="session", max_entries=8, show_spinner=False)
 def _release(tok, key, _df, method, sens, options, seed_, exclude):
-    res = sdccore.protect(_df, method=method, sensitive=list(sens) if sens else None, rng=seed_,
-                          exclude=list(exclude) or None, **options)
+    """(result, evaluation, None) for a release that meets every floor, (None, None, error)
+    for one the library refuses: the refused data never reach the page."""
+    try:
+        res = sdccore.protect(_df, method=method, sensitive=list(sens) if sens else None, rng=seed_,
+                              exclude=list(exclude) or None, **options)
+    except sdccore.UnsafeReleaseError as exc:
+        return None, None, exc
     num = [c for c in _df.columns if c not in set(exclude)]
-    ev = sdccore.evaluate(_df[num], res.data[num], sensitive=list(sens) if sens else None)
-    return res, ev
+    ev = sdccore.evaluate(_df[num], res.data[num], sensitive=list(sens) if sens else None,
+                          floors=options.get("floors"))
+    return res, ev, None
+
+
+def with_floors(config: dict) -> dict:
+    return {**config, "floors": floors()}
 
 
 def release(config: dict):
-    """Protect the working frame with a configuration and the session's seed, and evaluate it."""
-    cfg = dict(config)
+    """Protect the working frame with a configuration, the session's floors and seed; returns
+    (result, evaluation, refusal): refusal is the UnsafeReleaseError when a floor breaks."""
+    cfg = with_floors(config)
     method = cfg.pop("method")
     s = sensitive()
     df = work_frame()
     ex = tuple(excluded())
     return _release(token(), _key([list(df.columns), s, method, cfg, seed(), ex]), df, method,
+                    tuple(s) if s else None, cfg, seed(), ex)
+
+
+@st.cache_data(scope="session", max_entries=32, show_spinner=False)
+def _preview(tok, key, _df, method, sens, options, seed_, exclude):
+    res = sdccore.protect(_df, method=method, sensitive=list(sens) if sens else None, rng=seed_,
+                          exclude=list(exclude) or None, allow_unsafe="Configure page preview: figures only", **options)
+    return res.risk, res.plausibility  # figures only; the preview's data are dropped here
+
+
+def preview(config: dict):
+    """Risk and plausibility figures of one run with the session's seed (Configure page)."""
+    cfg = with_floors(config)
+    method = cfg.pop("method")
+    s = sensitive()
+    df = work_frame()
+    ex = tuple(excluded())
+    return _preview(token(), _key([list(df.columns), s, method, cfg, seed(), ex]), df, method,
                     tuple(s) if s else None, cfg, seed(), ex)
 
 
@@ -261,7 +348,7 @@ def audit():
 def current_configs(methods) -> dict:
     """The configured methods as compare() configurations, labelled FA / PCA / M-AGG."""
     labels = {"fa": "FA", "pca": "PCA", "magg": "M-AGG"}
-    return {labels[m]: dict(st.session_state[f"cfg_{m}"]) for m in methods}
+    return {labels[m]: with_floors(st.session_state[f"cfg_{m}"]) for m in methods}
 
 
 def run_comparison(methods, reps, progress):
@@ -283,7 +370,8 @@ def comparison():
 
 def run_search(method, reps, budget, progress=None):
     df = data()[protect_columns()]
-    res = sdccore.search(df, method, sensitive=sensitive(), reps=reps, budget=budget, rng=seed(), progress=progress)
+    res = sdccore.search(df, method, sensitive=sensitive(), reps=reps, budget=budget, rng=seed(), progress=progress,
+                         base={"floors": floors()})
     st.session_state["search"] = {"result": res, "method": method, "token": token(), "roles": _key(roles())}
     return res
 

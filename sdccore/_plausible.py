@@ -1,0 +1,136 @@
+"""Plausible released values: log scale for skewed non-negative variables, sign and range
+bounds, rounding to the original precision.
+
+A release with negative sales, a 1/2 code turned into 1.37 or integers written as
+86020.00000000001 gives the perturbation away and looks broken to its users.  Three
+options of ``protect`` (all methods) deal with it; each changes what is exact:
+
+* ``transform`` -- 'auto' (default): every protected variable that is non-negative and
+  skewed (sample skewness > 1) is protected on the log scale: log(x) when all values are
+  positive, log(1 + x/s) with s the median of the positive values when some are zero, and
+  transformed back afterwards.  Released values then stay non-negative (positive when
+  the original is) and keep their skew.  Cost: means and covariances are kept (exactly /
+  in expectation) on the log scale, not on the original one; the change of the mean on
+  the original scale is reported per variable (``result.plausibility``).  A list of column
+  names chooses the variables; 'none' protects on the original scale.
+* ``bounds`` -- 'sign' (default): a variable with no negative value in the original gets
+  none in the release (values below 0 are set to 0; the count is reported).  'observed':
+  values are clipped to the original [min, max] (note: a clipped value equals an observed
+  extreme, and the largest record's value is often known to be the largest).  'none'.
+  Exact linear combinations rebuilt from other columns are not clipped (the identity wins).
+* ``rounding`` -- 'original' (default): each variable is rounded to the number of decimals
+  its original values use (integers stay integers, up to 6 decimals; a variable that uses
+  more is not rounded).  Rounding moves each value by at most half a unit of its last
+  digit, so means and covariances change by at most that much.  'none'.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+
+__all__ = []
+
+TRANSFORMS = ("auto", "none")
+BOUNDS = ("sign", "observed", "none")
+ROUNDINGS = ("original", "none")
+SKEW_LOG = 1.0
+MAX_DECIMALS = 6
+
+
+def skewness(x):
+    c = x - x.mean()
+    s2 = (c * c).mean()
+    return float((c ** 3).mean() / s2 ** 1.5) if s2 > 0 else 0.0
+
+
+def auto_log_columns(X, names, candidates):
+    """Names of the candidate columns (indices) that are non-negative and skewed."""
+    out = []
+    for j in candidates:
+        x = X[:, j]
+        if x.min() >= 0 and x.max() > 0 and skewness(x) > SKEW_LOG:
+            out.append(names[j])
+    return out
+
+
+def log_scales(X, cols):
+    """Per column: 0 for plain log (all positive), else the median of the positive values."""
+    out = []
+    for j in cols:
+        x = X[:, j]
+        if x.min() < 0:
+            raise ValueError("cannot protect a column with negative values on the log scale")
+        out.append(0.0 if x.min() > 0 else float(np.median(x[x > 0])))
+    return np.array(out)
+
+
+def forward(X, cols, scales):
+    Y = X.copy()
+    for j, s in zip(cols, scales):
+        Y[:, j] = np.log(X[:, j]) if s == 0 else np.log1p(X[:, j] / s)
+    return Y
+
+
+def inverse(Y, cols, scales):
+    for j, s in zip(cols, scales):
+        with np.errstate(over="ignore"):
+            Y[:, j] = np.exp(Y[:, j]) if s == 0 else s * np.expm1(Y[:, j])
+    return Y
+
+
+def decimals(x):
+    """Decimals the values of x use (0 for integers), or None when more than MAX_DECIMALS."""
+    for d in range(MAX_DECIMALS + 1):
+        v = x * 10.0 ** d
+        if np.all(np.abs(v - np.round(v)) <= 1e-9 * np.maximum(1.0, np.abs(v))):
+            return d
+    return None
+
+
+def apply_bounds(Yk, Xk, how):
+    """Clip in place; returns the number of values changed per column."""
+    changed = np.zeros(Xk.shape[1], dtype=np.int64)
+    if how == "none":
+        return changed
+    for j in range(Xk.shape[1]):
+        lo, hi = Xk[:, j].min(), Xk[:, j].max()
+        if how == "sign":
+            if lo >= 0:
+                bad = Yk[:, j] < 0
+                changed[j] = int(bad.sum())
+                Yk[bad, j] = 0.0
+        else:
+            bad = (Yk[:, j] < lo) | (Yk[:, j] > hi)
+            changed[j] = int(bad.sum())
+            np.clip(Yk[:, j], lo, hi, out=Yk[:, j])
+    return changed
+
+
+def round_columns(Y, X, cols):
+    """Round Y[:, j] to the decimals of X[:, j] for j in cols; returns the decimals used."""
+    used = {}
+    for j in cols:
+        d = decimals(X[:, j])
+        if d is not None:
+            Y[:, j] = np.round(Y[:, j], d)
+        used[j] = d
+    return used
+
+
+def report(names, X, Y, log_cols, clipped, dec, bounds):
+    """Per protected column: transform, bound, decimals, values clipped and the change of
+    mean and sd on the original scale (relative to the original sd)."""
+    rows = []
+    for j, name in enumerate(names):
+        sd = X[:, j].std()
+        rows.append({
+            "variable": name,
+            "transform": "log" if name in log_cols else "none",
+            "bounds": bounds if bounds != "sign" or X[:, j].min() >= 0 else "none",
+            "decimals": dec.get(j) if dec else None,
+            "clipped": int(clipped.get(j, 0)),
+            "mean_change_sd": float((Y[:, j].mean() - X[:, j].mean()) / sd) if sd > 0 else 0.0,
+            "sd_ratio": float(Y[:, j].std() / sd) if sd > 0 else 1.0,
+        })
+    return pd.DataFrame(rows).set_index("variable")

@@ -1,0 +1,119 @@
+"""Roles that are safe by default: identifiers found and dropped, codes set apart.
+
+A text column unique per record (a patient id, a company name) released unchanged links
+every record to its owner; a numeric identifier (a utility number) protected as if it
+were a measurement is nonsense and may still identify; a 1/2-coded sex perturbed into
+1.37 gives the perturbation away.  ``suggest_roles`` proposes a role for every column with
+the reason in words; the dashboard pre-marks its suggestions, the command line refuses a
+file whose identifier-like or text columns were not given a role.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+import numpy as np
+import pandas as pd
+
+from ._validation import check_dataframe, numeric_columns
+
+__all__ = ["suggest_roles", "RoleSuggestion"]
+
+ROLES = ("sensitive", "public", "excluded", "identifier")
+ID_WORDS = {"id", "ids", "code", "name", "key", "nr", "no", "number", "uuid", "identifier", "ident"}
+UNIQUE_SHARE = 0.9       # a text column with at least this share of distinct values is an identifier
+CODE_DISTINCT = 15       # a whole-number column with at most this many distinct values is a code
+
+
+def _tokens(name: str):
+    spaced = re.sub(r"([a-z])([A-Z])", r"\1 \2", str(name))
+    return [t for t in re.split(r"[^A-Za-z0-9]+", spaced.lower()) if t]
+
+
+def looks_like_id_name(name) -> bool:
+    """Names such as id, patient_id, PatientID, UTILITYID, UTILNAME, firm code, record number."""
+    text = str(name)
+    if any(t in ID_WORDS for t in _tokens(text)):
+        return True
+    upper = text.upper()
+    return (text.isupper() and (upper.endswith("ID") or "NAME" in upper or upper.endswith("CODE"))) or \
+        bool(re.search(r"[a-z](Id|ID|Name|Code)$", text))
+
+
+@dataclass(frozen=True)
+class RoleSuggestion:
+    """Attributes: ``roles`` (column -> role), ``reasons`` (column -> why, in words, for
+    every column not simply 'public'), ``flags`` (column -> kind: 'identifier', 'text',
+    'code', 'constant'), ``table`` (one row a column: type, distinct, role, reason)."""
+
+    roles: dict
+    reasons: dict
+    flags: dict
+    table: pd.DataFrame
+
+
+def suggest_roles(data, preset=None) -> RoleSuggestion:
+    """A role for every column of ``data``, with the reason.
+
+    * identifier: a text column with at least 90 % distinct values, or any column whose name
+      says identifier (id, code, name, key, number, ...) and whose values are text or whole
+      numbers, or a whole-number column with a different value on every record.
+    * excluded (released unchanged) and flagged: other text columns ('text') and whole-number
+      columns with at most 15 distinct values, each repeated (at least 4 records a value on
+      average) and below 100,000 in size ('code': sex, month, region codes).  Constant
+      columns are flagged ('constant') and left to the data checks.
+    * public: every other numeric column (choose the sensitive ones yourself).
+
+    ``preset``: {'identifier': [...], 'exclude': [...]} (a sample's known roles) wins.
+    """
+    data = check_dataframe(data)
+    n = len(data)
+    num = set(numeric_columns(data))
+    roles, reasons, flags, rows = {}, {}, {}, []
+    preset = preset or {}
+    for c in data.columns:
+        s = data[c]
+        distinct = int(s.nunique(dropna=True))
+        role, why, flag = "public", "", None
+        if c in preset.get("identifier", ()):
+            role, why, flag = "identifier", "the sample's documented identifier", "identifier"
+        elif c in preset.get("exclude", ()):
+            role, why, flag = "excluded", "the sample's documented code or date column", "code"
+        elif c not in num:
+            if n >= 5 and distinct >= UNIQUE_SHARE * n:
+                role, why = "identifier", f"text with {distinct} distinct values in {n} records: unique per record"
+                flag = "identifier"
+            elif looks_like_id_name(c):
+                role, why, flag = "identifier", "text whose name says identifier", "identifier"
+            else:
+                role, flag = "excluded", "text"
+                why = f"text ({distinct} distinct values): released unchanged unless you drop it"
+        else:
+            x = pd.to_numeric(s, errors="coerce").to_numpy(dtype=float)
+            fin = x[np.isfinite(x)]
+            whole = fin.size > 0 and bool(np.all(fin == np.round(fin)))
+            if distinct <= 1:
+                why, flag = "constant: nothing to protect (the checks below say what to do)", "constant"
+            elif looks_like_id_name(c) and whole:
+                role, why, flag = "identifier", "whole numbers under a name that says identifier", "identifier"
+            elif whole and n >= 5 and distinct == n and _is_sequence(fin):
+                role, why, flag = "identifier", "a different whole number on every record, in order: a record number", \
+                    "identifier"
+            elif whole and distinct <= CODE_DISTINCT and n >= 4 * distinct and np.abs(fin).max() <= 1e5:
+                role, flag = "excluded", "code"
+                why = (f"only {distinct} distinct whole numbers: a code or category (sex, month, region); perturbing "
+                       f"it gives impossible values, so it is released unchanged unless you decide otherwise")
+        roles[c] = role
+        if why:
+            reasons[c] = why
+        if flag:
+            flags[c] = flag
+        rows.append({"column": str(c), "type": "numeric" if c in num else "text", "distinct": distinct,
+                     "suggested role": role, "reason": why})
+    return RoleSuggestion(roles, reasons, flags, pd.DataFrame(rows))
+
+
+def _is_sequence(x):
+    d = np.diff(x)
+    return bool(np.all(d > 0) or np.all(d < 0))
