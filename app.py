@@ -6,11 +6,15 @@ Pages hold no statistics: they lay out widgets and call ``ui.state`` (the adapte
 sdccore) and ``ui.figures`` (pure plotly builders).
 """
 
+from pathlib import Path
+
 import streamlit as st
 
 from ui import state
 
-st.set_page_config(page_title="sdccore - disclosure control", page_icon=":material/shield:", layout="wide")
+# a local icon file: nothing is fetched from outside (an emoji or material icon here would be)
+ICON = Path(__file__).resolve().parent / "ui" / "icon.png"
+st.set_page_config(page_title="sdccore - disclosure control", page_icon=str(ICON), layout="wide")
 state.init()
 
 pages = [

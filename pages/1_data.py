@@ -49,33 +49,59 @@ def load_section():
             st.error(st.session_state["upload_error"] + " Your previous data are still loaded.")
 
 
+ROLE_WIDGETS = {"sensitive_select": "sensitive", "identifier_select": "identifier", "excluded_select": "excluded"}
+
+
+def _roles_from_widgets():
+    """Callback of the role widgets: one role per column, the last widget wins in the
+    order identifier > excluded > sensitive; numeric columns default to public."""
+    df = state.data()
+    num = set(state.numeric_columns(df))
+    ss = st.session_state
+    new = {}
+    for c in df.columns:
+        if c in ss["identifier_select"]:
+            new[c] = "identifier"
+        elif c in ss["excluded_select"]:
+            new[c] = "excluded"
+        elif c in ss["sensitive_select"]:
+            new[c] = "sensitive"
+        else:
+            new[c] = "public" if c in num else "excluded"
+    state.set_roles(new)
+
+
 def roles_section():
     df = state.data()
-    num = sdccore._validation.numeric_columns(df)
+    num = state.numeric_columns(df)
     cols = list(df.columns)
     roles = state.roles()
+    # the widgets are seeded from our roles (they survive page changes, reruns and uploads of
+    # a file with the same columns); widget state alone is dropped when the page is left
+    for key, role in ROLE_WIDGETS.items():
+        st.session_state[key] = [c for c in (num if key == "sensitive_select" else cols) if roles.get(c) == role]
     st.subheader("Roles")
     c1, c2, c3 = st.columns(3)
-    sens = c1.multiselect("Sensitive (protected most)", num, default=[c for c in num if roles.get(c) == "sensitive"],
-                          key="sensitive_select", help="Leave empty to protect every numeric column (general protection).")
-    ident = c2.multiselect("Identifiers (dropped)", cols, default=[c for c in cols if roles.get(c) == "identifier"],
-                           key="identifier_select")
-    excl = c3.multiselect("Excluded (released unchanged)", cols, default=[c for c in cols if roles.get(c) == "excluded"],
-                          key="excluded_select")
-    new = {}
-    for c in cols:
-        if c in ident:
-            new[c] = "identifier"
-        elif c in excl:
-            new[c] = "excluded"
-        elif c in sens:
-            new[c] = "sensitive"
-        elif c in num:
-            new[c] = "public"
-        else:
-            new[c] = "excluded"
-    if new != roles:
-        st.session_state["roles"] = new
+    c1.multiselect("Sensitive (protected most)", num, key="sensitive_select", on_change=_roles_from_widgets,
+                   help="Leave empty to protect every numeric column (general protection).")
+    c2.multiselect("Identifiers (dropped)", cols, key="identifier_select", on_change=_roles_from_widgets)
+    c3.multiselect("Excluded (released unchanged)", cols, key="excluded_select", on_change=_roles_from_widgets)
+    reasons = st.session_state.get("role_reasons", {})
+    if reasons:
+        st.caption("Suggested roles and why (change them above if they are wrong):")
+        st.dataframe(state.role_table(), hide_index=True, key="role_reasons_table")
+    text = state.passthrough_text()
+    ids = state.unresolved_identifiers()
+    if text or ids:
+        what = []
+        if ids:
+            what.append(f"identifier-like column(s) {', '.join(ids)} not dropped")
+        if text:
+            what.append(f"text column(s) {', '.join(text)} released unchanged")
+        if not st.session_state.get("passthrough_confirmed"):
+            st.error(f"Decide before release: {'; '.join(what)}. Mark them as identifiers (dropped), or confirm.")
+        st.checkbox("Release these columns unchanged: they identify no one", key="confirm_passthrough",
+                    value=bool(st.session_state.get("passthrough_confirmed")), on_change=state.confirm_passthrough)
     st.dataframe(state.numeric_summary(df), hide_index=True, key="column_table")
 
 
@@ -89,9 +115,9 @@ def problems_section():
         if p.kind in ("missing", "infinite"):
             if st.button(f"Drop the {p.rows} record(s)", key=f"drop_rows_{p.kind}"):
                 clean, n = sdccore.drop_incomplete_rows(state.data(), state.protect_columns())
-                roles = dict(state.roles())
-                state.set_data(clean, st.session_state["data_name"], [f"{n} record(s) with missing or infinite values dropped"])
-                st.session_state["roles"] = roles
+                fmt = st.session_state.get("read_format", (",", "."))
+                state.set_data(clean, st.session_state["data_name"], [f"{n} record(s) with missing or infinite values dropped"],
+                               sep=fmt[0], decimal=fmt[1])  # same columns: the roles are kept
                 st.rerun()
 
 

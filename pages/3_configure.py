@@ -66,11 +66,58 @@ def _selection_widgets(prefix, cfg, out, key, word, sens, n_items):
             st.warning(f"Choose at least one {word}; {word} 1 is used until you do.")
 
 
+def floors_section():
+    fl = state.floors()
+    with st.expander("Risk floors: every sensitive variable, and its largest records, must meet them"):
+        st.caption("No release that breaks a floor can be downloaded. Defaults: at least 30 % of each sensitive "
+                   "variable's variance perturbed, |cor(original, protected)| at most 0.90, at most 20 % of records "
+                   "within 5 % of their true value (own record and the record an intruder links), in every size band "
+                   "and among the largest 1 % of records.")
+        c1, c2, c3, c4, c5 = st.columns(5)
+        new = {
+            "min_perturbed_share": c1.number_input("Perturbed share at least (%)", 0.0, 100.0,
+                                                   fl["min_perturbed_share"] * 100, 5.0, key="floor_share") / 100,
+            "max_abs_cor": c2.number_input("|cor(x, x')| at most", 0.0, 1.0, fl["max_abs_cor"], 0.05, key="floor_cor"),
+            "tolerance": c3.number_input("Tolerance (% of the value)", 0.1, 100.0, fl["tolerance"] * 100, 1.0,
+                                         key="floor_tolerance") / 100,
+            "max_close_share": c4.number_input("Records within it at most (%)", 0.0, 100.0,
+                                               fl["max_close_share"] * 100, 5.0, key="floor_close") / 100,
+            "bands": int(c5.number_input("Size bands", 1, 20, int(fl["bands"]), 1, key="floor_bands")),
+        }
+        state.set_floors(new)
+
+
+def risk_preview(method, cfg):
+    """One run with the session's seed, checked against the floors (figures only)."""
+    sens = state.sensitive()
+    risk, plaus = state.preview(cfg)
+    st.subheader("Residual risk of this configuration (one run, seed " + str(state.seed()) + ")")
+    if risk.ok:
+        st.success("Every " + ("sensitive " if sens else "") + "variable meets the risk floors in this run.")
+    else:
+        for v in risk.violations:
+            st.error(v)
+    c1, c2 = st.columns(2)
+    c1.dataframe(figures.risk_table(risk.variables), key=f"{method}_risk_table")
+    c2.plotly_chart(figures.band_risk_figure(risk.bands, risk.floors.max_close_share, risk.floors.tolerance),
+                    key=f"{method}_band_plot")
+    with st.expander("Plausible values: log scale, bounds, rounding, and what they change"):
+        st.caption("Log scale keeps means and covariances on the log scale, not exactly on the original one: the "
+                   "change of the mean is shown in original standard deviations. Values below 0 of a variable that "
+                   "has none are set to 0 (clipped). Values are rounded to the original's decimals.")
+        st.dataframe(figures.plausibility_table(plaus), key=f"{method}_plausibility_table")
+
+
 def _plots(method, cfg, sens, prefix):
     dec = state.decompose(method, cfg)
+    for var, share in dec.below_floor:
+        st.error(f"{var}: only {share:.1%} of its variance is perturbed by this choice (floor "
+                 f"{state.floors()['min_perturbed_share']:.0%}): no release can be made with it. Perturb the factors "
+                 f"that carry {var} (framed in the loadings plot when chosen).")
     c1, c2 = st.columns(2)
     c1.plotly_chart(figures.loadings_heatmap(dec.loadings, sens or (), dec.perturbed), key=f"{prefix}_loadings_plot")
-    c2.plotly_chart(figures.perturbed_share_figure(dec.perturbed_share, sens or ()), key=f"{prefix}_share_plot")
+    c2.plotly_chart(figures.perturbed_share_figure(dec.perturbed_share, sens or (), state.floors()["min_perturbed_share"]),
+                    key=f"{prefix}_share_plot")
     st.caption(f"Perturbed: {', '.join(str(c) for c in dec.loadings.columns[[p - 1 for p in dec.perturbed]])} · "
                f"they carry {dec.variance.iloc[[p - 1 for p in dec.perturbed]].sum() * 100:.1f} % of the total variance.")
     for note in dec.notes:
@@ -102,6 +149,7 @@ def fa_tab(sens, m):
                                      help="whitened keeps the covariance unbiased; regression is the papers' literal construction.")
     st.session_state["cfg_fa"] = out
     _plots("fa", out, sens, "fa")
+    risk_preview("fa", out)
 
 
 def pca_tab(sens, m):
@@ -111,6 +159,7 @@ def pca_tab(sens, m):
     _perturbation_widgets("pca", cfg, out)
     st.session_state["cfg_pca"] = out
     _plots("pca", out, sens, "pca")
+    risk_preview("pca", out)
 
 
 def magg_tab(n):
@@ -125,6 +174,7 @@ def magg_tab(n):
     sens = state.sensitive()
     st.caption("M-AGG aggregates " + (f"only the sensitive variables ({', '.join(sens)})" if sens else "all variables")
                + " into groups of at least k similar records, then adds noise restoring the variance the groups removed.")
+    risk_preview("magg", st.session_state["cfg_magg"])
 
 
 def body():
@@ -133,6 +183,7 @@ def body():
     sens = state.sensitive()
     m = len(state.protect_columns())
     # one method at a time: only the chosen method's widgets and live plots are computed
+    floors_section()
     method = st.radio("Method", ["FA", "PCA", "M-AGG"], horizontal=True, key="config_method")
     if method == "FA":
         state.safe(lambda: fa_tab(sens, m))

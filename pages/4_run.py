@@ -41,8 +41,28 @@ def results_section(c):
     wide = tab.pivot(index="config", columns="score", values="value")
     order = [k for k in ("dbrl", "id", "pil", "ps", "summary", "selectivity", "overall") if k in wide.columns]
     st.dataframe(wide[order].rename(columns=figures.SCORE_NAMES), key="scores_table")
-    best = res.table(key).sort_values("hi").index[0]
-    st.markdown(f"Lowest upper bound of the **{figures.SCORE_NAMES[key].lower()}** score: **{best}**.")
+    st.subheader("Risk floors, per sensitive variable and size band")
+    safe = res.safety()
+    st.dataframe(safe.assign(floors_met=(safe.floors_met * 100).map(lambda v: f"{v:.0f} % of runs"))
+                 .rename(columns={"floors_met": "runs meeting every floor", "failing": "variables that broke a floor",
+                                  "violation": "first violation (with its fix)"}), hide_index=True, key="safety_table")
+    c3, c4 = st.columns(2)
+    vr = res.variable_risk()
+    c3.caption("Worst value over the runs, per configuration and " + ("sensitive " if sens else "") + "variable.")
+    c3.dataframe(figures.risk_table(vr.set_index(["config", "variable"]).rename(columns={"runs_ok": "ok"})
+                                    .assign(ok=lambda t: t.ok == 1.0, worst_band="")).drop(columns="worst band"),
+                 key="variable_risk_table")
+    fl = state.floors()
+    c4.plotly_chart(figures.band_risk_figure(res.band_risk(), fl["max_close_share"], fl["tolerance"], "close_mean"),
+                    key="band_risk_plot")
+    max_risk = st.slider("Risk ceiling for the suggested release (disclosure risk = mean of DBRL and ID, upper end of "
+                         "its interval)", 0.0, 1.0, float(st.session_state["max_risk"]), 0.05, key="max_risk_input")
+    st.session_state["max_risk"] = max_risk
+    best, why = res.suggest(max_risk)
+    if best:
+        st.success(f"Suggested release: **{best}**. {why}.")
+    else:
+        st.error(f"No configuration can be suggested: {why}.")
     return best
 
 
@@ -54,14 +74,23 @@ def pick_section(c, best):
         options[f"search best: {top.config}"] = json.loads(top.options)
     labels = list(options)
     current, _ = state.release_choice()
-    idx = labels.index(current) if current in labels else (labels.index(best) if best in labels else 0)
+    idx = labels.index(current) if current in labels else (labels.index(best) if best in labels else None)
     pick = st.radio("Configuration to release", labels, index=idx, key="release_pick", horizontal=True)
+    if pick is None:
+        st.info("No configuration is pre-selected because none met the risk floors within the ceiling; pick one to "
+                "see its figures, or change the configuration.")
+        return
     state.choose_release(pick, options[pick])
-    res, ev = state.release(options[pick])
+    res, ev, refused = state.release(options[pick])
     st.subheader(f"The release with {pick} (seed {state.seed()})")
+    if refused is not None:
+        st.error("This release is refused: it breaks the risk floors. " + " ".join(refused.risk.violations[:4]))
+        st.dataframe(figures.risk_table(refused.risk.variables), key="refused_risk_table")
+        return
     m = st.columns(len(ev.scores))
     for col, (k, v) in zip(m, ev.scores.items()):
         col.metric(figures.SCORE_NAMES[k], f"{v:.3f}")
+    st.dataframe(figures.risk_table(res.risk.variables), key="release_risk_table")
     c1, c2 = st.columns([1, 2])
     c1.plotly_chart(figures.own_correlation_figure(ev.details["ic"]), key="own_cor_plot")
     cols = state.protect_columns()
@@ -84,7 +113,10 @@ def search_section():
         sr = state.search_result()
         if sr is not None:
             st.write(sr["result"].note)
-            st.dataframe(sr["result"].ranking.drop(columns=["options"]).head(20), key="search_table")
+            if len(sr["result"].ranking):
+                st.dataframe(sr["result"].ranking.drop(columns=["options"]).head(20), key="search_table")
+            else:
+                st.error("No candidate met the risk floors, so none is offered as a release.")
 
 
 def body():

@@ -5,7 +5,7 @@ import json
 import streamlit as st
 
 import sdccore
-from ui import report, state
+from ui import figures, report, state
 
 st.title("Download")
 
@@ -14,6 +14,9 @@ def _choice():
     label, cfg = state.release_choice()
     if cfg is None:
         rec = state.recommendation()
+        if rec.method is None:
+            st.error("No method meets the risk floors with its default settings on these data: " + rec.reasons[-1])
+            return None, None
         label = f"{rec.label} (recommended, as configured)"
         cfg = dict(st.session_state[f"cfg_{rec.method}"])
         st.info("No configuration was picked on page 4, so the recommended method is used as configured on page 3.")
@@ -24,7 +27,22 @@ def body():
     if not state.ready():
         return
     label, cfg = _choice()
-    res, ev = state.release(cfg)
+    if cfg is None:
+        return
+    blockers = state.release_blockers()
+    for b in blockers:
+        st.error(f"Download blocked: {b}.")
+    res, ev, refused = state.release(cfg)
+    if refused is not None:
+        st.subheader(f"Release refused: {label}, seed {state.seed()}")
+        st.error("This configuration breaks the risk floors, so it cannot be downloaded. Fix one of these on the "
+                 "Configure page (or change the roles), then come back:")
+        for v in refused.risk.violations:
+            st.markdown(f"- {v}")
+        st.dataframe(figures.risk_table(refused.risk.variables), key="refused_risk_table")
+        return
+    if blockers:
+        return
     ident = state.columns_with("identifier")
     st.subheader(f"Release: {label}, seed {state.seed()}")
     c1, c2 = st.columns(2)
@@ -33,12 +51,26 @@ def body():
     c2.markdown(f"Identifiers dropped: {', '.join(ident) if ident else 'none'}  \n"
                 f"Excluded columns passed through unchanged: {', '.join(state.excluded()) or 'none'}")
     out = sdccore.prepare_release(res.data, drop=ident, shuffle=shuffle, rng=[state.seed(), 1])
+    st.success("Every " + ("sensitive " if state.sensitive() else "") + "variable meets the risk floors in this release.")
+    c3, c4 = st.columns(2)
+    c3.dataframe(figures.risk_table(res.risk.variables), key="release_risk_table")
+    c4.plotly_chart(figures.band_risk_figure(res.risk.bands, res.risk.floors.max_close_share, res.risk.floors.tolerance),
+                    key="release_band_plot")
+    plaus = res.plausibility
+    st.caption("Plausible values: " + (f"log scale for {', '.join(plaus.index[plaus['transform'] == 'log'])}; "
+                                       if (plaus["transform"] == "log").any() else "")
+               + f"{int(plaus.clipped.sum())} value(s) clipped to the original's sign; rounded to the original's "
+                 f"decimals. Means on the original scale change by at most "
+                 f"{plaus.mean_change_sd.abs().max():.3f} sd (see the Configure page).")
     st.dataframe(out.head(50), key="release_preview")
     name = str(st.session_state["data_name"]).rsplit(".", 1)[0]
-    st.download_button("Download the protected CSV", out.to_csv(index=False).encode("utf-8"), f"{name}_protected.csv",
-                       "text/csv", key="download_csv", type="primary")
+    sep, dec = st.session_state.get("read_format", (",", "."))
+    st.download_button("Download the protected CSV", sdccore.release_csv(out, sep=sep, decimal=dec),
+                       f"{name}_protected.csv", "text/csv", key="download_csv", type="primary")
+    st.caption(f"Written as the upload was: separator {'tab' if sep == chr(9) else repr(sep)}, decimal mark {dec!r}.")
     recipe = dict(res.options)
-    recipe["release"] = {"drop": ident, "shuffle": bool(shuffle)}
+    recipe["recipe_version"] = sdccore.RECIPE_VERSION
+    recipe["release"] = {"drop": ident, "keep": state.passthrough_text(), "shuffle": bool(shuffle)}
     st.download_button("Download the recipe (JSON)", json.dumps(recipe, indent=2, sort_keys=True), f"{name}_recipe.json",
                        "application/json", key="download_recipe")
     st.code(f"python -m sdccore protect ORIGINAL.csv --recipe {name}_recipe.json --out {name}_protected.csv", language="bash")
@@ -48,7 +80,8 @@ def body():
                     format_func=lambda k: {"internal": "internal (with the seed)", "external": "external (no seed)"}[k])
     c = state.comparison()
     html_doc = report.build_report(kind, st.session_state["data_name"], out.shape, state.roles(), label, res.options, ev,
-                                   c["result"] if c else None, res.dependencies, res.notes)
+                                   c["result"] if c else None, res.dependencies, res.notes, res.risk, res.plausibility,
+                                   res.unsafe_reason)
     st.download_button("Download the report (HTML)", html_doc, f"{name}_report_{kind}.html", "text/html",
                        key="download_report")
     st.subheader("Factor scores are never exported")

@@ -8,12 +8,12 @@ baselines.  Definitions: docs/methods.md (from the project's methods specificati
 from ._audit import Audit, audit_factor_scores, factor_scores
 from ._compare import Comparison, CorrelationIndices, SearchResult, compare, correlation_indices, search
 from ._explore import Adequacy, correlation_matrix, sampling_adequacy, scree
-from ._io import Problem, ReadResult, drop_incomplete_rows, inspect_data, neutralize_formulas, prepare_release, read_table
+from ._io import Problem, ReadResult, drop_incomplete_rows, inspect_data, neutralize_formulas, prepare_release, read_table, release_csv
 from ._datasets import dataset_roles, list_datasets, load_dataset
 from ._mdav import mdav_groups
 from ._measures import Evaluation, dbrl, evaluate, interval_disclosure, pil, polynomial_features, propensity_score, selectivity
 from ._recommend import Recommendation, load_bw_map, recommend, simulate_bw_map
-from ._protect import METHODS, Decomposition, ProtectionResult, decompose, protect
+from ._protect import METHODS, RECIPE_VERSION, Decomposition, ProtectionResult, decompose, protect
 from ._roles import RoleSuggestion, suggest_roles
 from ._safety import RiskFloors, RiskProfile, UnsafeReleaseError
 
@@ -61,7 +61,9 @@ __all__ = [
     "load_dataset",
     "mdav_groups",
     "protect",
+    "RECIPE_VERSION",
     "RiskFloors",
+    "release_csv",
     "RiskProfile",
     "RoleSuggestion",
     "UnsafeReleaseError",

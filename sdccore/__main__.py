@@ -13,7 +13,7 @@ import sys
 import pandas as pd
 
 
-from . import compare, evaluate, list_datasets, prepare_release, protect, read_table, recommend, suggest_roles
+from . import compare, evaluate, list_datasets, prepare_release, protect, read_table, recommend, release_csv, suggest_roles
 from ._protect import LEGACY_DEFAULTS, RECIPE_VERSION
 
 
@@ -114,7 +114,8 @@ def _protect(args):
     res = protect(data, allow_unsafe=args.allow_unsafe, **options)
     _check_roles(roles_data, drop, keep, options.get("exclude"))  # after the data's own checks
     out = prepare_release(res.data, shuffle=bool(release.get("shuffle")), rng=[int(res.options["seed"]), 1])
-    out.to_csv(args.out, index=False, sep=src.sep or ",", decimal=src.decimal or ".")
+    with open(args.out, "wb") as fh:
+        fh.write(release_csv(out, sep=src.sep or ",", decimal=src.decimal or "."))
     if args.save_recipe:
         recipe = dict(res.options)
         recipe["recipe_version"] = RECIPE_VERSION

@@ -19,7 +19,7 @@ from . import _decomp as dc
 from ._validation import make_rng, numeric_columns
 
 __all__ = ["read_table", "ReadResult", "inspect_data", "Problem", "prepare_release", "neutralize_formulas",
-           "drop_incomplete_rows"]
+           "drop_incomplete_rows", "release_csv"]
 
 SEPARATORS = (",", ";", "\t", "|")
 MAX_COLUMNS = 2000
@@ -340,3 +340,11 @@ def prepare_release(protected: pd.DataFrame, drop=(), shuffle=False, rng=None, n
         out = out.iloc[g.permutation(len(out))]
     out = out.reset_index(drop=True)
     return neutralize_formulas(out) if neutralize else out
+
+
+def release_csv(release: pd.DataFrame, sep: str = ",", decimal: str = ".") -> bytes:
+    """The release as CSV bytes (UTF-8) in the separator and decimal mark of the original
+    file, so that it opens as the original did (e.g. ';' and ',' in much of Europe)."""
+    if sep == decimal:
+        raise ValueError(f"sep and decimal are both {sep!r}; use different marks, e.g. sep=';' with decimal=','.")
+    return release.to_csv(index=False, sep=sep, decimal=decimal).encode("utf-8")

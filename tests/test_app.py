@@ -49,9 +49,13 @@ def test_main_flow_by_widget_keys(app):
     app.selectbox(key="fa_rotation").set_value("varimax").run()
     app.radio(key="fa_selection").set_value("manual").run()
     app.checkbox(key="fa_mask_2").check().run()
-    _ok(app)
+    assert not app.exception
     cfg = app.session_state["cfg_fa"]
     assert cfg["rotation"] == "varimax" and cfg["factors"] == [1, 2]
+    # varimax factors 1-2 leave SALES mostly untouched: said before anything runs
+    assert any("SALES: only" in e.value and "no release can be made" in e.value for e in app.error)
+    app.radio(key="fa_selection").set_value("all").run()
+    _ok(app)
     app.radio(key="config_method").set_value("M-AGG").run()
     app.number_input(key="magg_k").set_value(5).run()
     assert app.session_state["cfg_magg"]["k"] == 5

@@ -100,14 +100,17 @@ def loadings_heatmap(loadings: pd.DataFrame, sensitive=(), perturbed=()):
     return fig
 
 
-def perturbed_share_figure(share: pd.Series, sensitive=()):
-    """How much of each variable's variance the perturbed factors carry."""
+def perturbed_share_figure(share: pd.Series, sensitive=(), floor=None):
+    """How much of each variable's variance the perturbed factors carry (the floor as a line)."""
     sens = set(sensitive or ())
     pct = share.to_numpy() * 100
     fig = go.Figure(go.Bar(x=pct, y=list(map(str, share.index)), orientation="h",
                            marker_color=["#d62728" if v in sens else "#1f77b4" for v in share.index],
                            text=[f"{p:.0f} %" for p in pct], textposition="auto",
                            hovertemplate="%{y}: %{x:.1f} % of its variance is perturbed<extra></extra>"))
+    if floor is not None:
+        fig.add_vline(x=floor * 100, line_dash="dash", line_color="#d62728",
+                      annotation_text=f"floor {floor * 100:.0f} %", annotation_position="top")
     fig.update_layout(title="Variance share that will be perturbed (red: sensitive)",
                       xaxis=dict(title="% of variance (what changes; the rest stays)", range=[0, 100]),
                       yaxis=dict(autorange="reversed"), height=max(320, 24 * len(share) + 120), **_LAYOUT)
@@ -167,4 +170,47 @@ def own_correlation_figure(ic: pd.DataFrame):
     fig.update_layout(title="|cor(original, protected)| (red: sensitive)",
                       xaxis=dict(title="|cor(x, x')|", range=[0, 1]), yaxis=dict(autorange="reversed"),
                       height=max(320, 24 * len(ic) + 120), **_LAYOUT)
+    return fig
+
+
+RISK_COLUMNS = {"perturbed_share": "perturbed share", "abs_cor": "|cor(x, x')|", "close_own": "own record close",
+                "close_linked": "linked record close", "worst_band_close": "worst size band close",
+                "worst_band": "worst band", "ok": "meets floors"}
+
+
+def risk_table(variables: pd.DataFrame) -> pd.DataFrame:
+    """Per-variable risk with readable headers and percentages (a table, not a figure)."""
+    t = variables.copy()
+    for c in ("perturbed_share", "close_own", "close_linked", "worst_band_close"):
+        t[c] = (t[c] * 100).map(lambda v: f"{v:.1f} %")
+    t["abs_cor"] = t["abs_cor"].map(lambda v: f"{v:.3f}")
+    t["ok"] = t["ok"].map({True: "yes", False: "NO"})
+    return t.rename(columns=RISK_COLUMNS)
+
+
+def plausibility_table(plaus: pd.DataFrame) -> pd.DataFrame:
+    t = plaus.copy()
+    t["mean_change_sd"] = t["mean_change_sd"].map(lambda v: f"{v:+.3f} sd")
+    t["sd_ratio"] = t["sd_ratio"].map(lambda v: f"{v:.3f}")
+    return t.rename(columns={"mean_change_sd": "mean change", "sd_ratio": "sd ratio (released / original)",
+                             "clipped": "values clipped"})
+
+
+def band_risk_figure(bands: pd.DataFrame, limit=None, tolerance=0.05, value="close_own"):
+    """Share of records within the tolerance of their true value, by size band of the
+    original value (1 = smallest), one line per variable (or per configuration and variable)."""
+    fig = go.Figure()
+    key = ["config", "variable"] if "config" in bands.columns else ["variable"]
+    for i, (name, sub) in enumerate(bands.groupby(key, sort=False)):
+        label = " / ".join(map(str, name)) if isinstance(name, tuple) else str(name)
+        fig.add_scatter(x=sub.band, y=sub[value] * 100, mode="lines+markers", name=label,
+                        line=dict(color=_color(name[0] if isinstance(name, tuple) else label, i)),
+                        hovertemplate="band %{x}: %{y:.1f} % of records within the tolerance<extra>" + label + "</extra>")
+    if limit is not None:
+        fig.add_hline(y=limit * 100, line_dash="dash", line_color="#d62728", annotation_text=f"floor {limit * 100:.0f} %")
+    fig.update_layout(title=f"Records within {tolerance * 100:.0f} % of the truth, by size band",
+                      xaxis=dict(title="size band of the original value (1 smallest; top 1 %: the largest records)",
+                                 type="category"),
+                      yaxis=dict(title="% of the band's records", rangemode="tozero"), height=400,
+                      legend=dict(orientation="h", yanchor="top", y=-0.3, x=0), **_LAYOUT)
     return fig

@@ -19,7 +19,7 @@ def _table(df: pd.DataFrame) -> str:
 
 
 def build_report(kind, data_name, shape, roles, label, options, evaluation, comparison=None, dependencies=None,
-                 notes=()):
+                 notes=(), risk=None, plausibility=None, unsafe_reason=None):
     internal = kind == "internal"
     opts = dict(options)
     if not internal:
@@ -44,6 +44,24 @@ def build_report(kind, data_name, shape, roles, label, options, evaluation, comp
                                                    if p != '(intercept)' and abs(v) > 1e-9) + "</li>"
                   for k, c in (dependencies or {}).items())
     note_html = "".join(f"<li>{esc(n)}</li>" for n in notes)
+    risk_html = ""
+    if risk is not None:
+        fl = risk.floors
+        risk_html = (f"<h2>Risk floors, per variable and size band</h2><p>Floors: at least {fl.min_perturbed_share:.0%} "
+                     f"of each checked variable's variance perturbed; |cor(original, protected)| at most "
+                     f"{fl.max_abs_cor:.2f}; at most {fl.max_close_share:.0%} of records within {fl.tolerance:.0%} of "
+                     f"their true value (own record and linked record), overall, in each of {fl.bands} size bands and "
+                     f"among the largest 1 %. Result: <b>{'all floors met' if risk.ok else 'FLOORS BROKEN'}</b>.</p>"
+                     + _table(figures.risk_table(risk.variables))
+                     + _table(risk.bands.set_index(["variable", "band"]))
+                     + "".join(f"<p>{esc(v)}</p>" for v in risk.violations))
+        figs.append(figures.band_risk_figure(risk.bands, fl.max_close_share, fl.tolerance))
+        parts.append(figs[-1].to_html(full_html=False, include_plotlyjs="inline" if not parts else False))
+    if unsafe_reason and internal:
+        risk_html += f"<p><b>Released despite broken floors, because:</b> {esc(unsafe_reason)}</p>"
+    if plausibility is not None:
+        risk_html += ("<h2>Plausible values and what they change</h2>"
+                      + _table(figures.plausibility_table(plausibility)))
     stamp = datetime.now(timezone.utc).strftime("%Y-%m-%d %H:%M UTC")
     return f"""<!doctype html><html lang="en"><head><meta charset="utf-8">
 <title>Disclosure control report: {esc(str(data_name))}</title>
@@ -59,6 +77,7 @@ table.t{{border-collapse:collapse}} table.t td,table.t th{{padding:4px 10px;bord
 <table class="t">{''.join(f'<tr><td>{esc(str(k))}</td><td>{esc(str(v))}</td></tr>' for k, v in sorted(opts.items()))}</table>
 {'<h3>Exact linear combinations rebuilt from protected columns</h3><ul>' + dep + '</ul>' if dep else ''}
 {'<h3>Notes</h3><ul>' + note_html + '</ul>' if note_html else ''}
+{risk_html}
 <h2>Risk and utility of this release</h2>
 <p>All scores lie in [0, 1]; lower is better. Risk: record linkage (DBRL) and interval disclosure (ID).
 Utility loss: probabilistic information loss (PIL) and propensity score (PS).</p>

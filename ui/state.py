@@ -153,8 +153,29 @@ def release_blockers() -> list:
     return out
 
 
+def confirm_passthrough():
+    """Callback of the Data page's confirmation checkbox."""
+    st.session_state["passthrough_confirmed"] = bool(st.session_state["confirm_passthrough"])
+
+
+def numeric_columns(df) -> list:
+    return [c for c in df.columns if pd.api.types.is_numeric_dtype(df[c]) and not pd.api.types.is_bool_dtype(df[c])]
+
+
+def role_table() -> pd.DataFrame:
+    """The suggestion table with the current role beside it (Data page)."""
+    t = st.session_state["role_table"].copy()
+    t["role now"] = [roles().get(c, "excluded") for c in t.column]
+    return t[t.reason != ""][["column", "type", "distinct", "suggested role", "role now", "reason"]]
+
+
 def floors() -> dict:
     return dict(st.session_state["floors"])
+
+
+def set_floors(new: dict):
+    """The floors set on the Configure page (validated by the library)."""
+    st.session_state["floors"] = sdccore.RiskFloors.from_value(new).to_dict()
 
 
 def data() -> pd.DataFrame:
@@ -415,7 +436,7 @@ def _show_error(exc):
 
 def numeric_summary(df: pd.DataFrame) -> pd.DataFrame:
     """The column table of the Data page (type and counts only, no statistics)."""
-    num = set(sdccore._validation.numeric_columns(df))
+    num = set(numeric_columns(df))
     rows = []
     for c in df.columns:
         s = df[c]
