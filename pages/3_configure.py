@@ -85,6 +85,24 @@ def floors_section():
             "bands": int(c5.number_input("Size bands", 1, 20, int(fl["bands"]), 1, key="floor_bands")),
         }
         state.set_floors(new)
+    pv = state.plausible()
+    with st.expander("Plausible values: scale, bounds, rounding (all methods)"):
+        c1, c2, c3 = st.columns(3)
+        tr = ["none", "auto"]
+        bd = ["sign", "observed", "none"]
+        rd = ["original", "none"]
+        state.set_plausible({
+            "transform": c1.selectbox("Log scale for skewed non-negative variables", tr, index=tr.index(pv["transform"]),
+                                      key="pv_transform", help="auto: means and covariances kept on the log scale, not "
+                                      "exactly on the original one; the change of each mean is shown below the preview."),
+            "bounds": c2.selectbox("Bounds", bd, index=bd.index(pv["bounds"]), key="pv_bounds",
+                                   help="sign: no negative values where the original has none (clipped at 0, counted; "
+                                        "means shift a little). observed: clipped to the original range (a clipped "
+                                        "value equals an observed extreme). none: exact means, implausible values."),
+            "rounding": c3.selectbox("Rounding", rd, index=rd.index(pv["rounding"]), key="pv_rounding",
+                                     help="original: the original's decimals (integers stay integers); moves means "
+                                          "by at most half a unit of the last digit."),
+        })
 
 
 def risk_preview(method, cfg):

@@ -213,7 +213,7 @@ def _normalize(method, options, m, sensitive, n, m_total=None):
 def _common_options(options):
     """The options every method has (plausible values and floors), validated; removed from
     ``options``."""
-    t = options.pop("transform", "auto")
+    t = options.pop("transform", "none")
     if isinstance(t, str):
         check_choice(t, pl.TRANSFORMS, "transform")
     elif not isinstance(t, (list, tuple)) or not all(isinstance(c, str) for c in t):
@@ -517,7 +517,7 @@ def protect(data, method="fa", sensitive=None, rng=None, allow_unsafe=None, **op
         ``UnsafeReleaseError`` naming the variable, the floor and the fix.  A reason given
         here returns it anyway, with the reason in ``result.unsafe_reason``.
     **options
-        every method: transform ('auto', 'none' or column names: log scale for skewed
+        every method: transform ('none', 'auto' or column names: log scale for skewed
         non-negative variables), bounds ('sign', 'observed', 'none'), rounding ('original',
         'none'), floors (dict of RiskFloors fields).
         fa: n_factors, extraction ('minres', 'ml', 'principal'), rotation ('none',

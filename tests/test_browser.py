@@ -139,9 +139,12 @@ def test_upload_protect_download(server, browser, tmp_path):
     assert out.shape == data.shape
     assert list(out.columns) == list(data.columns)
     X = data.to_numpy(float)
-    # rows were shuffled: compare sorted rows, and column means (kept exactly by PCA swapping)
+    # rows were shuffled: compare sorted rows; column means (kept exactly by PCA swapping, then moved a
+    # little by the default sign bound and rounding, which the Download page reports)
     assert not np.allclose(np.sort(out.to_numpy(float), axis=0), np.sort(X, axis=0))
-    np.testing.assert_allclose(out.mean().to_numpy(), data.mean().to_numpy(), rtol=1e-9, atol=1e-6 * X.std(0).max())
+    assert np.all(np.abs(out.mean().to_numpy() - data.mean().to_numpy()) <= 0.25 * X.std(0))
+    nonneg = data.columns[data.min() >= 0]
+    assert (out[nonneg] >= 0).all().all() and (out.dtypes == np.int64).all()
 
 
 def test_two_sessions_never_see_each_other(server, browser, tmp_path):
@@ -163,6 +166,9 @@ def test_two_sessions_never_see_each_other(server, browser, tmp_path):
     assert "second.csv" in textB and "first.csv" not in textB and "alpha_" not in textB
     for page, cols in ((A, a.columns), (B, b.columns)):
         _goto(page, "5 Download")
+        if page.get_by_text("Release refused").count():  # the floors refused this file: nothing to download
+            assert not any(c in page.content() for c in (b.columns if page is A else a.columns))
+            continue
         with page.expect_download() as dl:
             page.get_by_role("button", name="Download the protected CSV").click()
         got = pd.read_csv(dl.value.path())

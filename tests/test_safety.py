@@ -227,7 +227,7 @@ def test_text_passthrough_blocks_download_until_confirmed():
 # ------------------------------------------------------------------ finding 6: plausible values
 
 def test_released_values_are_plausible(tarragona):
-    res = sdccore.protect(tarragona, method="fa", sensitive=["SALES"], rng=1)
+    res = sdccore.protect(tarragona, method="fa", sensitive=["SALES"], rng=1, transform="auto")
     out = res.data
     for c in tarragona.columns:
         if tarragona[c].min() >= 0:
@@ -238,6 +238,12 @@ def test_released_values_are_plausible(tarragona):
     assert ".0000000000" not in csv and "e+" not in csv
     # the guarantee that changes is stated: means kept on the log scale; the change is reported
     assert abs(res.plausibility.loc["SALES", "mean_change_sd"]) < 1.0
+    # by default: original scale, sign kept by clipping (counted), integers kept
+    d = sdccore.protect(tarragona, method="fa", sensitive=["SALES"], rng=1)
+    assert d.options["transform"] == [] and d.options["bounds"] == "sign" and d.options["rounding"] == "original"
+    assert d.data.SALES.min() >= 0 and d.data.SALES.dtype == np.int64
+    assert d.plausibility.loc["SALES", "clipped"] == int((raw := sdccore.protect(
+        tarragona, method="fa", sensitive=["SALES"], rng=1, bounds="none", rounding="none").data.SALES < 0).sum())
 
 
 def test_release_written_in_the_upload_format(tmp_path, tarragona):

@@ -25,6 +25,7 @@ import sdccore
 
 ROLES = ("sensitive", "public", "excluded", "identifier")
 DEFAULT_SEED = 12345
+DEFAULT_PLAUSIBLE = {"transform": "none", "bounds": "sign", "rounding": "original"}
 DEFAULT_MAX_RISK = 0.5   # ceiling of the disclosure risk (mean of DBRL and ID) for the suggested release
 # widget keys whose options depend on the columns: reset when new data arrive
 WIDGETS_TIED_TO_DATA = ("sensitive_select", "identifier_select", "excluded_select", "release_pick")
@@ -323,7 +324,16 @@ def _release(tok, key, _df, method, sens, options, seed_, exclude):
 
 
 def with_floors(config: dict) -> dict:
-    return {**config, "floors": floors()}
+    """A configuration with the session's risk floors and plausible-value choices."""
+    return {**config, **plausible(), "floors": floors()}
+
+
+def plausible() -> dict:
+    return dict(st.session_state.get("plausible") or DEFAULT_PLAUSIBLE)
+
+
+def set_plausible(new: dict):
+    st.session_state["plausible"] = dict(new)
 
 
 def release(config: dict):
