@@ -336,16 +336,22 @@ def set_plausible(new: dict):
     st.session_state["plausible"] = dict(new)
 
 
-def release(config: dict):
-    """Protect the working frame with a configuration, the session's floors and seed; returns
-    (result, evaluation, refusal): refusal is the UnsafeReleaseError when a floor breaks."""
+def _with_session(cached, config: dict):
+    """Call a cached protect wrapper with the working frame, the session's roles, floors,
+    plausible-value choices and seed."""
     cfg = with_floors(config)
     method = cfg.pop("method")
     s = sensitive()
     df = work_frame()
     ex = tuple(excluded())
-    return _release(token(), _key([list(df.columns), s, method, cfg, seed(), ex]), df, method,
-                    tuple(s) if s else None, cfg, seed(), ex)
+    return cached(token(), _key([list(df.columns), s, method, cfg, seed(), ex]), df, method,
+                  tuple(s) if s else None, cfg, seed(), ex)
+
+
+def release(config: dict):
+    """Protect the working frame with a configuration, the session's floors and seed; returns
+    (result, evaluation, refusal): refusal is the UnsafeReleaseError when a floor breaks."""
+    return _with_session(_release, config)
 
 
 @st.cache_data(scope="session", max_entries=32, show_spinner=False)
@@ -357,13 +363,7 @@ def _preview(tok, key, _df, method, sens, options, seed_, exclude):
 
 def preview(config: dict):
     """Risk and plausibility figures of one run with the session's seed (Configure page)."""
-    cfg = with_floors(config)
-    method = cfg.pop("method")
-    s = sensitive()
-    df = work_frame()
-    ex = tuple(excluded())
-    return _preview(token(), _key([list(df.columns), s, method, cfg, seed(), ex]), df, method,
-                    tuple(s) if s else None, cfg, seed(), ex)
+    return _with_session(_preview, config)
 
 
 @st.cache_data(scope="session", max_entries=8, show_spinner=False)
