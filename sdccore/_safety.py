@@ -19,7 +19,7 @@ floors that nothing bypasses silently:
   target's proxies (|r| >= 0.8: knowing one of those discloses the value without
   any release), the intruder who knows all but the value read.
 * the same closeness floor within every size band: ``bands`` quantile bands of the original
-  value, plus the largest 1 % of records (at least ``top_records``) on their own, so that the
+  value (the records in stable order of value, cut as ``numpy.array_split`` cuts), plus the largest 1 % of records (at least ``top_records``) on their own, so that the
   tail counts.
 
 Defaults (chosen so that an isolated factor that is swapped passes and a near-copy fails;
@@ -221,10 +221,10 @@ def risk_profile(X, Y, names, check, floors=None, planned_share=None, link_on=No
         own = _close(x, y, tol)
         close_own = float(own.mean())
         close_linked = float(_close(x[rows], y[linked], tol).mean()) if len(rows) else 0.0
-        # bands by rank so that ties at an edge do not empty a band: record order by value
+        # bands by rank so that ties at an edge do not empty a band: the records in order of
+        # value (stable), cut as numpy.array_split does (the first n mod bands get one more)
         order = np.argsort(x, kind="stable")
-        cuts = np.linspace(0, n, floors.bands + 1).round().astype(np.int64)
-        members = [order[cuts[b]:cuts[b + 1]] for b in range(floors.bands)]
+        members = list(np.array_split(order, floors.bands))
         labels = [str(b + 1) for b in range(floors.bands)]
         top = max(floors.top_records, int(np.ceil(0.01 * n)))
         if top < n:

@@ -38,7 +38,8 @@ def _independent_floor_check(x, y, floors):
     close = np.abs(y - x) <= floors.tolerance * np.abs(x)
     order = np.argsort(x, kind="stable")
     bands = np.array_split(order, floors.bands)
-    worst = max(close[b].mean() for b in bands)
+    top = order[len(x) - max(floors.top_records, int(np.ceil(0.01 * len(x)))):]
+    worst = max([close[b].mean() for b in bands] + [close[top].mean()])
     return cor <= floors.max_abs_cor and close.mean() <= floors.max_close_share and worst <= floors.max_close_share
 
 
@@ -283,16 +284,25 @@ def test_server_binds_loopback_and_loads_no_outside_icon():
 
 # ------------------------------------------------------------------ property: nothing unsafe is offered
 
+def _frame(n, m, seed, scale):
+    rng = np.random.default_rng(seed)
+    A = rng.standard_normal((m, m)) * scale
+    X = rng.standard_normal((n, m)) @ (np.eye(m) + A)
+    X[:, 0] = np.exp(X[:, 0])  # a skewed positive variable
+    return pd.DataFrame(np.round(X * 100, 2), columns=[f"v{j}" for j in range(m)])
+
+
+SCALES = []
+
+
 @st.composite
 def _case(draw):
     n = draw(st.integers(60, 200))
     m = draw(st.integers(3, 6))
     seed = draw(st.integers(0, 2**31 - 1))
-    rng = np.random.default_rng(seed)
-    A = rng.standard_normal((m, m)) * draw(st.floats(0.0, 1.5))
-    X = rng.standard_normal((n, m)) @ (np.eye(m) + A)
-    X[:, 0] = np.exp(X[:, 0])  # a skewed positive variable
-    df = pd.DataFrame(np.round(X * 100, 2), columns=[f"v{j}" for j in range(m)])
+    scale = draw(st.floats(0.0, 1.5))
+    SCALES.append((n, m, seed, scale))
+    df = _frame(n, m, seed, scale)
     k = draw(st.integers(1, m - 1))
     sens = sorted(draw(st.sets(st.sampled_from(list(df.columns)), min_size=1, max_size=k)))
     method = draw(st.sampled_from(["fa", "pca", "magg", "rankswap", "noise"]))
@@ -304,7 +314,9 @@ def _case(draw):
     return df, sens, method, opts, seed
 
 
-@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+# derandomized so that CI runs the same 40 cases each time; the example is a case a random run
+# found when the bands were cut differently here and in sdccore (2 of 9 records close in band 1)
+@settings(max_examples=40, deadline=None, derandomize=True, suppress_health_check=[HealthCheck.too_slow])
 @given(_case())
 def test_no_offered_release_breaks_a_floor(case):
     df, sens, method, opts, seed = case
@@ -321,3 +333,19 @@ def test_no_offered_release_breaks_a_floor(case):
         x, y = df[v].to_numpy(float), res.data[v].to_numpy(float)
         assert _independent_floor_check(x, y, floors), v
     assert sdccore.evaluate(df, res.data, sensitive=sens).risk.ok
+
+
+def test_bands_are_cut_as_documented_a_case_the_property_test_found():
+    """81 records, 10 bands: array_split gives band 1 nine records, two of them close (22 %).
+
+    Before, sdccore cut at round(linspace) (8 records, one close: 12.5 %) and let the release
+    through, while the independent check above, cutting as documented, failed it."""
+    df = _frame(81, 5, 58612999, 1.375)
+    with pytest.raises(sdccore.UnsafeReleaseError, match=r"v3: in size band 1 of 10, 22.2% of records") as ei:
+        sdccore.protect(df, method="fa", sensitive=["v3"], rng=58612999, factors="auto")
+    b = ei.value.risk.bands.set_index(["variable", "band"])
+    assert b.loc[("v3", "1"), "records"] == 9 and b.loc[("v3", "10"), "records"] == 8
+    x = df.v3.to_numpy(float)
+    y = sdccore.protect(df, method="fa", sensitive=["v3"], rng=58612999, factors="auto",
+                        allow_unsafe="test").data.v3.to_numpy(float)
+    assert not _independent_floor_check(x, y, sdccore.RiskFloors())
