@@ -6,6 +6,7 @@ Errors print one line (``error: ...``) and exit with status 2; no traceback, no 
 from __future__ import annotations
 
 import argparse
+import hashlib
 import json
 import os
 import sys
@@ -26,10 +27,16 @@ def _value(text):
 
 
 def _read(path):
-    """The same reader as the dashboard's upload: separator, decimal mark and encoding detected."""
-    if not os.path.exists(path):
-        raise ValueError(f"file not found: {path}")
-    res = read_table(path)
+    """The same reader as the dashboard's upload: separator, decimal mark and encoding detected.
+    ``-`` reads standard input."""
+    if path == "-":
+        res = read_table(sys.stdin.buffer.read(), "stdin.csv")
+    else:
+        if not os.path.exists(path):
+            raise ValueError(f"file not found: {path}")
+        if os.path.isdir(path):
+            raise ValueError(f"{path} is a folder; give the data file's path.")
+        res = read_table(path)
     for note in res.notes:
         print(f"note: {note}", file=sys.stderr)
     return res
@@ -62,18 +69,98 @@ def _check_roles(data, drop, keep, exclude):
                   file=sys.stderr)
 
 
+def _same_file(a, b):
+    """Whether two paths name one file (any spelling, ./../, symlinks); '-' is never a file."""
+    if not a or not b or a == "-" or b == "-":
+        return False
+    if os.path.realpath(a) == os.path.realpath(b):
+        return True
+    try:
+        return os.path.samefile(a, b)
+    except OSError:
+        return False
+
+
+def _check_paths(args):
+    """Outputs never overwrite inputs, nor each other."""
+    inputs = [("the input", args.input), ("--recipe", args.recipe)]
+    outputs = [("--out", args.out), ("--save-recipe", args.save_recipe)]
+    for oname, opath in outputs:
+        for iname, ipath in inputs:
+            if _same_file(opath, ipath):
+                raise ValueError(f"{oname} {opath} is the same file as {iname} {ipath}; it would be overwritten. "
+                                 f"Write to another path.")
+    if _same_file(args.out, args.save_recipe):
+        raise ValueError(f"--out {args.out} and --save-recipe {args.save_recipe} are the same file; give two paths.")
+    if args.save_recipe == "-":
+        raise ValueError("--save-recipe - is not supported (standard output carries the release with --out -); "
+                         "give a file path.")
+    for oname, opath in outputs:
+        if opath and opath != "-":
+            folder = os.path.dirname(os.path.abspath(opath))
+            if not os.path.isdir(folder):
+                raise ValueError(f"{oname}: the folder {folder} does not exist; create it or write elsewhere. "
+                                 f"Nothing was written.")
+            if os.path.isdir(opath):
+                raise ValueError(f"{oname} {opath} is a folder; give a file name.")
+
+
+def _load_recipe(path):
+    try:
+        with open(path, encoding="utf-8-sig") as fh:  # a BOM (Windows editors) is accepted
+            options = json.load(fh)
+    except FileNotFoundError:
+        raise ValueError(f"recipe file not found: {path}") from None
+    except RecursionError:
+        raise ValueError(f"{path} is nested too deeply to be a recipe; save the recipe the tool wrote with "
+                         f"--save-recipe.") from None
+    except UnicodeDecodeError:
+        raise ValueError(f"{path} is not UTF-8 text; save the recipe the tool wrote with --save-recipe.") from None
+    except ValueError as exc:
+        raise ValueError(f"{path} is not valid JSON (line {getattr(exc, 'lineno', '?')}); save the recipe the tool "
+                         f"wrote with --save-recipe.") from None
+    if not isinstance(options, dict):
+        raise ValueError(f"{path} must hold a JSON object of options.")
+    if "seed" in options and "rng" in options:
+        raise ValueError(f"{path} holds both 'seed' and 'rng'; keep one of them (the tool writes 'seed').")
+    return options
+
+
+def _atomic_write(pairs):
+    """Write each (path, bytes) to a temporary file in the path's folder, then rename them all
+    into place: a killed run leaves the previous file whole, and concurrent runs never mix
+    their bytes.  Returns, per path, the inode written (to tell whether another run replaced
+    it afterwards)."""
+    import tempfile
+
+    temps = []
+    try:
+        for path, data in pairs:
+            folder = os.path.dirname(os.path.abspath(path))
+            fd, tmp = tempfile.mkstemp(prefix="." + os.path.basename(path) + ".", suffix=".part", dir=folder)
+            temps.append(tmp)
+            with os.fdopen(fd, "wb") as fh:
+                fh.write(data)
+                fh.flush()
+                os.fsync(fh.fileno())
+        inodes = []
+        for (path, _), tmp in zip(pairs, temps):
+            ino = os.stat(tmp).st_ino
+            os.replace(tmp, path)
+            inodes.append(ino)
+        return inodes
+    except BaseException:
+        for tmp in temps:
+            if os.path.exists(tmp):
+                os.unlink(tmp)
+        raise
+
+
 def _protect(args):
     options = {}
+    _check_paths(args)
     if args.recipe:
-        try:
-            with open(args.recipe, encoding="utf-8") as fh:
-                options = json.load(fh)
-        except FileNotFoundError:
-            raise ValueError(f"recipe file not found: {args.recipe}") from None
-        except ValueError:
-            raise ValueError(f"{args.recipe} is not valid JSON; save the recipe the tool wrote with --save-recipe.") from None
-        if not isinstance(options, dict):
-            raise ValueError(f"{args.recipe} must hold a JSON object of options.")
+        options = _load_recipe(args.recipe)
     for item in args.set or []:
         if "=" not in item:
             raise ValueError(f"--set expects key=value, got {item!r}.")
@@ -86,6 +173,7 @@ def _protect(args):
         options["sensitive"] = _names(args.sensitive) or None
     if args.seed is not None:
         options.pop("seed", None)
+        options.pop("rng", None)
         options["rng"] = args.seed
     elif "seed" in options:
         options["rng"] = options.pop("seed")
@@ -107,28 +195,46 @@ def _protect(args):
         raise ValueError(f"--drop/--keep name column(s) not in {args.input}: {', '.join(missing)}.")
     roles_data = data
     data = data.drop(columns=drop)
-    numeric_kept = [c for c in keep if c in data.columns and c not in (options.get("exclude") or [])
-                    and pd.api.types.is_numeric_dtype(data[c])]
-    if numeric_kept:
-        options["exclude"] = list(options.get("exclude") or []) + numeric_kept
+    exclude = options.get("exclude") or []
+    if not isinstance(exclude, list):
+        raise ValueError("the option 'exclude' must be a list of column names.")
+    kept = [c for c in keep if c in data.columns and c not in exclude]
+    if kept:  # kept on purpose: released unchanged, whatever their type
+        options["exclude"] = list(exclude) + kept
     res = protect(data, allow_unsafe=args.allow_unsafe, **options)
     _check_roles(roles_data, drop, keep, options.get("exclude"))  # after the data's own checks
     out = prepare_release(res.data, shuffle=bool(release.get("shuffle")), rng=[int(res.options["seed"]), 1])
-    with open(args.out, "wb") as fh:
-        fh.write(release_csv(out, sep=src.sep or ",", decimal=src.decimal or "."))
+    body = release_csv(out, sep=src.sep or ",", decimal=src.decimal or ".")
+    pairs = []
     if args.save_recipe:
         recipe = dict(res.options)
         recipe["recipe_version"] = RECIPE_VERSION
         recipe["release"] = {"drop": drop, "keep": keep, "shuffle": bool(release.get("shuffle"))}
         if res.unsafe_reason:
             recipe["unsafe_reason"] = res.unsafe_reason  # a record only: a rerun refuses again without --allow-unsafe
-        with open(args.save_recipe, "w", encoding="utf-8") as fh:
-            fh.write(json.dumps(recipe, indent=2, sort_keys=True))
+        pairs.append((args.save_recipe, json.dumps(recipe, indent=2, sort_keys=True).encode("utf-8")))
+    digest = hashlib.sha256(body).hexdigest()[:12]
+    if args.out == "-":
+        if pairs:
+            _atomic_write(pairs)
+        sys.stdout.buffer.write(body)
+        sys.stdout.buffer.flush()
+    else:
+        pairs.append((args.out, body))
+        inodes = _atomic_write(pairs)  # the recipe is renamed into place first, then the release
+        try:
+            replaced = os.stat(args.out).st_ino != inodes[-1]
+        except OSError:
+            replaced = True
+        if replaced:
+            print(f"note: another run replaced {args.out} right after this one wrote it (this run's file had "
+                  f"sha256 {digest}); the file there now is the other run's", file=sys.stderr)
     for note in res.notes:
         print(f"note: {note}", file=sys.stderr)
     for line in res.risk.violations:
         print(f"warning: {line}", file=sys.stderr)
-    print(f"wrote {args.out}: {out.shape[0]} records, {out.shape[1]} columns "
+    print(f"wrote {'standard output' if args.out == '-' else args.out}: {out.shape[0]} records, {out.shape[1]} columns, "
+          f"sha256 {digest} "
           f"(method {res.method}, seed {res.options['seed']}; risk floors "
           f"{'met' if res.risk.ok else 'BROKEN, released because: ' + res.unsafe_reason})", file=sys.stderr)
 
@@ -184,16 +290,16 @@ def _datasets(args):
 
 
 def build_parser():
-    p = argparse.ArgumentParser(prog="python -m sdccore", description="Statistical disclosure control of continuous microdata.")
-    sub = p.add_subparsers(dest="command", required=True)
+    p = _Parser(prog="python -m sdccore", description="Statistical disclosure control of continuous microdata.")
+    sub = p.add_subparsers(dest="command", required=True, parser_class=_Parser)
     pr = sub.add_parser("protect", help="protect the numeric columns of a CSV file")
-    pr.add_argument("input", help="input CSV (separator detected)")
+    pr.add_argument("input", help="input CSV, Excel or Parquet (separator detected); - reads standard input")
     pr.add_argument("--method", choices=["fa", "pca", "magg", "rankswap", "noise"])
     pr.add_argument("--sensitive", help="comma-separated sensitive column names (default: protect all)")
     pr.add_argument("--seed", type=int, help="random seed (recorded in the recipe)")
     pr.add_argument("--set", action="append", metavar="KEY=VALUE", help="an option, e.g. --set n_factors=4 (repeatable)")
     pr.add_argument("--recipe", help="JSON recipe with options (from --save-recipe)")
-    pr.add_argument("--out", required=True, help="output CSV")
+    pr.add_argument("--out", required=True, help="output CSV; - writes standard output")
     pr.add_argument("--save-recipe", help="write the effective options as JSON here")
     pr.add_argument("--drop", help="comma-separated columns to drop from the release (identifiers)")
     pr.add_argument("--keep", help="comma-separated columns to release unchanged on purpose")
@@ -223,15 +329,45 @@ def build_parser():
     return p
 
 
+class _Parser(argparse.ArgumentParser):
+    """argparse with one-line errors: 'error: ...' and exit 2, like every other error here."""
+
+    def error(self, message):
+        raise _UsageError(f"{message}; see '{self.prog} --help'")
+
+
+class _UsageError(Exception):
+    pass
+
+
+def _one_line(text):
+    return " ".join(str(text).split()) or "unknown error"
+
+
 def main(argv=None):
-    parser = build_parser()
-    args = parser.parse_args(argv)
+    """Run the command line; every failure is one line on stderr and exit status 2 (130 for
+    Ctrl-C), never a traceback."""
     try:
+        parser = build_parser()
+        try:
+            args = parser.parse_args(argv)
+        except _UsageError as exc:
+            print(f"error: {_one_line(exc)}", file=sys.stderr)
+            return 2
         args.func(args)
     except (ValueError, TypeError, OSError) as exc:
-        msg = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
-        print(f"error: {msg}", file=sys.stderr)
+        print(f"error: {_one_line(exc) if str(exc) else type(exc).__name__}", file=sys.stderr)
         return 2
+    except RecursionError:
+        print("error: the input is nested too deeply to be read; check the recipe or file.", file=sys.stderr)
+        return 2
+    except MemoryError:
+        print("error: out of memory; protect fewer records or variables at once, or use a machine with more "
+              "memory. Nothing was written.", file=sys.stderr)
+        return 2
+    except KeyboardInterrupt:
+        print("error: interrupted; nothing was written (an earlier output file is left as it was).", file=sys.stderr)
+        return 130
     return 0
 
 

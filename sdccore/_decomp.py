@@ -35,11 +35,21 @@ def standardize_with_correlation(X):
     n = X.shape[0]
     mean = X.mean(axis=0)
     Z = X - mean
-    C = Z.T @ Z / n
-    sd = np.sqrt(np.clip(np.diag(C), 0.0, None))
+    # each column scaled by a power of two (exact) before squaring, so that values near 1e200
+    # do not overflow and values near 1e-200 do not underflow; for ordinary data the powers
+    # cancel exactly and the result is the same bit for bit
+    with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
+        big = np.abs(Z).max(axis=0) if n else np.zeros(X.shape[1])
+    e = np.where(np.isfinite(big) & (big > 0), np.frexp(np.where(np.isfinite(big) & (big > 0), big, 1.0))[1], 0)
+    e = np.where(np.abs(e) > 60, e, 0)  # only where squares could leave the float range
+    scale = np.ldexp(1.0, -e)
+    Zs = Z * scale
+    Cs = Zs.T @ Zs / n
+    ssd = np.sqrt(np.clip(np.diag(Cs), 0.0, None))
+    sd = ssd / scale
     with np.errstate(divide="ignore", invalid="ignore"):
-        Z /= sd
-        R = C / np.outer(sd, sd)
+        Z = Zs / ssd
+        R = Cs / np.outer(ssd, ssd)
     R = (R + R.T) / 2
     np.fill_diagonal(R, 1.0)
     return mean, sd, Z, R

@@ -12,11 +12,13 @@ import os
 import re
 from dataclasses import dataclass
 
+from decimal import Decimal as decimal_type
+
 import numpy as np
 import pandas as pd
 
 from . import _decomp as dc
-from ._validation import make_rng, numeric_columns
+from ._validation import last_digit_columns, make_rng, numeric_columns, scale_problems
 
 __all__ = ["read_table", "ReadResult", "inspect_data", "Problem", "prepare_release", "neutralize_formulas",
            "drop_incomplete_rows", "release_csv"]
@@ -36,6 +38,12 @@ class ReadResult:
 
 
 def _decode(raw: bytes):
+    if raw[:2] in (b"\xff\xfe", b"\xfe\xff") or _utf16_without_bom(raw):
+        enc = "utf-16" if raw[:2] in (b"\xff\xfe", b"\xfe\xff") else "utf-16-le"
+        try:
+            return raw.decode(enc), "utf-16", ("the file is UTF-16 text; it was read as such",)
+        except UnicodeDecodeError:
+            raise ValueError("the file looks like UTF-16 text but does not decode; save it as UTF-8 CSV.") from None
     if raw.startswith(b"\xef\xbb\xbf"):
         return raw[3:].decode("utf-8"), "utf-8 (with BOM)", ()
     try:
@@ -77,43 +85,128 @@ def _guess_decimal(head, sep):
     return "," if comma > 0 else "."
 
 
-def _to_number(s: pd.Series, decimal: str):
-    """Text to numbers: spaces and thousands separators dropped, the decimal mark made '.'."""
-    t = s.astype("string").str.strip().str.replace("\u00a0", "", regex=False).str.replace(" ", "", regex=False)
-    t = t.str.strip('"').str.strip("'")
+# cells read as missing in a numeric column (compared in lower case, after trimming)
+MISSING_MARKERS = ("", "-", "--", ".", "?", "na", "n/a", "n.a.", "nan", "null", "none", "#n/a", "missing")
+_CURRENCY = "$€£¥₹₽₩¤"
+_SPACES = "\u00a0\u202f\u2009\u2007 "
+# thousands groups: one separator used throughout, groups of exactly three digits
+_NUM_DOT = re.compile(r"^[-+]?(?:\d{1,3}(?P<g>[,'\u00a0\u202f\u2009\u2007 ])\d{3}(?:(?P=g)\d{3})*|\d*)"
+                      r"(?:\.\d*)?(?:[eE][-+]?\d+)?$")
+_NUM_COMMA = re.compile(r"^[-+]?(?:\d{1,3}(?P<g>[.'\u00a0\u202f\u2009\u2007 ])\d{3}(?:(?P=g)\d{3})*|\d*)"
+                        r"(?:,\d*)?$")
+
+
+def _clean_cells(s: pd.Series):
+    """(core text, negative-in-parentheses, had currency, had percent, missing) per cell."""
+    t = s.astype("string").str.strip(_SPACES + "\t").str.strip('"').str.strip("'").str.strip(_SPACES)
+    missing = t.isna() | t.str.lower().isin(MISSING_MARKERS)
+    paren = t.str.match(r"^\(.*\)$").fillna(False)
+    t = t.where(~paren, t.str.slice(1, -1)).str.strip(_SPACES)
+    # sign, currency and percent in any of the usual orders: -$1,234.50  $-1,234.50  12%
+    sign = t.str.extract(r"^([-+]?)", expand=False).fillna("")
+    body = t.str.replace(r"^[-+]", "", regex=True)
+    cur = body.str.contains(f"^[{_CURRENCY}]|[{_CURRENCY}]$", regex=True).fillna(False)
+    body = body.str.strip(_CURRENCY).str.strip(_SPACES)
+    sign2 = body.str.extract(r"^([-+]?)", expand=False).fillna("")
+    sign = sign.where(sign != "", sign2)
+    body = body.where(sign2 == "", body.str.slice(1))
+    pct = body.str.endswith("%").fillna(False)
+    body = body.str.rstrip("%").str.strip(_SPACES)
+    core = sign + body
+    return core, paren, cur, pct, missing
+
+
+def _parse_core(core: pd.Series, decimal: str):
+    """Numbers from cleaned text under one decimal convention; NaN where the grammar fails."""
+    pat = _NUM_DOT if decimal == "." else _NUM_COMMA
+    ok = core.str.match(pat).fillna(False) & core.str.contains(r"\d", regex=True).fillna(False)
+    group = "[,'\u00a0\u202f\u2009\u2007 ]" if decimal == "." else "[.'\u00a0\u202f\u2009\u2007 ]"
+    t = core.str.replace(group, "", regex=True)
     if decimal == ",":
-        t = t.str.replace(".", "", regex=False).str.replace(",", ".", regex=False)
-    else:
-        t = t.str.replace(",", "", regex=False)
-    return pd.to_numeric(t, errors="coerce")
+        t = t.str.replace(",", ".", regex=False)
+    return pd.to_numeric(t.where(ok), errors="coerce")
+
+
+def _to_number(s: pd.Series, decimal: str):
+    """Text to numbers: thousands separators (one kind, groups of three), currency signs,
+    percent signs, negatives in parentheses; the decimal mark made '.'.  NaN where a cell
+    is not a number under this decimal convention."""
+    core, paren, _, _, _ = _clean_cells(s)
+    num = _parse_core(core, decimal)
+    return num.where(~paren, -num)
+
+
+def looks_numeric(s: pd.Series) -> float:
+    """Share of the present (non-missing-marker) cells of a text column that read as numbers
+    under either decimal convention: 1.0 for numbers stored as text."""
+    core, _, _, _, missing = _clean_cells(s)
+    present = ~missing
+    if present.sum() == 0:
+        return 0.0
+    either = _parse_core(core, ".").notna() | _parse_core(core, ",").notna()
+    return float((either & present).sum() / present.sum())
 
 
 def _convert_text_numbers(df, decimal):
-    """Convert text columns that are numbers written with separators or quotes."""
+    """Convert text columns that are numbers written as text; say what was read and how.
+
+    A column is converted when every cell is a number under the file's decimal convention
+    or a missing-value marker.  A column whose cells are numbers only under the other
+    convention (e.g. "920,6" in a comma-separated file) is ambiguous and left as text,
+    with a note: it could be read two ways."""
     notes = []
     for c in list(df.columns):
         s = df[c]
         if pd.api.types.is_numeric_dtype(s) or pd.api.types.is_bool_dtype(s):
             continue
-        present = s.notna() & (s.astype("string").str.strip() != "")
+        if s.dtype == object and s.map(lambda v: isinstance(v, decimal_type)).any():
+            vals = pd.to_numeric(s.map(lambda v: float(v) if isinstance(v, decimal_type) else v), errors="coerce")
+            if vals.notna().sum() == s.notna().sum():
+                df[c] = vals.astype(float)
+                notes.append(f"column {c!r}: exact decimals were converted to floating point (about 15 significant digits)")
+                continue
+        core, paren, cur, pct, missing = _clean_cells(s)
+        present = ~missing
         if present.sum() == 0:
             continue
-        num = _to_number(s, decimal)
+        num = _parse_core(core, decimal)
         ok = num.notna() & present
-        share = ok.sum() / present.sum()
-        if share == 1.0:
-            df[c] = num.where(present)
-            notes.append(f"column {c!r}: numbers written as text (quotes, thousands separators or decimal commas) were converted")
+        if ok.sum() == present.sum():
+            df[c] = num.where(~paren, -num).where(present).astype(float)
+            how = []
+            if core.str.contains("[,'\u00a0\u202f\u2009\u2007 ]" if decimal == "." else "[,.'\u00a0\u202f\u2009\u2007 ]",
+                                 regex=True).fillna(False).any():
+                how.append("thousands separators or decimal commas")
+            if cur.any():
+                how.append("currency signs")
+            if pct.any():
+                how.append("percent signs (values kept in percent: 12% is 12)")
+            if paren.any():
+                how.append("negatives in parentheses")
+            if not how:
+                how.append("quotes")
+            notes.append(f"column {c!r}: numbers written as text were converted ({', '.join(how)})")
+            marked = int((missing & s.notna()).sum())
+            if marked:
+                notes.append(f"column {c!r}: {marked} cell(s) holding a missing-value mark ('-', '.', 'NA', 'n/a', ...) "
+                             f"are read as missing")
+            continue
+        other = _parse_core(core, "," if decimal == "." else ".")
+        if ((ok | other.notna()) & present).sum() == present.sum() and (other.notna() & ~ok & present).any():
+            mark = "decimal comma" if decimal == "." else "decimal point"
+            notes.append(f"column {c!r}: some numbers could be read two ways (a {mark}, or a thousands separator), "
+                         f"so the column was left as text; choose the decimal mark by hand, or correct the file")
     return notes
 
 
-def _excel_formula_notes(raw, df):
+def _excel_formula_notes(raw, df, sheet=None):
     """Columns whose cells are formulas without stored results (files written by programs
     that do not compute formulas) come out empty; say so."""
     try:
         from openpyxl import load_workbook
 
-        ws = load_workbook(io.BytesIO(raw), read_only=True, data_only=False).worksheets[0]
+        wb = load_workbook(io.BytesIO(raw), read_only=True, data_only=False)
+        ws = wb[sheet] if sheet is not None else wb.worksheets[0]
         rows = ws.iter_rows(values_only=True)
         header = next(rows, ())
         formula_cols = set()
@@ -128,6 +221,103 @@ def _excel_formula_notes(raw, df):
         return [f"column(s) {', '.join(empty)} hold formulas without stored results, so they are empty; "
                 f"open and save the file in Excel or LibreOffice (which compute them), or export CSV"]
     return []
+
+
+MAX_CELLS = 20_000_000        # records x columns held in memory (160 MB as float64)
+MAX_EXCEL_CELLS = 2_000_000   # Excel reads at about 20 microseconds a cell: 2 million is ~40 s
+MAX_UNPACKED = 1 << 30        # bytes an .xlsx may unpack to
+
+
+def _kind(raw: bytes, name: str) -> str:
+    """What the bytes are, whatever the file is called: xlsx, xls, parquet, text or binary."""
+    if raw[:4] == b"PK\x03\x04":
+        return "xlsx"
+    if raw[:8] == b"\xd0\xcf\x11\xe0\xa1\xb1\x1a\xe1":
+        return "xls"
+    if raw[:4] == b"PAR1":
+        return "parquet"
+    if raw[:2] in (b"\xff\xfe", b"\xfe\xff") or _utf16_without_bom(raw):
+        return "text"
+    return "binary" if b"\x00" in raw[:4096] else "text"
+
+
+def _utf16_without_bom(raw: bytes) -> bool:
+    head = raw[:4096]
+    return len(head) >= 4 and head[1::2].count(0) > 0.9 * len(head[1::2]) and head[0::2].count(0) == 0
+
+
+def _too_many(rows, cols, limit, what):
+    cells = rows * cols
+    if cells > limit:
+        raise ValueError(f"the {what} has {rows:,} records x {cols:,} columns ({cells / 1e6:.1f} million values); at most "
+                         f"{limit / 1e6:.0f} million can be read here. Select the records or variables you need, or "
+                         f"save the file as CSV and use the command line (python -m sdccore).")
+
+
+def _read_parquet(raw):
+    try:
+        import pyarrow.parquet as pq
+
+        meta = pq.ParquetFile(io.BytesIO(raw)).metadata
+    except Exception as exc:
+        raise ValueError(f"the Parquet file could not be read ({type(exc).__name__}).") from None
+    _too_many(meta.num_rows, meta.num_columns, MAX_CELLS, "Parquet file")  # before anything is unpacked
+    try:
+        return pd.read_parquet(io.BytesIO(raw))
+    except Exception as exc:
+        raise ValueError(f"the Parquet file could not be read ({type(exc).__name__}).") from None
+
+
+def _read_excel(raw):
+    """The first sheet that holds data; sizes checked from the workbook before reading;
+    duplicated names refused as in CSV; other sheets named in a note."""
+    import zipfile
+
+    try:
+        unpacked = sum(i.file_size for i in zipfile.ZipFile(io.BytesIO(raw)).infolist())
+    except zipfile.BadZipFile:
+        raise ValueError("the Excel file could not be read (it is damaged); save it again as .xlsx or CSV.") from None
+    if unpacked > MAX_UNPACKED:
+        raise ValueError(f"the Excel file unpacks to {unpacked / 2**30:.1f} GB; at most {MAX_UNPACKED / 2**30:.0f} GB can "
+                         f"be read here. Save the sheet you need as CSV.")
+    try:
+        from openpyxl import load_workbook
+
+        wb = load_workbook(io.BytesIO(raw), read_only=True, data_only=True)
+    except Exception as exc:
+        raise ValueError(f"the Excel file could not be read ({type(exc).__name__}); save it again as .xlsx or CSV.") from None
+    try:
+        with_data = []
+        for ws in wb.worksheets:
+            first = next(ws.iter_rows(min_row=1, max_row=1, values_only=True), ())
+            if any(v is not None for v in first):
+                with_data.append(ws)
+        if not with_data:
+            raise ValueError("the Excel file has no data on any sheet; choose a file with a header row and records.")
+        ws = with_data[0]
+        rows, cols = ws.max_row, ws.max_column
+        if rows is not None and cols is not None:
+            _too_many(rows, cols, MAX_EXCEL_CELLS, "Excel sheet")
+        header = [v for v in next(ws.iter_rows(min_row=1, max_row=1, values_only=True))]
+        names = [str(v).strip() for v in header if v is not None]
+        dup = sorted({h for h in names if names.count(h) > 1})
+        if dup:
+            raise ValueError(f"duplicated column names: {', '.join(dup)}; rename the columns so that every name is unique.")
+        sheet, others = ws.title, [w.title for w in with_data[1:]]
+    finally:
+        wb.close()
+    try:
+        df = pd.read_excel(io.BytesIO(raw), sheet_name=sheet, engine="openpyxl")
+    except Exception as exc:
+        raise ValueError(f"the Excel file could not be read ({type(exc).__name__}); save it again as .xlsx or CSV.") from None
+    _too_many(df.shape[0], df.shape[1], MAX_EXCEL_CELLS, "Excel sheet")
+    notes = [f"Excel: sheet {sheet!r} was read" + (" (the sheets before it are empty)" if wb.sheetnames[0] != sheet else "")
+             + "; formulas were read as their last computed values"]
+    if others:
+        notes.append(f"Excel: the workbook has other sheets with data ({', '.join(map(repr, others[:5]))}) that were "
+                     f"not read; put the data you want on one sheet, first, or save it as CSV")
+    notes.extend(_excel_formula_notes(raw, df, sheet))
+    return df, notes
 
 
 def read_table(source, filename: str = "data.csv", sep: str | None = None, decimal: str | None = None) -> ReadResult:
@@ -153,33 +343,43 @@ def read_table(source, filename: str = "data.csv", sep: str | None = None, decim
         raise ValueError(f"the file is {len(raw) / 2**20:.0f} MB; the limit is {MAX_BYTES // 2**20} MB. "
                          f"Select the records or variables you need before uploading.")
     notes = []
-    if name.endswith((".xlsx", ".xlsm", ".xls")):
-        try:
-            df = pd.read_excel(io.BytesIO(raw), engine="openpyxl" if not name.endswith(".xls") else None)
-        except Exception as exc:
-            raise ValueError(f"the Excel file could not be read ({type(exc).__name__}); save it again as .xlsx or CSV.") from None
-        notes.append("Excel: the first sheet was read; formulas were read as their last computed values")
-        notes.extend(_excel_formula_notes(raw, df))
+    kind = _kind(raw, name)
+    if kind == "xlsx" and not name.endswith((".xlsx", ".xlsm")):
+        notes.append("the file is an Excel workbook (its name says otherwise); it was read as Excel")
+    if kind == "parquet" and not name.endswith((".parquet", ".pq")):
+        notes.append("the file is a Parquet file (its name says otherwise); it was read as Parquet")
+    if kind == "xls":
+        raise ValueError("the file is an old Excel .xls workbook; save it as .xlsx or CSV and upload that.")
+    if kind == "xlsx":
+        df, xl_notes = _read_excel(raw)
+        notes.extend(xl_notes)
         enc = sep_used = dec_used = None
-    elif name.endswith((".parquet", ".pq")):
-        try:
-            df = pd.read_parquet(io.BytesIO(raw))
-        except Exception as exc:
-            raise ValueError(f"the Parquet file could not be read ({type(exc).__name__}).") from None
+        notes.extend(_convert_text_numbers(df, "."))
+    elif kind == "parquet":
+        df = _read_parquet(raw)
         enc = sep_used = dec_used = None
+        notes.extend(_convert_text_numbers(df, "."))
     else:
-        if b"\x00" in raw[:4096]:
+        if kind == "binary":
             raise ValueError("this looks like a binary file, not CSV text; upload CSV, Excel (.xlsx) or Parquet.")
         text, enc, enc_notes = _decode(raw)
         notes.extend(enc_notes)
         if not text.strip():
             raise ValueError("the file is empty; choose a file with a header row and records.")
         head = _head_lines(text)
+        comments = 0
+        while comments < len(head) and (head[comments].lstrip().startswith("#") or not head[comments].strip()):
+            comments += 1
+        if comments:
+            if comments == len(head):
+                raise ValueError("the file holds only comment lines (starting with #); choose a file with a header row and records.")
+            notes.append(f"{comments} comment or blank line(s) before the header were skipped")
+            head = head[comments:]
         sep_used = sep or _sniff_sep(head)
         dec_used = decimal or _guess_decimal(head, sep_used)
         try:
             df = pd.read_csv(io.StringIO(text), sep=sep_used, decimal=dec_used, skipinitialspace=True,
-                             thousands=None, low_memory=False)
+                             thousands=None, low_memory=False, skiprows=comments, skip_blank_lines=False)
         except pd.errors.EmptyDataError:
             raise ValueError("the file has no columns; check that it is a CSV with a header row.") from None
         except (pd.errors.ParserError, csv.Error) as exc:
@@ -203,11 +403,18 @@ def read_table(source, filename: str = "data.csv", sep: str | None = None, decim
             notes.append("spaces around column names were removed")
             df.columns = stripped
     df.columns = [str(c) for c in df.columns]
+    odd = [c for c in df.columns if any(ch in c for ch in "\r\n\t")]
+    if odd:
+        df.columns = [" ".join(c.split()) if c in odd else c for c in df.columns]
+        if df.columns.duplicated().any():
+            raise ValueError("column names differ only in line breaks or tabs; rename the columns so that every name is unique.")
+        notes.append(f"line breaks or tabs in {len(odd)} column name(s) were replaced by spaces")
     if df.shape[1] > MAX_COLUMNS:
         raise ValueError(f"the file has {df.shape[1]} columns; at most {MAX_COLUMNS} can be handled. "
                          f"Select the variables to protect before uploading.")
     if df.shape[0] == 0:
         raise ValueError("the file has a header but no records.")
+    _too_many(df.shape[0], df.shape[1], MAX_CELLS, "file")
     return ReadResult(df, sep_used, dec_used, enc, tuple(notes))
 
 
@@ -275,6 +482,22 @@ def inspect_data(data: pd.DataFrame, protect_columns=None):
             out.append(Problem("overflow", tuple(overflow), f"values so large that their sums overflow in {', '.join(overflow)}",
                                "rescale those columns (e.g. to thousands or millions) before uploading"))
             return out
+        large, small = scale_problems(Xo, numeric_cols)
+        if large or small:
+            if large:
+                out.append(Problem("scale", tuple(large), f"values of 1e150 or more in {', '.join(large)}, whose squares "
+                                   f"overflow", "rescale those columns (divide by a power of ten) before uploading"))
+            if small:
+                out.append(Problem("scale", tuple(small), f"only values of 1e-150 or less in {', '.join(small)}, whose "
+                                   f"squares underflow", "rescale those columns (multiply by a power of ten) before uploading"))
+            return out
+        if Xo.shape[0] >= 2:
+            tiny = last_digit_columns(Xo, Xo.std(axis=0), Xo.mean(axis=0), numeric_cols)
+            if tiny:
+                out.append(Problem("scale", tuple(tiny), f"column(s) {', '.join(tiny)} vary only in their last digits "
+                                   f"(spread below 1e-9 of their size), so protection cannot change them",
+                                   "subtract a reference value (e.g. the column's minimum) before uploading, or give "
+                                   "them the role 'excluded'"))
         if Xo.shape[0] >= 1:
             const = [numeric_cols[j] for j in range(Xo.shape[1]) if np.ptp(Xo[:, j]) == 0]
             if const:

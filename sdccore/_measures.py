@@ -21,7 +21,7 @@ from numba import njit, prange
 from scipy import stats
 
 from ._safety import RiskProfile, risk_profile
-from ._validation import check_dataframe, check_names, make_rng, numeric_columns
+from ._validation import check_dataframe, check_names, check_scale, make_rng, numeric_columns
 
 __all__ = ["dbrl", "interval_disclosure", "pil", "propensity_score", "selectivity", "evaluate", "Evaluation"]
 
@@ -62,6 +62,7 @@ def _pair(original, protected, min_rows=2):
         if not np.isfinite(M).all():
             cols = [original.columns[j] for j in np.flatnonzero(~np.isfinite(M).all(axis=0))]
             raise ValueError(f"{name} has missing or infinite values in {', '.join(map(str, cols[:10]))}; drop those records from both files.")
+        check_scale(M, list(original.columns), name)
     return X, Y, list(original.columns)
 
 

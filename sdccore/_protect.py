@@ -19,7 +19,9 @@ from ._validation import (
     check_matrix,
     check_names,
     check_number,
+    check_scale,
     check_spread,
+    numeric_columns,
     resolve_seed,
     split_columns,
 )
@@ -139,6 +141,21 @@ def _labels_option(value, count, arg, word):
     return sorted(labs)
 
 
+def min_swap_percent(n):
+    """The smallest rank-swap window p (percent) that swaps anything on n records: the
+    window is floor(p n / 100) ranks and must be at least one."""
+    return 100.0 / n
+
+
+def _check_swap_window(value, n):
+    p = check_number(value, "p (rank swap window, percent of records)", low=0, high=100, low_open=True)
+    if np.floor(p * n / 100.0) < 1:
+        raise ValueError(f"p={p:g} on {n} records gives a rank-swap window of {p * n / 100:.2g} rank(s), so no value "
+                         f"would be swapped and the data would be released unchanged; use p of at least "
+                         f"{min_swap_percent(n):.3g} (one rank).")
+    return p
+
+
 def _normalize(method, options, m, sensitive, n, m_total=None):
     """Validated effective options (without method/sensitive/seed)."""
     allowed = _OPTION_NAMES[method]
@@ -165,7 +182,7 @@ def _normalize(method, options, m, sensitive, n, m_total=None):
             if name == "k":
                 o[name] = check_number(val, "k", low=2, high=n // 2, integer=True)
             elif name == "p":
-                o[name] = check_number(val, "p (rank swap window, percent of records)", low=0, high=100, low_open=True)
+                o[name] = _check_swap_window(val, n)
             else:
                 o[name] = check_number(val, "noise (percent of the standard deviation)", low=0, low_open=True)
         o["residuals"] = check_choice(options.get("residuals", "keep"), RESIDUALS, "residuals")
@@ -197,12 +214,15 @@ def _normalize(method, options, m, sensitive, n, m_total=None):
                 if name in options:
                     raise ValueError(f"option {name!r} applies only with {key}='auto'.")
     if method == "magg":
+        if n < 4:
+            raise ValueError(f"microaggregation needs at least 4 records (two groups of at least 2); the data have {n}. "
+                             f"Use a file with more records.")
         o["k"] = check_number(options.get("k", 3), "k (group size)", low=2, integer=True)
         if o["k"] > n // 2:
             raise ValueError(f"k={o['k']} is larger than half the {n} records; choose k between 2 and {n // 2}.")
         o["noise"] = check_choice(options.get("noise", "published"), MAGG_NOISE, "noise")
     if method == "rankswap":
-        o["p"] = check_number(options.get("p", 15.0), "p (rank swap window, percent of records)", low=0, high=100, low_open=True)
+        o["p"] = _check_swap_window(options.get("p", 15.0), n)
     if method == "noise":
         o["noise"] = check_number(options.get("noise", 50.0), "noise (percent of the covariance)", low=0, low_open=True)
     return o
@@ -268,6 +288,27 @@ def _log_columns(transform, X, numeric, keep):
     return sorted(numeric.index(c) for c in names)
 
 
+def _check_text_numbers(data, layout, exclude):
+    """A text column that is mostly numbers would be released unchanged: refuse unless the
+    caller excluded it on purpose (currency, percent, '-' for missing, a decimal comma...)."""
+    from ._io import looks_numeric
+
+    chosen = set(exclude or ())
+    bad = []
+    for c in layout.passthrough:
+        if c in chosen or pd.api.types.is_bool_dtype(data[c].dtype):
+            continue
+        if not (pd.api.types.is_object_dtype(data[c].dtype) or pd.api.types.is_string_dtype(data[c].dtype)):
+            continue
+        if looks_numeric(data[c]) >= 0.5:
+            bad.append(c)
+    if bad:
+        raise ValueError(
+            f"column(s) {', '.join(map(repr, bad))} hold numbers stored as text and would be released unchanged; "
+            f"convert them to numbers first (sdccore.read_table reads currency, percent, thousands separators and "
+            f"missing-value marks; or pandas.to_numeric), or pass exclude={bad!r} to release them unchanged on purpose.")
+
+
 def _prepare(data, sensitive, exclude, transform="none"):
     data = check_dataframe(data)
     layout = split_columns(data, exclude)
@@ -279,8 +320,10 @@ def _prepare(data, sensitive, exclude, transform="none"):
                 f"data has {len(numeric)} numeric column(s) to protect; at least 2 are needed. "
                 f"Column(s) {', '.join(map(str, non_num[:10]))} are not numeric: convert text numbers to numbers first."
             )
+    _check_text_numbers(data, layout, exclude)
     X = data[numeric].to_numpy(dtype=np.float64, copy=True) if numeric else np.empty((len(data), 0))
     check_matrix(X, numeric)
+    check_scale(X, numeric)
     if X.shape[0] <= X.shape[1]:
         raise ValueError(
             f"data has {X.shape[0]} records and {X.shape[1]} variables to protect: more variables than records "
@@ -544,6 +587,7 @@ def protect(data, method="fa", sensitive=None, rng=None, allow_unsafe=None, **op
     if allow_unsafe is not None and (not isinstance(allow_unsafe, str) or not allow_unsafe.strip()):
         raise TypeError("allow_unsafe must be a non-empty reason, e.g. allow_unsafe='internal test file, not published'.")
     res = _protect(data, method, sensitive, rng, options)
+    _check_released(data, res)
     if not res.risk.ok:
         if allow_unsafe is None:
             raise UnsafeReleaseError(
@@ -554,6 +598,25 @@ def protect(data, method="fa", sensitive=None, rng=None, allow_unsafe=None, **op
                       notes=res.notes + (f"released despite broken risk floors ({allow_unsafe.strip()}): "
                                          + res.risk.message(),))
     return res
+
+
+def _check_released(data, res):
+    """Refusals no reason overrides: a checked variable released unchanged in every record
+    (nothing was perturbed: a swap window below one rank, values at float resolution), and
+    non-finite values in a protected column."""
+    names = list(res.risk.variables.index)
+    same = [c for c in names if np.array_equal(res.data[c].to_numpy(), data[c].to_numpy())]
+    if same:
+        floors = f"it breaks the risk floors: {res.risk.message()}. " if not res.risk.ok else ""
+        raise UnsafeReleaseError(
+            f"release refused, {floors}{', '.join(map(str, same))} would be released unchanged in every record "
+            f"(nothing was perturbed), which no allow_unsafe reason overrides. Use another method or stronger options "
+            f"(a larger rank-swap window, other factors, more noise).", risk=res.risk)
+    changed = [c for c in numeric_columns(res.data) if not res.data[c].equals(data[c])]
+    bad = [c for c in changed if not np.isfinite(res.data[c].to_numpy(dtype=float)).all()]
+    if bad:
+        raise ValueError(f"protection produced values that are not finite in {', '.join(map(str, bad))}; nothing is "
+                         f"released. Rescale those columns (e.g. to thousands or millions) and try again.")
 
 
 def _protect(data, method, sensitive, rng, options):

@@ -11,7 +11,9 @@ import numpy as np
 import pandas as pd
 
 from ._compare import compare, correlation_indices
-from ._validation import check_dataframe, make_rng, numeric_columns
+from ._validation import check_dataframe, make_rng, numeric_columns, numeric_matrix
+
+MIN_RECOMMEND_ROWS = 20
 
 __all__ = ["recommend", "Recommendation", "load_bw_map", "simulate_bw_map", "eq5_correlation", "eq5_data", "MAP_CONFIGS"]
 
@@ -129,6 +131,11 @@ def recommend(data, sensitive=None, tournament=False, reps=5, rng=None):
     """
     data = check_dataframe(data)
     num = numeric_columns(data)
+    numeric_matrix(data, num)  # records, missing/infinite values, scale, constant columns, as protect checks
+    if data.shape[0] < MIN_RECOMMEND_ROWS:
+        raise ValueError(f"data has {data.shape[0]} records; a recommendation needs at least {MIN_RECOMMEND_ROWS} (the "
+                         f"rules and the simulated map behind it describe survey-sized files, and the risk floors need "
+                         f"records in every size band). Choose the method by hand, or use a file with more records.")
     reasons = []
     b = w = None
     map_best = map_point = None

@@ -136,14 +136,57 @@ def check_matrix(X: np.ndarray, columns, name: str = "data", min_rows: int = MIN
     return X
 
 
+# a column whose spread is below this share of its size varies only in its last digits:
+# protected values would round back to the originals at float resolution (about 1e-16)
+MIN_RELATIVE_SPREAD = 1e-9
+# magnitudes whose squares leave the float range (overflow near 1e308, underflow near 1e-308)
+MAX_MAGNITUDE = 1e150
+MIN_MAGNITUDE = 1e-150
+
+
+def scale_problems(X, columns):
+    """(too large, too small): columns with values of magnitude >= 1e150, and columns whose
+    largest magnitude is nonzero but <= 1e-150.  Their squares overflow or underflow, so
+    variances and correlations are lost; the fix is to rescale the column."""
+    with np.errstate(invalid="ignore"):
+        big = np.nanmax(np.where(np.isfinite(X), np.abs(X), 0.0), axis=0) if X.size else np.zeros(X.shape[1])
+    large = [columns[j] for j in range(X.shape[1]) if big[j] >= MAX_MAGNITUDE]
+    small = [columns[j] for j in range(X.shape[1]) if 0 < big[j] <= MIN_MAGNITUDE]
+    return large, small
+
+
+def check_scale(X, columns, name="data"):
+    large, small = scale_problems(X, columns)
+    if large:
+        raise ValueError(f"{name} has values of 1e150 or more in column(s) {', '.join(map(str, large))}; their squares "
+                         f"overflow. Rescale those columns (divide by a power of ten) before protecting.")
+    if small:
+        raise ValueError(f"{name} has only values of 1e-150 or less in column(s) {', '.join(map(str, small))}; their "
+                         f"squares underflow. Rescale those columns (multiply by a power of ten) before protecting.")
+
+
+def last_digit_columns(X, sd, mean, columns):
+    """Columns that vary, but only in their last digits relative to their size."""
+    return [columns[j] for j in range(len(columns))
+            if np.ptp(X[:, j]) > 0 and sd[j] > 0 and sd[j] < MIN_RELATIVE_SPREAD * abs(mean[j])]
+
+
 def check_spread(X, sd, mean, columns, name="data"):
-    """Reject constant columns (found from the sd computed anyway, confirmed exactly)."""
+    """Reject constant columns (found from the sd computed anyway, confirmed exactly), and
+    columns that vary only in their last digits (protection cannot change them)."""
     suspect = np.flatnonzero(~(sd > 1e-12 * np.abs(mean)))
     const = [columns[j] for j in suspect if np.ptp(X[:, j]) == 0 or not sd[j] > 0]
     if const:
         raise ValueError(
             f"{name} has constant column(s) {', '.join(map(str, const))}; a constant carries no information "
             f"to protect: exclude it (exclude=[...]) or drop it."
+        )
+    tiny = last_digit_columns(X, sd, mean, columns)
+    if tiny:
+        raise ValueError(
+            f"{name} has column(s) {', '.join(map(str, tiny))} that vary only in their last digits (spread below "
+            f"1e-9 of their size), so protected values would round back to the originals: subtract a reference "
+            f"value (e.g. the column's minimum) before protecting, or exclude the column."
         )
 
 
@@ -154,6 +197,7 @@ def numeric_matrix(data, columns=None, min_columns=MIN_COLUMNS, name="data"):
     cols = list(columns) if columns is not None else numeric_columns(data)
     X = data[cols].to_numpy(dtype=float) if cols else np.empty((len(data), 0))
     check_matrix(X, cols, name, min_columns=min_columns)
+    check_scale(X, cols, name)
     check_spread(X, X.std(axis=0), X.mean(axis=0), cols, name)
     return cols, X
 
@@ -167,14 +211,21 @@ def check_choice(value, choices, arg: str):
 def check_number(value, arg: str, low=None, high=None, integer=False, low_open=False):
     if isinstance(value, bool) or not isinstance(value, numbers.Real):
         raise TypeError(f"{arg} must be a number, not {type(value).__name__}.")
+    # finiteness first, on a float: int(nan) and int(inf) fail, and numpy's isfinite does
+    # not take Python ints too large for a float (1e23 as an int, 10**400)
+    try:
+        as_float = float(value)
+    except OverflowError:
+        as_float = float("inf")
+    if not np.isfinite(as_float):
+        what = "not a number (NaN)" if as_float != as_float else "infinite or too large to be a number"
+        raise ValueError(f"{arg} must be a finite number; the value given is {what}.")
     if integer and int(value) != value:
         raise ValueError(f"{arg} must be a whole number, got {value}.")
-    if not np.isfinite(value):
-        raise ValueError(f"{arg} must be finite, got {value}.")
     if low is not None and (value < low or (low_open and value == low)):
-        raise ValueError(f"{arg} must be {'greater than' if low_open else 'at least'} {low}, got {value}.")
+        raise ValueError(f"{arg} must be {'greater than' if low_open else 'at least'} {low}, got {value:.6g}.")
     if high is not None and value > high:
-        raise ValueError(f"{arg} must be at most {high}, got {value}.")
+        raise ValueError(f"{arg} must be at most {high}, got {value:.6g}.")
     return int(value) if integer else float(value)
 
 

@@ -38,7 +38,14 @@ MECHANISM = "testing the mechanism, not a release"
 
 
 def raw_protect(data, **kw):
-    """sdccore.protect with the plausible-value steps off and the floors reported, not enforced."""
+    """protect without its gate (the engine sdccore.protect wraps), plausible-value steps off:
+    the floors are reported, not enforced, and an unchanged column is not refused, so the
+    mechanics (e.g. exact reconstruction without perturbation) can be tested."""
+    from sdccore._protect import _protect
+
     kw = {**RAW, **kw}
-    kw.setdefault("allow_unsafe", MECHANISM)
-    return sdccore.protect(data, **kw)
+    kw.pop("allow_unsafe", None)
+    method = kw.pop("method", "fa")
+    sensitive = kw.pop("sensitive", None)
+    rng = kw.pop("rng", None)
+    return _protect(data, method, sensitive, rng, kw)
