@@ -112,9 +112,13 @@ def problems_section():
         st.success("No problems found in the columns to protect.")
     for i, p in enumerate(probs):
         (st.error if p.blocking else st.info)(f"{p.message}. **Fix:** {p.fix}.")
-        if p.kind in ("missing", "infinite"):
+        if p.kind == "empty_column":
+            if st.button(f"Exclude {', '.join(p.columns)} (released as they are)", key="exclude_empty"):
+                state.set_roles({**state.roles(), **{c: "excluded" for c in p.columns}})
+                st.rerun()
+        if p.kind in ("missing", "infinite") and state.data().shape[0] - p.rows >= state.MIN_ROWS:
             if st.button(f"Drop the {p.rows} record(s)", key=f"drop_rows_{p.kind}"):
-                clean, n = sdccore.drop_incomplete_rows(state.data(), state.protect_columns())
+                clean, n = sdccore.drop_incomplete_rows(state.data(), list(p.columns))
                 fmt = st.session_state.get("read_format", (",", "."))
                 state.set_data(clean, st.session_state["data_name"], [f"{n} record(s) with missing or infinite values dropped"],
                                sep=fmt[0], decimal=fmt[1])  # same columns: the roles are kept

@@ -20,12 +20,19 @@ def _perturbation_widgets(prefix, cfg, out):
     out["perturbation"] = pert
     if pert in PARAM:
         name, label, default, lo, hi = PARAM[pert]
-        cur = cfg.get(name, default)
+        n = len(state.data())
+        if name == "k":
+            hi = max(lo, min(hi, n // 2))  # groups of k need at least two groups
+        if name == "p":
+            # the window is floor(p n / 100) ranks: below one rank nothing is swapped
+            lo = max(lo, state.min_swap_percent())
+        cur = min(max(cfg.get(name, default), lo), hi)
         if isinstance(default, int):
             val = st.number_input(label, min_value=lo, max_value=hi, value=int(cur), step=1, key=f"{prefix}_param_{name}")
             out[name] = int(val)
         else:
-            val = st.number_input(label, min_value=lo, max_value=hi, value=float(cur), key=f"{prefix}_param_{name}")
+            val = st.number_input(label, min_value=lo, max_value=hi, value=float(cur), key=f"{prefix}_param_{name}",
+                                  help=f"At least {lo:g} % on {n} records: a smaller window swaps nothing." if name == "p" else None)
             out[name] = float(val)
 
 
@@ -182,8 +189,13 @@ def pca_tab(sens, m):
 
 def magg_tab(n):
     cfg = st.session_state["cfg_magg"]
+    if n < 4:
+        st.error(f"M-AGG needs at least 4 records (two groups of at least 2); the data have {n}. Use FA or PCA, or a "
+                 f"file with more records.")
+        return
     c1, c2 = st.columns(2)
-    k = c1.number_input("Group size k", 2, max(2, n // 2), int(cfg.get("k", 3)), key="magg_k",
+    k_max = max(2, n // 2)
+    k = c1.number_input("Group size k", 2, k_max, min(int(cfg.get("k", 3)), k_max), key="magg_k",
                         help="MDAV groups of at least k records (sdcMicro's partition). Small k keeps more utility.")
     noises = ["published", "exact", "none"]
     noise = c2.selectbox("Noise", noises, index=noises.index(cfg.get("noise", "published")), key="magg_noise",

@@ -13,7 +13,7 @@ from ._datasets import dataset_roles, list_datasets, load_dataset
 from ._mdav import mdav_groups
 from ._measures import Evaluation, dbrl, evaluate, interval_disclosure, pil, polynomial_features, propensity_score, selectivity
 from ._recommend import Recommendation, load_bw_map, recommend, simulate_bw_map
-from ._protect import METHODS, RECIPE_VERSION, Decomposition, ProtectionResult, decompose, protect
+from ._protect import METHODS, RECIPE_VERSION, Decomposition, ProtectionResult, decompose, min_swap_percent, protect
 from ._roles import RoleSuggestion, suggest_roles
 from ._safety import RiskFloors, RiskProfile, UnsafeReleaseError
 
@@ -61,6 +61,7 @@ __all__ = [
     "load_dataset",
     "mdav_groups",
     "protect",
+    "min_swap_percent",
     "RECIPE_VERSION",
     "RiskFloors",
     "release_csv",

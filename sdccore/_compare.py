@@ -35,7 +35,9 @@ class CorrelationIndices:
 
 
 def _abs_corr(data):
-    num, X = numeric_matrix(data, min_columns=3)  # a sensitive one and two public ones at least
+    # two variables give 'between' (one sensitive, one public); 'within' needs two public ones
+    # and is NaN below that
+    num, X = numeric_matrix(data, min_columns=2)
     return num, np.abs(np.corrcoef(X, rowvar=False))
 
 

@@ -25,6 +25,7 @@ __all__ = ["read_table", "ReadResult", "inspect_data", "Problem", "prepare_relea
 
 SEPARATORS = (",", ";", "\t", "|")
 MAX_COLUMNS = 2000
+EMPTY_SHARE = 0.5  # a numeric column with at least this share missing is "mostly empty"
 MAX_BYTES = 200 * 2**20  # as server.maxUploadSize in .streamlit/config.toml
 
 
@@ -467,22 +468,40 @@ def inspect_data(data: pd.DataFrame, protect_columns=None):
     if numeric_cols:
         X = data[numeric_cols].to_numpy(dtype=float)
         nan, inf = np.isnan(X), np.isinf(X)
-        for kind, mask, what, fix in (("missing", nan, "missing", " (or impute them before uploading)"),
+        n = X.shape[0]
+        # a column that is empty or mostly empty is excluded, not a reason to drop records
+        empty = np.flatnonzero(nan.mean(axis=0) >= EMPTY_SHARE) if n else np.array([], dtype=int)
+        if len(empty):
+            names = [numeric_cols[j] for j in empty]
+            out.append(Problem("empty_column", tuple(names),
+                               f"column(s) {', '.join(names)} are empty or mostly empty (at least "
+                               f"{EMPTY_SHARE:.0%} of the records have no value)",
+                               "give them the role 'excluded' (released as they are) or remove them from the file",
+                               int(nan[:, empty].any(axis=1).sum())))
+        rest = np.ones(X.shape[1], dtype=bool)
+        rest[empty] = False
+        for kind, mask, what, fix in (("missing", nan & rest, "missing", " (or impute them before uploading)"),
                                       ("infinite", inf, "infinite", "")):
             if mask.any():
                 rows = int(mask.any(axis=1).sum())
                 which = [numeric_cols[j] for j in np.flatnonzero(mask.any(axis=0))]
+                if n - rows >= 3:
+                    fix_text = f"drop those {rows} records{fix}"
+                else:
+                    fix_text = (f"only {n - rows} record(s) would remain after dropping them, too few to protect: "
+                                f"correct or impute the values, or give the column(s) the role 'excluded'")
                 out.append(Problem(kind, tuple(which), f"{rows} record(s) have {what} values (in {', '.join(which[:8])})",
-                                   f"drop those {rows} records{fix}", rows))
-        ok = ~(nan | inf).any(axis=1)
-        Xo = X[ok]
+                                   fix_text, rows))
+        ok = ~((nan & rest) | inf).any(axis=1)
+        Xo = X[ok][:, rest]
+        full_cols = [c for c, r in zip(numeric_cols, rest) if r]
         with np.errstate(over="ignore", invalid="ignore"):
-            overflow = [numeric_cols[j] for j in range(Xo.shape[1]) if not np.isfinite(Xo[:, j].sum())]
+            overflow = [full_cols[j] for j in range(Xo.shape[1]) if not np.isfinite(Xo[:, j].sum())]
         if overflow:
             out.append(Problem("overflow", tuple(overflow), f"values so large that their sums overflow in {', '.join(overflow)}",
                                "rescale those columns (e.g. to thousands or millions) before uploading"))
             return out
-        large, small = scale_problems(Xo, numeric_cols)
+        large, small = scale_problems(Xo, full_cols)
         if large or small:
             if large:
                 out.append(Problem("scale", tuple(large), f"values of 1e150 or more in {', '.join(large)}, whose squares "
@@ -492,14 +511,14 @@ def inspect_data(data: pd.DataFrame, protect_columns=None):
                                    f"squares underflow", "rescale those columns (multiply by a power of ten) before uploading"))
             return out
         if Xo.shape[0] >= 2:
-            tiny = last_digit_columns(Xo, Xo.std(axis=0), Xo.mean(axis=0), numeric_cols)
+            tiny = last_digit_columns(Xo, Xo.std(axis=0), Xo.mean(axis=0), full_cols)
             if tiny:
                 out.append(Problem("scale", tuple(tiny), f"column(s) {', '.join(tiny)} vary only in their last digits "
                                    f"(spread below 1e-9 of their size), so protection cannot change them",
                                    "subtract a reference value (e.g. the column's minimum) before uploading, or give "
                                    "them the role 'excluded'"))
         if Xo.shape[0] >= 1:
-            const = [numeric_cols[j] for j in range(Xo.shape[1]) if np.ptp(Xo[:, j]) == 0]
+            const = [full_cols[j] for j in range(Xo.shape[1]) if np.ptp(Xo[:, j]) == 0]
             if const:
                 out.append(Problem("constant", tuple(const), f"constant column(s): {', '.join(const)}",
                                    "give them the role 'excluded' (they are released unchanged) or drop them"))
@@ -508,8 +527,8 @@ def inspect_data(data: pd.DataFrame, protect_columns=None):
                 _, sd, _, R = dc.standardize_with_correlation(Xo[:, var])
                 _, deps = dc.linear_dependencies(R, sd)
                 for d in deps:
-                    terms = [numeric_cols[var[i]] for i, b in zip(d.predictors, d.beta) if abs(b) > 1e-9]
-                    tgt = numeric_cols[var[d.target]]
+                    terms = [full_cols[var[i]] for i, b in zip(d.predictors, d.beta) if abs(b) > 1e-9]
+                    tgt = full_cols[var[d.target]]
                     out.append(Problem("linear_combination", (tgt, *terms),
                                        f"{tgt} is an exact linear combination of {', '.join(terms)}",
                                        f"nothing to do: {tgt} is left out of the decomposition and rebuilt from the "

@@ -350,6 +350,30 @@ def polynomial_features(Z, order=2):
     return np.column_stack(parts)
 
 
+MAX_PS_FEATURES = 2000  # the logistic model's Hessian is features^2 floats (2000: 32 MB)
+
+
+def ps_terms(m, order, rows):
+    """Which polynomial the PS model uses for m variables and ``rows`` stacked records:
+    'full' (main effects, squares, products[, cubes]) while it has at most
+    min(MAX_PS_FEATURES, rows / 2) terms; else 'squares' (main effects and squares), else
+    'main' (main effects).  Wide data (hundreds of variables) would otherwise need tens of
+    thousands of terms: a 48 GB Hessian at 400 variables, and more terms than records, which
+    a logistic model without penalty separates perfectly."""
+    limit = min(MAX_PS_FEATURES, rows // 2)
+    full = 2 * m + m * (m - 1) // 2 + (m if order == 3 else 0)
+    if full <= limit:
+        return "full"
+    return "squares" if 2 * m <= limit else "main"
+
+
+def _bounded_features(Z, order, rows):
+    terms = ps_terms(Z.shape[1], order, rows)
+    if terms == "full":
+        return polynomial_features(Z, order)
+    return np.column_stack([Z, Z ** 2]) if terms == "squares" else Z
+
+
 def _ps_arrays(X, Y, order=2):
     from sklearn.linear_model import LogisticRegression
     from sklearn.exceptions import ConvergenceWarning
@@ -359,7 +383,7 @@ def _ps_arrays(X, Y, order=2):
     sd = W.std(axis=0)
     keep = sd > 0
     Z = (W[:, keep] - W[:, keep].mean(axis=0)) / sd[keep]
-    F = polynomial_features(Z, order)
+    F = _bounded_features(Z, order, len(W))
     fs = F.std(axis=0)
     good = fs > 1e-12
     F = (F[:, good] - F[:, good].mean(axis=0)) / fs[good]
@@ -544,6 +568,7 @@ def evaluate(original, protected, sensitive=None, rng=None, _with_risk=True, **o
         "pil_components": {s: comps[s] for s in stat_names},
         "ic": pd.DataFrame({"abs_cor": cors, "ic": ic, "sensitive": [j in set(sens or range(len(cols))) for j in range(len(cols))]}, index=cols),
         "ps_converged": converged,
+        "ps_terms": ps_terms(len(cols), order, 2 * X.shape[0]),
     }
     with warnings.catch_warnings(), np.errstate(all="ignore"):
         warnings.simplefilter("ignore")  # constant columns make skewness/KL undefined: NaN/inf, no spam

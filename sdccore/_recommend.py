@@ -140,7 +140,13 @@ def recommend(data, sensitive=None, tournament=False, reps=5, rng=None):
     b = w = None
     map_best = map_point = None
     tour = None
-    if not sensitive or len(sensitive) >= len(num):
+    if sensitive and len(sensitive) < len(num) and len(num) - len(sensitive) < 2:
+        label = "PCA"
+        reasons.append("with a single public variable there is no within-correlation, so the between/within rules "
+                       "and map do not apply; PCA is the papers' best general method (run the tournament, "
+                       "recommend(..., tournament=True), to decide on your data)")
+        target = "overall"
+    elif not sensitive or len(sensitive) >= len(num):
         label = "PCA"
         reasons.append("all variables need protection: PCA swapping gave the best risk-utility balance for general "
                        "protection in both papers (FA paper Fig. 4, PCA paper Table 4)")

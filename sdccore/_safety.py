@@ -34,6 +34,7 @@ from __future__ import annotations
 from dataclasses import asdict, dataclass, field
 
 import numpy as np
+from numba import njit, prange
 import pandas as pd
 
 __all__ = ["RiskFloors", "RiskProfile", "UnsafeReleaseError", "risk_profile"]
@@ -163,6 +164,56 @@ def _link(X, Y, rows, cols):
     return _nearest(A, B)[0]
 
 
+WIDE = 32              # from this many variables, leave-one-out links share one distance matrix
+_LOO_CELLS = 1 << 22   # original x protected distances held at once (32 MB)
+
+
+def _link_leave_one_out(X, Y, rows, targets, out_sets):
+    """For each target j, ``_link(X, Y, rows, all columns but out_sets[j])`` at once: the
+    squared distances on every column are summed once (tiles of original records), then
+    each target's left-out columns are subtracted, so m targets cost m subtractions of
+    tile x n, not m scans over m - 1 columns.  Nearest = first of the smallest distances."""
+    mean = X.mean(axis=0)
+    sd = X.std(axis=0)
+    use = sd > 0
+    A = np.zeros((len(rows), X.shape[1]))
+    B = np.zeros_like(Y, dtype=float)
+    A[:, use] = (X[rows][:, use] - mean[use]) / sd[use]
+    B[:, use] = (Y[:, use] - mean[use]) / sd[use]
+    n = B.shape[0]
+    tile = max(1, _LOO_CELLS // max(n, 1))
+    out = {j: np.empty(len(rows), dtype=np.int64) for j in targets}
+    bb = (B * B).sum(axis=1)
+    Bt = np.ascontiguousarray(B.T)
+    for s in range(0, len(rows), tile):
+        a = A[s:s + tile]
+        D0 = (a * a).sum(axis=1)[:, None] + bb[None, :] - 2.0 * (a @ B.T)
+        for j in targets:
+            cols = np.array([c for c in out_sets[j] if use[c]], dtype=np.int64)
+            out[j][s:s + tile] = _argmin_without(D0, a, Bt, cols)
+    return out
+
+
+@njit(cache=True, parallel=True)
+def _argmin_without(D0, a, Bt, cols):
+    """Per row r: the first b minimising D0[r, b] - sum over c in cols of (a[r, c] - B[b, c])^2."""
+    n, nb = D0.shape
+    res = np.empty(n, np.int64)
+    for r in prange(n):
+        best = np.inf
+        arg = 0
+        for b in range(nb):
+            d = D0[r, b]
+            for c in cols:
+                t = a[r, c] - Bt[c, b]
+                d -= t * t
+            if d < best:
+                best = d
+                arg = b
+        res[r] = arg
+    return res
+
+
 def _close(x, y, tol):
     return np.abs(y - x) <= tol * np.abs(x)
 
@@ -197,9 +248,13 @@ def risk_profile(X, Y, names, check, floors=None, planned_share=None, link_on=No
         rows = np.arange(n)
     m = X.shape[1]
     shared = _link(X, Y, rows, list(link_on)) if link_on else None
+    loo = None
     if shared is None:
         with np.errstate(invalid="ignore", divide="ignore"):
             R = np.nan_to_num(np.corrcoef(X, rowvar=False).reshape(m, m))
+        if m >= WIDE:
+            outs = {j: [j] + [i for i in range(m) if i != j and abs(R[i, j]) >= NEAR_DUPLICATE] for j in check}
+            loo = _link_leave_one_out(X, Y, rows, list(check), outs)
     tol = floors.tolerance
     var_rows, band_rows, violations, failing = [], [], [], []
     for a, j in enumerate(check):
@@ -217,7 +272,10 @@ def risk_profile(X, Y, names, check, floors=None, planned_share=None, link_on=No
             # the others, less the target's near-duplicates: knowing one of those already
             # discloses the value without any release
             others = [i for i in range(m) if i != j and not abs(R[i, j]) >= NEAR_DUPLICATE]
-            linked = _link(X, Y, rows, others) if others else rows
+            if loo is not None:
+                linked = loo[j]
+            else:
+                linked = _link(X, Y, rows, others) if others else rows
         own = _close(x, y, tol)
         close_own = float(own.mean())
         close_linked = float(_close(x[rows], y[linked], tol).mean()) if len(rows) else 0.0

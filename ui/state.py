@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import math
 import os
 import sys
 
@@ -25,6 +26,7 @@ import sdccore
 
 ROLES = ("sensitive", "public", "excluded", "identifier")
 DEFAULT_SEED = 12345
+MIN_ROWS = 3  # as sdccore protects (records)
 DEFAULT_PLAUSIBLE = {"transform": "none", "bounds": "sign", "rounding": "original"}
 DEFAULT_MAX_RISK = 0.5   # ceiling of the disclosure risk (mean of DBRL and ID) for the suggested release
 # widget keys whose options depend on the columns: reset when new data arrive
@@ -193,6 +195,12 @@ def roles() -> dict:
 
 def columns_with(*wanted) -> list:
     return [c for c, r in roles().items() if r in wanted]
+
+
+def min_swap_percent() -> float:
+    """The smallest rank-swap window (percent, rounded up to 0.01) that swaps anything on the
+    session's records."""
+    return float(math.ceil(sdccore.min_swap_percent(len(data())) * 100) / 100)
 
 
 def protect_columns() -> list:
