@@ -1,6 +1,7 @@
 """Page 4: run the configured methods repeatedly, compare risk and utility, pick the release."""
 
 import json
+import time
 
 import streamlit as st
 
@@ -19,9 +20,15 @@ def run_section():
                           "intervals narrow as repetitions grow (the papers used 100).")
     if st.button("Run comparison", type="primary", key="run_button", disabled=not methods):
         bar = st.progress(0.0, text="Starting...")
+        # any click (this button included) stops the run at its next step; the results
+        # shown before are kept
+        st.button("Cancel", key="cancel_run", help="Stops the comparison; earlier results stay as they were.")
+        start = time.perf_counter()
 
         def progress(done, total):
-            bar.progress(done / total, text=f"{done} of {total} runs")
+            spent = time.perf_counter() - start
+            left = spent / done * (total - done) if done else 0.0
+            bar.progress(done / total, text=f"{done} of {total} runs, about {left:.0f} s left")
 
         state.run_comparison([LABELS[m] for m in methods], int(reps), progress)
         bar.empty()
@@ -108,6 +115,7 @@ def search_section():
         reps = c3.number_input("Runs per surviving candidate", 3, 50, 6, key="search_reps")
         if st.button("Search", key="search_button"):
             bar = st.progress(0.0, text="Searching...")
+            st.button("Cancel", key="cancel_search", help="Stops the search; earlier results stay as they were.")
             state.run_search(method, int(reps), int(budget), lambda d, t: bar.progress(min(1.0, d / max(t, 1))))
             bar.empty()
         sr = state.search_result()

@@ -245,13 +245,19 @@ def _evaluate(args):
     sens = [c.strip() for c in args.sensitive.split(",") if c.strip()] if args.sensitive else None
     ev = evaluate(orig, prot, sensitive=sens)
     if args.json:
-        print(json.dumps(ev.scores, indent=2))
+        # 12 significant digits: the last digits of a sum change with the BLAS kernel and
+        # thread count (reduction order), so more would not be the same on another machine
+        print(json.dumps({k: _digits(v) for k, v in ev.scores.items()}, indent=2))
     else:
         labels = {"dbrl": "record linkage (DBRL)", "id": "interval disclosure (ID)", "pil": "information loss (PIL)",
                   "ps": "propensity score (PS)", "summary": "summary", "selectivity": "selectivity", "overall": "overall"}
         print("score (0 best, 1 worst)")
         for k, v in ev.scores.items():
             print(f"  {labels[k]:<28s} {v:.4f}")
+
+
+def _digits(v, sig=12):
+    return float(f"{v:.{sig}g}")
 
 
 def _sens(args):
@@ -267,7 +273,7 @@ def _compare(args):
 
     res = compare(data, configs, sensitive=_sens(args), reps=args.reps, rng=args.seed, progress=progress)
     if args.json:
-        out = {lab: {r.score: {"mean": r.mean, "lo": r.lo, "hi": r.hi} for r in res.summary[res.summary.config == lab].itertuples()}
+        out = {lab: {r.score: {"mean": _digits(r.mean), "lo": _digits(r.lo), "hi": _digits(r.hi)} for r in res.summary[res.summary.config == lab].itertuples()}
                for lab in configs}
         print(json.dumps({"reps": args.reps, "seed": res.seed, "results": out}, indent=2))
     else:

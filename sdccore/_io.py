@@ -457,13 +457,18 @@ def inspect_data(data: pd.DataFrame, protect_columns=None):
         if c in num or c in cols or isinstance(data[c], pd.DataFrame):
             continue
         s = data[c]
-        present = s.notna() & (s.astype("string").str.strip() != "")
-        parsed = pd.to_numeric(s.where(present), errors="coerce").notna()
-        if present.sum() and 0.5 <= parsed.sum() / present.sum() < 1:
-            bad = int((present & ~parsed).sum())
-            out.append(Problem("non_numeric", (c,), f"column {c!r} is mostly numbers but has {bad} non-numeric value(s), "
+        share = looks_numeric(s)
+        if share >= 0.5:
+            core, _, _, _, missing = _clean_cells(s)
+            either = _parse_core(core, ".").notna() | _parse_core(core, ",").notna()
+            bad = int((~missing & ~either).sum())
+            what = (f"has {bad} non-numeric value(s)" if bad else
+                    "has numbers that could be read two ways (decimal comma or thousands separator)")
+            out.append(Problem("non_numeric", (c,), f"column {c!r} is mostly numbers but {what}, "
                                f"so it is treated as text and released unchanged",
-                               "correct those cells and upload again if the column should be protected", bad, blocking=False))
+                               "correct those cells (or choose the decimal mark by hand) and upload again if the column "
+                               "should be protected; otherwise confirm below that it is released unchanged",
+                               bad, blocking=False))
     numeric_cols = [c for c in cols if c in num]
     if numeric_cols:
         X = data[numeric_cols].to_numpy(dtype=float)

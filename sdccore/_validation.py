@@ -122,6 +122,10 @@ def check_matrix(X: np.ndarray, columns, name: str = "data", min_rows: int = MIN
                 f"{name} has values so large that their sums overflow (about 1e308); "
                 f"rescale those columns (e.g. to thousands or millions) before protecting."
             )
+        empty = [columns[j] for j in np.flatnonzero(np.isnan(X).all(axis=0))] if n else []
+        if empty:
+            raise ValueError(f"{name} has empty column(s) {', '.join(map(str, empty))} (no values at all); exclude "
+                             f"them (exclude=[...]) or drop them.")
         bad_cols = [columns[j] for j in np.flatnonzero(~finite.all(axis=0))]
         nan_rows = int((~finite).any(axis=1).sum())
         kinds = []

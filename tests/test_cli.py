@@ -55,7 +55,7 @@ def test_evaluate_json(tmp_path, tarragona):
     assert p.returncode == 0, p.stderr
     scores = json.loads(p.stdout)
     expect = sdccore.evaluate(pd.read_csv(a), pd.read_csv(b), sensitive=["SALES"]).scores
-    assert scores == expect
+    assert scores == {k: float(f"{v:.12g}") for k, v in expect.items()}  # 12 significant digits, as printed
     p = run("evaluate", str(a), str(tmp_path / "none.csv"))
     assert p.returncode == 2 and p.stderr.startswith("error:")
 
