@@ -41,4 +41,4 @@ with st.sidebar:
     st.number_input("Seed (reproducibility)", min_value=0, max_value=2**31 - 1, step=1,
                     value=int(st.session_state["seed"]), key="seed_input", on_change=state.seed_changed,
                     help="The same seed, data and settings give the same protected file, byte for byte.")
-    st.caption("Nothing is written to disk; your data stay in this browser session and are dropped when it ends.")
+    st.caption("None of your data is written to disk; it stays in this browser session and is dropped when it ends.")

@@ -198,3 +198,43 @@ def test_five_concurrent_comparisons(server, browser):
     print("seconds until each of 5 concurrent comparisons finished:", [round(t, 1) for t in took])
     for c in ctxs:
         c.close()
+
+
+def test_round_two_uploads_and_cancel(server, browser, tmp_path):
+    """Text numbers are read and said; an empty column is excluded, never every record
+    dropped; a long comparison is cancelled by its button and the page settles."""
+    bad = ROOT / "tests" / "data" / "bad"
+    page = browser.new_page(viewport={"width": 1400, "height": 1000})
+    _upload_in(page, server, bad / "34_currency.csv")
+    page.get_by_text("currency signs").first.wait_for(timeout=60000)
+    _shot(page, "r2_currency")
+    page.locator("[data-testid='stFileUploaderDropzoneInput']").set_input_files(str(bad / "55_all_empty_column.csv"))
+    page.get_by_text("55_all_empty_column.csv (").wait_for(timeout=60000)
+    _idle(page)
+    assert page.get_by_role("button", name="Drop the").count() == 0
+    t = time.perf_counter()
+    page.get_by_role("button", name="Exclude empty").click()
+    _idle(page)
+    exclude_s = time.perf_counter() - t
+    _shot(page, "r2_empty_column_excluded")
+    assert page.get_by_text("55_all_empty_column.csv (60 records").count() == 1
+    _goto(page, "4 Run and compare")
+    page.get_by_role("slider").first.focus()
+    page.keyboard.press("End")  # 100 repetitions per method: a long run
+    _idle(page)
+    page.get_by_text("100", exact=True).first.wait_for()
+    page.get_by_role("button", name="Run comparison").click()
+    page.get_by_role("button", name="Cancel").wait_for(timeout=60000)
+    page.get_by_text("runs, about").first.wait_for(timeout=60000)
+    t = time.perf_counter()
+    page.get_by_role("button", name="Cancel").click()
+    page.get_by_role("button", name="Cancel").wait_for(state="detached", timeout=60000)
+    _idle(page, timeout=60000)
+    cancel_s = time.perf_counter() - t
+    page.wait_for_timeout(3000)
+    _shot(page, "r2_cancelled")
+    assert page.get_by_text("Configuration to release").count() == 0  # stopped: no result
+    assert page.get_by_text("runs, about").count() == 0
+    page.close()
+    print(f"exclude click to settled: {exclude_s:.1f} s; cancel click to settled: {cancel_s:.1f} s")
+    assert cancel_s < 30
