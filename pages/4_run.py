@@ -39,12 +39,17 @@ def results_section(c):
     sens = state.sensitive()
     key = "overall" if sens else "summary"
     st.caption(f"{len(res.runs)} runs, seeds derived from {state.seed()} (master {res.seed}); "
-               f"time: protect {res.seconds['protect']:.1f} s, evaluate {res.seconds['evaluate']:.1f} s.")
+               f"time: protect {res.seconds['protect']:.1f} s, evaluate {res.seconds['evaluate']:.1f} s. "
+               f"Interval disclosure (ID) centres its intervals on {state.id_intruder()}.")
+    spread = st.radio("Whiskers show", ["runs", "mean"], horizontal=True, key="spread_choice",
+                      format_func={"runs": "the range of single runs (2.5-97.5 %): what one release may score",
+                                   "mean": "the 95 % interval of the mean over runs"}.get)
     c1, c2 = st.columns(2)
-    c1.plotly_chart(figures.risk_utility_figure(res.risk_utility()), key="risk_utility_plot")
-    c2.plotly_chart(figures.measures_figure(res.summary), key="measures_plot")
+    c1.plotly_chart(figures.risk_utility_figure(res.risk_utility(), spread), key="risk_utility_plot")
+    c2.plotly_chart(figures.measures_figure(res.summary, spread), key="measures_plot")
     tab = res.summary.copy()
-    tab["value"] = tab.apply(lambda r: f"{r['mean']:.4f} [{r.lo:.4f}, {r.hi:.4f}]", axis=1)
+    tab["value"] = tab.apply(lambda r: f"{r['mean']:.4f} (runs {r.run_lo:.4f}-{r.run_hi:.4f}; mean "
+                                       f"{r.lo:.4f}-{r.hi:.4f})", axis=1)
     wide = tab.pivot(index="config", columns="score", values="value")
     order = [k for k in ("dbrl", "id", "pil", "ps", "summary", "selectivity", "overall") if k in wide.columns]
     st.dataframe(wide[order].rename(columns=figures.SCORE_NAMES), key="scores_table")

@@ -202,14 +202,36 @@ class Decomposition:
     notes: tuple
 
 
+NULL_FACTOR = 1e-6  # sum of squared loadings (correlation units) below which a factor carries nothing
+
+
+def bartlett_p(R, n):
+    """p-value of Bartlett's sphericity test (all correlations zero)."""
+    from scipy import stats
+
+    m = R.shape[0]
+    sign, logdet = np.linalg.slogdet(R)
+    if sign <= 0:
+        return 0.0
+    chi2 = -(n - 1 - (2 * m + 5) / 6) * logdet
+    return float(stats.chi2.sf(chi2, m * (m - 1) / 2))
+
+
 def fa_decomposition(R, k, extraction="minres", scores="whitened"):
     """FA with whitened (Loewdin) scores, spec 1.1; ``scores='regression'`` gives the papers' literal F0."""
     notes = []
     L = fa_loadings(R, k, extraction)
     ss = (L * L).sum(axis=0)
-    nz = ss > 1e-8 * max(ss.max(), 1e-300)
+    # an absolute tolerance (loadings are correlations): whitening would rescale a factor the
+    # model gives no variance (sum of squared loadings 1e-16 on data with between = within =
+    # 0) to unit variance and show loadings of 0.6-0.8 on it
+    nz = ss > NULL_FACTOR
+    if not nz.any():
+        raise ValueError("factor analysis finds no common factor: the variables are (nearly) uncorrelated, so "
+                         "there is nothing for factors to carry. Use PCA, M-AGG or noise instead.")
     if not nz.all():
-        notes.append(f"{int((~nz).sum())} of {k} {extraction} factors were zero and were dropped")
+        notes.append(f"{int((~nz).sum())} of {k} {extraction} factors carry no variance (sum of squared loadings "
+                     f"below {NULL_FACTOR:g}) and were dropped")
         L = L[:, nz]
     # B = R^+ L (regression-score weights), with a pseudo-inverse for near-singular R
     w, V = np.linalg.eigh(R)

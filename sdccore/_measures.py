@@ -235,23 +235,72 @@ def _id_arrays(X, Y, cols, linked, ps=range(1, 11)):
     return out
 
 
-def interval_disclosure(original, protected, variables=None, linkage=None, reference="linked"):
+ID_REFERENCES = ("own", "linked_all", "linked_public", "linked_sensitive", "linked")
+ID_REFERENCE_TEXT = {
+    "own": "each record's own protected version (the FA paper's reading: the intruder is handed the "
+           "protected record; the worst case for the values themselves)",
+    "linked_all": "the protected record nearest on all variables (the PCA paper's reading)",
+    "linked_public": "the protected record nearest on the public variables (an intruder who knows them)",
+    "linked_sensitive": "the protected record nearest on the sensitive variables themselves (near 1 by "
+                        "construction: the nearest protected value is found by the value read)",
+    "linked": "the protected record nearest on the given linkage variables",
+}
+
+
+def default_id_reference(selective):
+    """Selective protection: the record's own protected version on the sensitive variables
+    (FA paper: intervals "around their protected versions"; the thesis measures security on
+    the variables to be protected only).  General protection: linked on all variables (PCA
+    paper, Table 4)."""
+    return "own" if selective else "linked_all"
+
+
+def _id_linked(X, Y, var, reference, linkage=None):
+    """The one linking policy of interval disclosure (evaluate and interval_disclosure):
+    which protected record each original record's intervals are centred on."""
+    m = X.shape[1]
+    if reference not in ID_REFERENCES:
+        raise ValueError(f"id_reference={reference!r} is not supported; use one of {', '.join(map(repr, ID_REFERENCES))}.")
+    if reference == "own":
+        return np.arange(X.shape[0])
+    if reference == "linked":
+        if not linkage:
+            raise ValueError("id_reference='linked' links on the linkage variables; pass linkage=[...] or choose "
+                             "'linked_all', 'linked_public' or 'own'.")
+        cols = list(linkage)
+    elif reference == "linked_all":
+        cols = list(range(m))
+    elif reference == "linked_public":
+        cols = [j for j in range(m) if j not in set(var)]
+        if not cols:
+            raise ValueError("id_reference='linked_public' needs public variables (not among the ID variables); "
+                             "use 'own' or 'linked_all'.")
+    else:
+        cols = list(var)
+    return _dbrl_arrays(X, Y, cols)[1]
+
+
+def interval_disclosure(original, protected, variables=None, linkage=None, reference=None):
     """Rank interval disclosure, mean over records, ``variables`` (all by default) and p = 1..10 %.
 
     For variable j the protected values are sorted; the interval around the protected value of
     rank r runs from rank max(1, r - w) to min(n, r + w), w = ceil(p n / 100).  The original
-    value is disclosed if it falls inside.  ``reference='linked'`` (default, as in the PCA
-    paper) uses the protected record DBRL links to the original one (the first of tied
-    nearest records); ``'own'`` uses the record's own protected version.
+    value is disclosed if it falls inside.  Which protected value the interval is centred on
+    is the threat model, ``reference`` (one policy with ``evaluate``'s ``id_reference``):
+    'own' (the record's own protected version), 'linked_all' (the record DBRL links on all
+    variables), 'linked_public' (linked on the variables not in ``variables``),
+    'linked_sensitive' (linked on ``variables`` themselves; near 1 by construction),
+    'linked' (linked on ``linkage``).  Default: 'linked_all' when every variable is measured
+    (general protection, the PCA paper), 'own' when ``variables`` is a subset (selective
+    protection, the FA paper), so ``interval_disclosure(o, p, variables=S)`` equals
+    ``evaluate(o, p, sensitive=S).scores['id']``.
     """
     X, Y, cols = _pair(original, protected)
     var = _indices(variables, cols, "variables")
-    if reference not in ("linked", "own"):
-        raise ValueError("reference must be 'linked' or 'own'.")
-    if reference == "linked":
-        linked = _dbrl_arrays(X, Y, _indices(linkage, cols, "linkage") if linkage else var)[1]
-    else:
-        linked = np.arange(X.shape[0])
+    lk = _indices(linkage, cols, "linkage") if linkage else None
+    if reference is None:
+        reference = "linked" if lk else default_id_reference(len(var) < len(cols))
+    linked = _id_linked(X, Y, var, reference, lk)
     table = _id_arrays(X, Y, var, linked)
     return float(np.nanmean(table)) if np.isfinite(table).any() else 0.0
 
@@ -277,6 +326,41 @@ def _pil_values(diff, V):
 QUANTILE_LEVELS = np.arange(5, 100, 5) / 100.0
 
 
+def correlation_variance(X, pairs=None):
+    """Distribution-free large-sample variance of Pearson's r for column pairs of X.
+
+    Delta method (Kendall and Stuart's large-sample variances, the family the PIL variances
+    of means, variances and covariances come from): with x, y standardised (population sd)
+    and rho = mean(x y),
+
+        Var(r) = mean((x y - rho (x^2 + y^2) / 2)^2) / n,
+
+    non-negative by construction; under normality E[x^2 y^2] = 1 + 2 rho^2, E[x^3 y] =
+    3 rho and E[x^4] = 3 reduce it to (1 - rho^2)^2 / n, the normal-theory variance the
+    methods specification used.  On skewed business data the normal-theory variance is far
+    too small (so PIL's correlation term was too high): PCA paper Table 4, rank-swapping rows,
+    whose quantile term is exactly 0 (swapping keeps every marginal), so the quantile
+    term (Gaussian KDE density) was checked and was not the cause.  ``pairs``: (rows, cols)
+    index arrays, default the upper triangle."""
+    n, m = X.shape
+    if pairs is None:
+        pairs = np.triu_indices(m, 1)
+    sd = X.std(axis=0)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        Z = np.where(sd > 0, (X - X.mean(axis=0)) / np.where(sd > 0, sd, 1.0), 0.0)
+    i, j = pairs
+    # expanded: E[x^2 y^2] - rho (E[x^3 y] + E[x y^3]) + rho^2 (E[x^4] + E[y^4] + 2 E[x^2 y^2]) / 4,
+    # all pairs at once from three matrix products; clipped at 0 against rounding
+    Z2 = Z * Z
+    A = (Z2.T @ Z2 / n)[i, j]
+    B = Z2 * Z
+    E31 = (B.T @ Z / n)
+    k4 = (Z2 * Z2).mean(axis=0)
+    rho = (Z.T @ Z / n)[i, j]
+    v = A - rho * (E31[i, j] + E31[j, i]) + rho ** 2 * (k4[i] + k4[j] + 2 * A) / 4
+    return np.clip(v, 0.0, None) / n
+
+
 def _pil_arrays(X, Y, statistics=PIL_STATISTICS):
     n, m = X.shape
     mu = _central_moments(X, range(2, 9))
@@ -299,7 +383,7 @@ def _pil_arrays(X, Y, statistics=PIL_STATISTICS):
         ry = cov_y / (sy[iu[0]] * sy[iu[1]])
     rx = np.nan_to_num(rx)
     ry = np.nan_to_num(ry)
-    res["corr"] = _pil_values(rx - ry, (1 - rx ** 2) ** 2 / n)
+    res["corr"] = _pil_values(rx - ry, correlation_variance(X, iu))
     qx = np.quantile(X, QUANTILE_LEVELS, axis=0)
     qy = np.quantile(Y, QUANTILE_LEVELS, axis=0)
     Vq = np.zeros_like(qx)
@@ -518,8 +602,10 @@ def evaluate(original, protected, sensitive=None, rng=None, _with_risk=True, **o
     ``RiskFloors`` fields), as ``protect`` does before it returns a release.
 
     Options: ``linkage`` (variables for DBRL: the sensitive ones for selective protection,
-    all for general), ``id_reference`` ('linked' or 'own'; 'linked' uses the record linked
-    on all variables, or on ``linkage`` when given, see the comment in the code), ``pil_statistics`` (7 or 5),
+    all for general), ``id_reference`` (the intruder of interval disclosure, one of
+    ID_REFERENCES, explained in ID_REFERENCE_TEXT; default 'own' in selective protection, as
+    the FA paper, 'linked_all' in general protection, as the PCA paper; 'linked' with
+    ``linkage``), ``pil_statistics`` (7 or 5),
     ``ps_order`` (2 or 3).  ``rng`` is accepted for API symmetry; every measure here is
     deterministic.
     """
@@ -532,22 +618,19 @@ def evaluate(original, protected, sensitive=None, rng=None, _with_risk=True, **o
     sens = _indices(sensitive, cols, "sensitive") if sensitive else None
     linkage = options.get("linkage")
     link = _indices(linkage, cols, "linkage") if linkage else (sens or list(range(len(cols))))
-    ref = options.get("id_reference", "linked")
-    if ref not in ("linked", "own"):
-        raise ValueError("id_reference must be 'linked' or 'own'.")
+    ref = options.get("id_reference")
+    if ref is None:
+        ref = "linked" if linkage else default_id_reference(bool(sens))
     stat_names = _pil_stat_names(options.get("pil_statistics", 7))
     order = options.get("ps_order", 2)
     if order not in (2, 3):
         raise ValueError("ps_order must be 2 or 3.")
     d_score, first, ties, own = _dbrl_arrays(X, Y, link)
     id_vars = sens or list(range(len(cols)))
-    if ref == "linked" and sens and not linkage:
-        # The intruder of ID links on every variable (the public ones are what they know).
-        # Linking on S alone would pick the protected record whose S is nearest to the
-        # original S, so its interval almost always holds it: ID = 1 by construction with
-        # one sensitive variable (measured 0.998 for FA, PCA and M-AGG on Tarragona/SALES).
-        first = _dbrl_arrays(X, Y, list(range(len(cols))))[1]
-    linked = first if ref == "linked" else np.arange(X.shape[0])
+    # one linking policy with interval_disclosure (see ID_REFERENCE_TEXT); linking on S alone
+    # ('linked_sensitive') would find the protected record whose S is nearest the original
+    # S, so its interval almost always holds it (0.999 on Tarragona/SALES for every method)
+    linked = _id_linked(X, Y, id_vars, ref, link if linkage else None)
     id_table = _id_arrays(X, Y, id_vars, linked)
     id_score = float(np.nanmean(id_table)) if np.isfinite(id_table).any() else 0.0
     per, comps = _pil_arrays(X, Y, stat_names)

@@ -402,6 +402,11 @@ def _plan(prep, method, o):
         k = min(o["n_factors"], mk)
         if k < o["n_factors"]:
             notes.append(f"{mk} variables remain after setting aside exact linear combinations, so {k} factors are used")
+        p_sphere = dc.bartlett_p(Rk, prep.X.shape[0])
+        if p_sphere > 0.05:
+            notes.append(f"the correlation matrix is close to the identity (Bartlett's test p = {p_sphere:.2f}; see "
+                         f"KMO on the Explore page): factor analysis has little or nothing to carry, and the factors "
+                         f"shown are mostly sampling noise; PCA or M-AGG protect such data more plainly")
         dec = dc.fa_decomposition(Rk, k, o["extraction"], o["scores"])
         notes += list(dec.notes)
         kk = dec.L.shape[1]

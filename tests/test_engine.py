@@ -400,3 +400,27 @@ def test_fa_fit_gradient_is_exact(tarragona):
             g = obj(psi, R, k)[1]
             num = approx_fprime(psi, lambda p: obj(p, R, k)[0], 1e-7)
             np.testing.assert_allclose(g, num, atol=5e-6)
+
+
+# ------------------------------------------------------------------ factors that carry nothing (issue 10.3)
+
+def test_null_factors_are_dropped_before_whitening():
+    """between = 0.3, within = 0 on 4 variables: the FA model has three factors; the fourth
+    has sum of squared loadings ~1e-16 and, whitened, used to show loadings of 0.6-0.9."""
+    from sdccore._recommend import eq5_data
+
+    d = eq5_data(0.3, 0.0, 4, 500, 1)
+    dec = sdccore.decompose(d, method="fa", sensitive=["S"])
+    assert dec.loadings.shape[1] == 3
+    assert any("carry no variance" in n for n in dec.notes)
+    # between = within = 0: nothing at all for factors to carry
+    with pytest.raises(ValueError, match="finds no common factor"):
+        sdccore.decompose(eq5_data(0.0, 0.0, 4, 500, 1), method="fa", sensitive=["S"])
+
+
+def test_near_identity_correlation_is_said_plainly():
+    d = pd.DataFrame(np.random.default_rng(0).standard_normal((500, 2)), columns=["a", "b"])
+    dec = sdccore.decompose(d, method="fa")
+    assert any("close to the identity" in n and "Bartlett" in n for n in dec.notes)
+    t = sdccore.load_dataset("tarragona")
+    assert not any("close to the identity" in n for n in sdccore.decompose(t, method="fa").notes)

@@ -282,3 +282,77 @@ def test_float32_screened_nearest_equals_exact_brute_force(seed):
     for i in range(n):
         best = np.flatnonzero(D[i] == D[i].min())
         assert first[i] == best[0] and ties[i] == len(best) and own[i] == (i in best)
+
+
+# ------------------------------------------------------------------ PIL: variance of r (issue 10.1)
+
+def _var_r_direct(x, y):
+    """The delta-method variance written out for one pair (the other computation)."""
+    n = len(x)
+    x = (x - x.mean()) / x.std()
+    y = (y - y.mean()) / y.std()
+    rho = np.mean(x * y)
+    t = x * y - rho * (x * x + y * y) / 2
+    return np.mean(t * t) / n
+
+
+def test_correlation_variance_reduces_to_normal_theory_on_normal_data():
+    rng = np.random.default_rng(1)
+    n = 200_000
+    for rho in (0.0, 0.3, 0.8):
+        x = rng.standard_normal(n)
+        y = rho * x + np.sqrt(1 - rho ** 2) * rng.standard_normal(n)
+        v = sdccore._measures.correlation_variance(np.c_[x, y])[0]
+        assert v == pytest.approx((1 - rho ** 2) ** 2 / n, rel=0.03)
+        assert v == pytest.approx(_var_r_direct(x, y), rel=1e-9)
+
+
+def test_correlation_variance_matches_monte_carlo_on_skewed_data():
+    """Log-normal pairs (business-like skew): the variance of r over 3000 samples of 1000
+    against the formula with the population's moments (one sample of 10^6, rescaled to n);
+    normal theory is about three times too small here."""
+    rng = np.random.default_rng(2)
+    L = np.array([[1.0, 0.6], [0.0, 0.8]])
+
+    def draw(k):
+        return np.exp(0.8 * (rng.standard_normal((k, 2)) @ L))
+    n, reps, big = 1000, 3000, 1_000_000
+    rs = [np.corrcoef(draw(n), rowvar=False)[0, 1] for _ in range(reps)]
+    mc = np.var(rs)
+    v = sdccore._measures.correlation_variance(draw(big))[0] * big / n
+    assert v == pytest.approx(mc, rel=0.1)  # MC standard error of a variance over 3000 runs: ~3 %
+    normal = (1 - np.mean(rs) ** 2) ** 2 / n
+    assert mc > 2 * normal
+    # on one sample it is what the direct formula gives, and non-negative
+    X = draw(n)
+    assert sdccore._measures.correlation_variance(X)[0] == pytest.approx(_var_r_direct(X[:, 0], X[:, 1]), rel=1e-9)
+
+
+# ------------------------------------------------------------------ ID: the intruder (issue 10.2)
+
+def test_interval_disclosure_readings_on_a_hand_made_case():
+    """s = p = 1..10; the release reverses both (record j gets 11 - j).  Own version: the
+    interval (w = ceil(p 10 / 100) = 1 rank either side) around 11 - i holds i only for
+    i = 5, 6: ID = 0.2.  Linked on the public p (or on all, or on s): original i links to the
+    record j = 11 - i, whose s' is exactly i: ID = 1."""
+    o = pd.DataFrame({"s": np.arange(1.0, 11), "p": np.arange(1.0, 11)})
+    r = pd.DataFrame({"s": 11 - o.s, "p": 11 - o.p})
+    expect = {"own": 0.2, "linked_public": 1.0, "linked_all": 1.0, "linked_sensitive": 1.0}
+    for ref, v in expect.items():
+        assert sdccore.interval_disclosure(o, r, variables=["s"], reference=ref) == pytest.approx(v), ref
+        assert sdccore.evaluate(o, r, sensitive=["s"], id_reference=ref).scores["id"] == pytest.approx(v), ref
+    # defaults: selective -> own, general -> linked on all; the same number from both functions
+    assert sdccore.evaluate(o, r, sensitive=["s"]).options["id_reference"] == "own"
+    assert sdccore.interval_disclosure(o, r, variables=["s"]) == pytest.approx(0.2)
+    assert sdccore.evaluate(o, r).options["id_reference"] == "linked_all"
+    assert sdccore.interval_disclosure(o, r) == sdccore.evaluate(o, r).scores["id"]
+    with pytest.raises(ValueError, match="id_reference='nearest' is not supported"):
+        sdccore.evaluate(o, r, sensitive=["s"], id_reference="nearest")
+
+
+def test_interval_disclosure_one_policy_on_tarragona(tarragona):
+    res = sdccore.protect(tarragona, method="fa", sensitive=["SALES"], rng=1, allow_unsafe="test")
+    for ref in ("own", "linked_all", "linked_public", "linked_sensitive"):
+        a = sdccore.interval_disclosure(tarragona, res.data, variables=["SALES"], reference=ref)
+        b = sdccore.evaluate(tarragona, res.data, sensitive=["SALES"], id_reference=ref).scores["id"]
+        assert a == b, ref

@@ -117,35 +117,47 @@ def perturbed_share_figure(share: pd.Series, sensitive=(), floor=None):
     return fig
 
 
-def risk_utility_figure(ru: pd.DataFrame):
+SPREADS = {"runs": ("_run_lo", "_run_hi", "whiskers: 2.5-97.5 % of single runs, what one release may score"),
+           "mean": ("_lo", "_hi", "whiskers: 95 % interval of the mean over runs")}
+
+
+def risk_utility_figure(ru: pd.DataFrame, spread="runs"):
+    """Risk against utility loss per configuration; whiskers: the range of single runs
+    (default: a user releases one run) or the interval of the mean (``spread='mean'``)."""
+    lo, hi, what = SPREADS[spread]
     fig = go.Figure()
     for i, r in enumerate(ru.itertuples()):
+        rlo, rhi = getattr(r, "risk" + lo), getattr(r, "risk" + hi)
+        ulo, uhi = getattr(r, "utility_loss" + lo), getattr(r, "utility_loss" + hi)
         fig.add_scatter(x=[r.risk], y=[r.utility_loss], mode="markers+text", text=[r.config], textposition="top center",
                         name=r.config, marker=dict(size=14, color=_color(r.config, i)),
-                        error_x=dict(type="data", symmetric=False, array=[r.risk_hi - r.risk], arrayminus=[r.risk - r.risk_lo]),
-                        error_y=dict(type="data", symmetric=False, array=[r.utility_loss_hi - r.utility_loss],
-                                     arrayminus=[r.utility_loss - r.utility_loss_lo]),
-                        hovertemplate=(f"{r.config}<br>risk %{{x:.3f}} [{r.risk_lo:.3f}, {r.risk_hi:.3f}]<br>"
-                                       f"utility loss %{{y:.3f}} [{r.utility_loss_lo:.3f}, {r.utility_loss_hi:.3f}]<extra></extra>"))
-    fig.update_layout(title="Risk and utility loss (lower left is better; whiskers: 95 % intervals)",
+                        error_x=dict(type="data", symmetric=False, array=[rhi - r.risk], arrayminus=[r.risk - rlo]),
+                        error_y=dict(type="data", symmetric=False, array=[uhi - r.utility_loss],
+                                     arrayminus=[r.utility_loss - ulo]),
+                        hovertemplate=(f"{r.config}<br>risk %{{x:.3f}} [{rlo:.3f}, {rhi:.3f}]<br>"
+                                       f"utility loss %{{y:.3f}} [{ulo:.3f}, {uhi:.3f}]<extra></extra>"))
+    fig.update_layout(title=f"Risk and utility loss (lower left is better; {what})",
                       xaxis=dict(title="disclosure risk = mean of DBRL and ID",
-                                 range=[0, max(0.05, float(ru.risk_hi.max()) * 1.15)]),
+                                 range=[0, max(0.05, float(ru["risk" + hi].max()) * 1.15)]),
                       yaxis=dict(title="utility loss = mean of PIL and PS",
-                                 range=[0, max(0.05, float(ru.utility_loss_hi.max()) * 1.2)]), height=440, **_LAYOUT)
+                                 range=[0, max(0.05, float(ru["utility_loss" + hi].max()) * 1.2)]), height=440, **_LAYOUT)
     return fig
 
 
-def measures_figure(summary: pd.DataFrame):
-    """One group of bars per score, one bar per configuration, with interval whiskers."""
+def measures_figure(summary: pd.DataFrame, spread="runs"):
+    """One group of bars per score, one bar per configuration, with whiskers: the range of
+    single runs (default) or the interval of the mean."""
+    lo, hi, what = SPREADS[spread]
+    lo, hi = lo.lstrip("_"), hi.lstrip("_")
     fig = go.Figure()
     keys = [k for k in SCORE_NAMES if k in set(summary.score)]
     for i, cfg in enumerate(dict.fromkeys(summary.config)):
         sub = summary[summary.config == cfg].set_index("score").reindex(keys)
         fig.add_bar(x=[SCORE_NAMES[k] for k in keys], y=sub["mean"], name=cfg, marker_color=_color(cfg, i),
-                    error_y=dict(type="data", symmetric=False, array=sub["hi"] - sub["mean"],
-                                 arrayminus=sub["mean"] - sub["lo"]),
+                    error_y=dict(type="data", symmetric=False, array=sub[hi] - sub["mean"],
+                                 arrayminus=sub["mean"] - sub[lo]),
                     hovertemplate="%{x}: %{y:.4f}<extra>" + cfg + "</extra>")
-    fig.update_layout(barmode="group", title="Every measure (0 best, 1 worst; whiskers: 95 % intervals)",
+    fig.update_layout(barmode="group", title=f"Every measure (0 best, 1 worst; {what})",
                       yaxis=dict(title="score", range=[0, 1]), height=420, **_LAYOUT)
     return fig
 

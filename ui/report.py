@@ -11,11 +11,19 @@ from datetime import datetime, timezone
 
 import pandas as pd
 
+import sdccore
+
 from ui import figures
 
 
 def _table(df: pd.DataFrame) -> str:
     return df.to_html(classes="t", border=0, float_format=lambda v: f"{v:.4f}", escape=True)
+
+
+def id_intruder(evaluation):
+    """The threat model of the ID score, in words (from the evaluation's own options)."""
+    ref = (evaluation.options or {}).get("id_reference") if evaluation is not None else None
+    return sdccore.ID_REFERENCE_TEXT.get(ref, "an unspecified record")
 
 
 def build_report(kind, data_name, shape, roles, label, options, evaluation, comparison=None, dependencies=None,
@@ -80,7 +88,8 @@ table.t{{border-collapse:collapse}} table.t td,table.t th{{padding:4px 10px;bord
 {risk_html}
 <h2>Risk and utility of this release</h2>
 <p>All scores lie in [0, 1]; lower is better. Risk: record linkage (DBRL) and interval disclosure (ID).
-Utility loss: probabilistic information loss (PIL) and propensity score (PS).</p>
+Utility loss: probabilistic information loss (PIL) and propensity score (PS).
+ID assumes an intruder who centres the intervals on {esc(id_intruder(evaluation))}.</p>
 {_table(scores)}
 {cmp_html}
 <h2>Plots</h2>{''.join(parts)}

@@ -208,6 +208,12 @@ def protect_columns() -> list:
     return columns_with("sensitive", "public")
 
 
+def id_intruder() -> str:
+    """What the ID score on the Run page assumes, in words (the default for the session's
+    protection: selective or general)."""
+    return sdccore.ID_REFERENCE_TEXT[sdccore.default_id_reference(bool(sensitive()))]
+
+
 def sensitive() -> list | None:
     s = columns_with("sensitive")
     return s or None
