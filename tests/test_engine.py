@@ -424,3 +424,26 @@ def test_near_identity_correlation_is_said_plainly():
     assert any("close to the identity" in n and "Bartlett" in n for n in dec.notes)
     t = sdccore.load_dataset("tarragona")
     assert not any("close to the identity" in n for n in sdccore.decompose(t, method="fa").notes)
+
+
+# ------------------------------------------------------------------ selective M-AGG keeps the covariance (issue 10.6)
+
+@pytest.mark.parametrize("sens", [["SALES"], ["SALES", "NET.PROFIT"]])
+def test_selective_magg_keeps_means_exactly_and_covariance_in_expectation(tarragona, sens):
+    from conftest import raw_protect
+
+    X = tarragona.to_numpy(float)
+    C0 = np.cov(X, rowvar=False, bias=True)
+    sd = np.sqrt(np.diag(C0))
+    Cs = []
+    for seed in range(50):
+        Y = raw_protect(tarragona, method="magg", sensitive=sens, rng=seed).data.to_numpy(float)
+        np.testing.assert_allclose(Y.mean(0), X.mean(0), rtol=0, atol=1e-12 * sd.max())  # exactly, to rounding
+        Cs.append(np.cov(Y, rowvar=False, bias=True))
+    Cm = np.mean(Cs, axis=0)
+    assert np.linalg.norm(Cm - C0) / np.linalg.norm(C0) < 0.01
+    j = [list(tarragona.columns).index(s) for s in sens]
+    assert np.abs((Cm - C0)[j] / np.outer(sd[j], sd)).max() < 0.01  # cov(S, P) in correlation units
+    # 'exact': every run keeps them exactly
+    Y = raw_protect(tarragona, method="magg", sensitive=sens, rng=3, noise="exact").data.to_numpy(float)
+    np.testing.assert_allclose(np.cov(Y, rowvar=False, bias=True), C0, rtol=0, atol=1e-9 * np.abs(C0).max())
