@@ -51,7 +51,7 @@ def results_section(c):
     tab["value"] = tab.apply(lambda r: f"{r['mean']:.4f} (runs {r.run_lo:.4f}-{r.run_hi:.4f}; mean "
                                        f"{r.lo:.4f}-{r.hi:.4f})", axis=1)
     wide = tab.pivot(index="config", columns="score", values="value")
-    order = [k for k in ("dbrl", "id", "pil", "ps", "summary", "selectivity", "overall") if k in wide.columns]
+    order = [k for k in ("dbrl", "id", "pil", "ps", "ps_shape", "summary", "selectivity", "overall") if k in wide.columns]
     st.dataframe(wide[order].rename(columns=figures.SCORE_NAMES), key="scores_table")
     st.subheader("Risk floors, per sensitive variable and size band")
     safe = res.safety()

@@ -11,7 +11,7 @@ from ._explore import Adequacy, correlation_matrix, sampling_adequacy, scree
 from ._io import Problem, ReadResult, drop_incomplete_rows, inspect_data, neutralize_formulas, prepare_release, read_table, release_csv
 from ._datasets import dataset_roles, list_datasets, load_dataset
 from ._mdav import mdav_groups
-from ._measures import ID_REFERENCE_TEXT, ID_REFERENCES, Evaluation, dbrl, default_id_reference, evaluate, interval_disclosure, pil, polynomial_features, propensity_score, selectivity
+from ._measures import ID_REFERENCE_TEXT, ID_REFERENCES, Evaluation, dbrl, default_id_reference, evaluate, interval_disclosure, pil, polynomial_features, propensity_score, propensity_score_shape, selectivity
 from ._recommend import Recommendation, load_bw_map, recommend, simulate_bw_map
 from ._protect import METHODS, RECIPE_VERSION, Decomposition, ProtectionResult, decompose, min_swap_percent, protect
 from ._roles import RoleSuggestion, suggest_roles
@@ -58,6 +58,7 @@ __all__ = [
     "pil",
     "polynomial_features",
     "propensity_score",
+    "propensity_score_shape",
     "selectivity",
     "decompose",
     "list_datasets",

@@ -250,7 +250,7 @@ def _evaluate(args):
         print(json.dumps({k: _digits(v) for k, v in ev.scores.items()}, indent=2))
     else:
         labels = {"dbrl": "record linkage (DBRL)", "id": "interval disclosure (ID)", "pil": "information loss (PIL)",
-                  "ps": "propensity score (PS)", "summary": "summary", "selectivity": "selectivity", "overall": "overall"}
+                  "ps": "propensity score (PS)", "ps_shape": "PS on normal scores", "summary": "summary", "selectivity": "selectivity", "overall": "overall"}
         print("score (0 best, 1 worst)")
         for k, v in ev.scores.items():
             print(f"  {labels[k]:<28s} {v:.4f}")

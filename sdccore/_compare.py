@@ -16,7 +16,7 @@ from ._validation import check_names, check_number, make_rng, numeric_columns, n
 
 __all__ = ["correlation_indices", "compare", "search", "CorrelationIndices", "Comparison", "SearchResult"]
 
-SCORE_KEYS = ("dbrl", "id", "pil", "ps", "summary", "selectivity", "overall")
+SCORE_KEYS = ("dbrl", "id", "pil", "ps", "ps_shape", "summary", "selectivity", "overall")
 
 
 # ----------------------------------------------------------------------------- indices

@@ -216,7 +216,7 @@ def test_evaluate_identity(tarragona):
     assert s["dbrl"] == 1 and s["id"] == 1 and s["pil"] == 0 and s["ps"] < 0.01
     assert s["summary"] == pytest.approx(0.5, abs=0.0025)
     ev = sdccore.evaluate(syn, syn, sensitive=["v0"])
-    assert set(ev.scores) == {"dbrl", "id", "pil", "ps", "summary", "selectivity", "overall"}
+    assert set(ev.scores) == {"dbrl", "id", "pil", "ps", "ps_shape", "summary", "selectivity", "overall"}
 
 
 def test_evaluate_scores_in_range_and_details(tarragona):
@@ -356,3 +356,37 @@ def test_interval_disclosure_one_policy_on_tarragona(tarragona):
         a = sdccore.interval_disclosure(tarragona, res.data, variables=["SALES"], reference=ref)
         b = sdccore.evaluate(tarragona, res.data, sensitive=["SALES"], id_reference=ref).scores["id"]
         assert a == b, ref
+
+
+# ------------------------------------------------------------------ PS that sees shape (issue 10.7)
+
+def test_shape_aware_ps_separates_a_symmetric_release_of_skewed_data():
+    """Original: log-normal amounts (skewed, positive).  Release: normal draws with exactly the
+    same means and covariance (so negative amounts, no skew).  The papers' PS barely sees it;
+    the PS on normal scores does.  A row permutation of the original is invisible to both."""
+    rng = np.random.default_rng(5)
+    n = 1500
+    Xo = np.exp(rng.standard_normal((n, 3)) @ np.array([[1.0, 0.5, 0.3], [0, 0.8, 0.2], [0, 0, 0.7]]))
+    o = pd.DataFrame(Xo, columns=["a", "b", "c"])
+    G = rng.standard_normal((n, 3))
+    G = (G - G.mean(0)) @ np.linalg.inv(np.linalg.cholesky(np.cov(G, rowvar=False, bias=True))).T
+    Y = Xo.mean(0) + G @ np.linalg.cholesky(np.cov(Xo, rowvar=False, bias=True)).T
+    r = pd.DataFrame(Y, columns=o.columns)
+    assert (r < 0).any().any()
+    np.testing.assert_allclose(np.cov(Y, rowvar=False, bias=True), np.cov(Xo, rowvar=False, bias=True), rtol=1e-9)
+    ps = sdccore.propensity_score(o, r)
+    shape = sdccore.propensity_score_shape(o, r)
+    assert ps < 1e-6 and shape > 0.1  # measured: PS 3e-31 (moments match exactly), on normal scores 0.114
+    perm = o.sample(frac=1.0, random_state=1).reset_index(drop=True)
+    assert sdccore.propensity_score_shape(o, perm) < 1e-3 and sdccore.propensity_score(o, perm) < 1e-3
+    ev = sdccore.evaluate(o, r)
+    assert ev.scores["ps_shape"] == pytest.approx(shape) and "ps_shape" not in ("summary",)
+    assert ev.scores["summary"] == pytest.approx((ev.scores["pil"] + ev.scores["ps"] + ev.scores["dbrl"]
+                                                  + ev.scores["id"]) / 4)
+
+
+def test_normal_scores_are_van_der_waerden():
+    W = np.array([[3.0], [1.0], [2.0], [2.0]])
+    from scipy import stats
+    expect = stats.norm.ppf((np.array([4.0, 1.0, 2.5, 2.5]) - 0.5) / 4)
+    np.testing.assert_allclose(sdccore._measures.normal_scores(W)[:, 0], expect)

@@ -146,7 +146,7 @@ def test_largest_records_kept_close_are_caught(tarragona):
     with pytest.raises(sdccore.UnsafeReleaseError) as ei:
         sdccore.protect(tarragona, method="magg", sensitive=["SALES"], rng=0)
     b = ei.value.risk.bands.set_index("band")
-    assert b.loc["10", "close_own"] > 0.2 and b.loc["10", "median_rel_error"] < 0.05
+    assert b.loc["10", "close_own"] > 0.2 and b.loc["10", "median_rel_error"] < 0.1
     assert "size band" in str(ei.value) or "largest records" in str(ei.value) or "SALES" in str(ei.value)
     # the same figures from evaluate, for library and CLI users
     res = sdccore.protect(tarragona, method="magg", sensitive=["SALES"], rng=0, allow_unsafe="test of the tail")

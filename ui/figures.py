@@ -14,7 +14,7 @@ pio.templates.default = "plotly_white"
 
 COLORS = {"FA": "#1f77b4", "PCA": "#ff7f0e", "M-AGG": "#2ca02c"}
 SCORE_NAMES = {"dbrl": "Record linkage (DBRL)", "id": "Interval disclosure (ID)", "pil": "Information loss (PIL)",
-               "ps": "Propensity score (PS)", "summary": "Summary", "selectivity": "Selectivity", "overall": "Overall"}
+               "ps": "Propensity score (PS)", "ps_shape": "PS on normal scores (sees skew and sign)", "summary": "Summary", "selectivity": "Selectivity", "overall": "Overall"}
 _LAYOUT = dict(margin=dict(l=10, r=10, t=50, b=10), font=dict(size=13))
 
 
