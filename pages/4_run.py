@@ -73,6 +73,14 @@ def results_section(c):
     best, why = res.suggest(max_risk)
     if best:
         st.success(f"Suggested release: **{best}**. {why}.")
+        try:
+            rec = state.recommendation()
+        except ValueError:  # e.g. too few records for a recommendation: the Explore page says why
+            rec = None
+        if rec is not None and rec.label and rec.label != best and rec.label in res.configs:
+            st.caption(f"The Explore page recommends {rec.label} from the simulated map (evidence about data like "
+                       f"yours); this suggestion comes from the runs on your own data (risk floors, the risk ceiling, "
+                       f"then the lowest utility loss), which decide the release.")
     else:
         st.error(f"No configuration can be suggested: {why}.")
     return best

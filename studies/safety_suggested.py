@@ -23,13 +23,13 @@ CONFIGS = {"FA": {"method": "fa"}, "PCA": {"method": "pca"}, "M-AGG": {"method":
 OLD = {"transform": "none", "bounds": "none", "rounding": "none"}
 
 
-def main():
+def main(cases=CASES, reps=10, write=True):
     rows = []
-    for name, sens, drop in CASES:
+    for name, sens, drop in cases:
         d = sdccore.load_dataset(name).drop(columns=drop)
-        old = sdccore.compare(d, {k: {**v, **OLD} for k, v in CONFIGS.items()}, sensitive=sens, reps=10, rng=12345)
+        old = sdccore.compare(d, {k: {**v, **OLD} for k, v in CONFIGS.items()}, sensitive=sens, reps=reps, rng=12345)
         before = old.table("overall").sort_values("hi").index[0]
-        new = sdccore.compare(d, CONFIGS, sensitive=sens, reps=10, rng=12345)
+        new = sdccore.compare(d, CONFIGS, sensitive=sens, reps=reps, rng=12345)
         now, why = new.suggest(0.5)
         for when, label, extra in (("before", before, OLD), ("now", now, {})):
             if label is None:
@@ -46,9 +46,12 @@ def main():
                              "top1pct_close": float(top.close_own.iloc[0]) if len(top) else float("nan"),
                              "floors_met": bool(r.ok)})
     out = pd.DataFrame(rows)
+    if not write:
+        return out  # a smoke run (tests/test_studies.py)
     pd.set_option("display.width", 200)
     print(out.round(3).to_string(index=False))
     out.to_csv(Path(__file__).resolve().parent / "output" / "safety_suggested.csv", index=False)
+    return out
 
 
 if __name__ == "__main__":

@@ -66,10 +66,15 @@ def indices_figure(per_variable: pd.DataFrame, sensitive=(), point=None):
 def bw_map_figure(mp: pd.DataFrame, point=None):
     """The simulated map: best method at each (between, within) grid point, the user's point."""
     fig = go.Figure()
-    for i, name in enumerate(("FA", "PCA", "M-AGG")):
+    labels = list(dict.fromkeys(["FA", "PCA", "M-AGG"] + sorted(str(b) for b in mp.best.dropna().unique())))
+    for i, name in enumerate(labels):
         sub = mp[mp.best == name]
-        fig.add_scatter(x=sub.between, y=sub.within, mode="markers", name=f"{name} best",
-                        marker=dict(size=22, symbol="square", color=_color(name), opacity=0.55),
+        if len(sub) == 0:
+            continue
+        tie = " or " in name
+        fig.add_scatter(x=sub.between, y=sub.within, mode="markers", name=f"{name} (tie within noise)" if tie else f"{name} best",
+                        marker=dict(size=22, symbol="square-open" if tie else "square",
+                                    color=_color(name.split(" or ")[0]), opacity=0.55, line=dict(width=3)),
                         customdata=np.c_[sub.FA, sub.PCA, sub["M-AGG"]],
                         hovertemplate=("between %{x:.1f}, within %{y:.1f}<br>overall: FA %{customdata[0]:.3f}, "
                                        "PCA %{customdata[1]:.3f}, M-AGG %{customdata[2]:.3f}<extra></extra>"))
