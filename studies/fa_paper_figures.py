@@ -7,10 +7,12 @@ paper's construction (scores='regression', residuals kept; ID on each record's o
 protected version, the default in selective protection), side by side.
 
 Fig. 3: two variables with correlation 0..0.95, general protection, summary score of FA,
-PCA and M-AGG with 95 % bootstrap intervals -> studies/output/fig3_two_variables.csv.
+PCA and M-AGG with 95 % t intervals of the mean -> studies/output/fig3_two_variables.csv.
 Fig. 6: the (between, within) grid of eq. 5 (one sensitive variable out of N = 6), overall
-score of the three methods -> sdccore/data/bw_map.csv (the map recommend() uses) and
-studies/output/fig6_map.csv.  Prints how often the cookbook and the map agree.
+score of the three methods, 3 data sets x 5 runs per point, ties within noise marked ->
+sdccore/data/bw_map.csv (sdccore's defaults: the map recommend() uses) and
+studies/output/fig6_map_{sdccore,paper}.csv.  Prints how often the cookbook and each map
+agree.  About 12 minutes.
 """
 
 import sys
