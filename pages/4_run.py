@@ -22,7 +22,8 @@ def run_section():
         bar = st.progress(0.0, text="Starting...")
         # any click (this button included) stops the run at its next step; the results
         # shown before are kept
-        st.button("Cancel", key="cancel_run", help="Stops the comparison; earlier results stay as they were.")
+        cancel = st.empty()
+        cancel.button("Cancel", key="cancel_run", help="Stops the comparison; earlier results stay as they were.")
         start = time.perf_counter()
 
         def progress(done, total):
@@ -32,6 +33,7 @@ def run_section():
 
         state.run_comparison([LABELS[m] for m in methods], int(reps), progress)
         bar.empty()
+        cancel.empty()
 
 
 def results_section(c):
@@ -128,9 +130,11 @@ def search_section():
         reps = c3.number_input("Runs per surviving candidate", 3, 50, 6, key="search_reps")
         if st.button("Search", key="search_button"):
             bar = st.progress(0.0, text="Searching...")
-            st.button("Cancel", key="cancel_search", help="Stops the search; earlier results stay as they were.")
+            cancel = st.empty()
+            cancel.button("Cancel", key="cancel_search", help="Stops the search; earlier results stay as they were.")
             state.run_search(method, int(reps), int(budget), lambda d, t: bar.progress(min(1.0, d / max(t, 1))))
             bar.empty()
+            cancel.empty()
         sr = state.search_result()
         if sr is not None:
             st.write(sr["result"].note)

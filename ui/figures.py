@@ -122,8 +122,8 @@ def perturbed_share_figure(share: pd.Series, sensitive=(), floor=None):
     return fig
 
 
-SPREADS = {"runs": ("_run_lo", "_run_hi", "whiskers: 2.5-97.5 % of single runs, what one release may score"),
-           "mean": ("_lo", "_hi", "whiskers: 95 % interval of the mean over runs")}
+SPREADS = {"runs": ("_run_lo", "_run_hi", "whiskers: single runs, 2.5-97.5 %"),
+           "mean": ("_lo", "_hi", "whiskers: 95 % interval of the mean")}
 
 
 def risk_utility_figure(ru: pd.DataFrame, spread="runs"):
@@ -141,7 +141,7 @@ def risk_utility_figure(ru: pd.DataFrame, spread="runs"):
                                      arrayminus=[r.utility_loss - ulo]),
                         hovertemplate=(f"{r.config}<br>risk %{{x:.3f}} [{rlo:.3f}, {rhi:.3f}]<br>"
                                        f"utility loss %{{y:.3f}} [{ulo:.3f}, {uhi:.3f}]<extra></extra>"))
-    fig.update_layout(title=f"Risk and utility loss (lower left is better; {what})",
+    fig.update_layout(title=f"Risk and utility loss ({what})",
                       xaxis=dict(title="disclosure risk = mean of DBRL and ID",
                                  range=[0, max(0.05, float(ru["risk" + hi].max()) * 1.15)]),
                       yaxis=dict(title="utility loss = mean of PIL and PS",
@@ -162,7 +162,7 @@ def measures_figure(summary: pd.DataFrame, spread="runs"):
                     error_y=dict(type="data", symmetric=False, array=sub[hi] - sub["mean"],
                                  arrayminus=sub["mean"] - sub[lo]),
                     hovertemplate="%{x}: %{y:.4f}<extra>" + cfg + "</extra>")
-    fig.update_layout(barmode="group", title=f"Every measure (0 best, 1 worst; {what})",
+    fig.update_layout(barmode="group", title=f"Every measure, 0 best ({what})",
                       yaxis=dict(title="score", range=[0, 1]), height=420, **_LAYOUT)
     return fig
 
