@@ -137,15 +137,20 @@ def _to_number(s: pd.Series, decimal: str):
     return num.where(~paren, -num)
 
 
+def _number_cells(s: pd.Series):
+    """(present, number): cells that are not missing-value marks, and cells that read as
+    numbers under either decimal convention."""
+    core, _, _, _, missing = _clean_cells(s)
+    return ~missing, _parse_core(core, ".").notna() | _parse_core(core, ",").notna()
+
+
 def looks_numeric(s: pd.Series) -> float:
     """Share of the present (non-missing-marker) cells of a text column that read as numbers
     under either decimal convention: 1.0 for numbers stored as text."""
-    core, _, _, _, missing = _clean_cells(s)
-    present = ~missing
+    present, number = _number_cells(s)
     if present.sum() == 0:
         return 0.0
-    either = _parse_core(core, ".").notna() | _parse_core(core, ",").notna()
-    return float((either & present).sum() / present.sum())
+    return float((number & present).sum() / present.sum())
 
 
 def _convert_text_numbers(df, decimal):
@@ -457,11 +462,9 @@ def inspect_data(data: pd.DataFrame, protect_columns=None):
         if c in num or c in cols or isinstance(data[c], pd.DataFrame):
             continue
         s = data[c]
-        share = looks_numeric(s)
-        if share >= 0.5:
-            core, _, _, _, missing = _clean_cells(s)
-            either = _parse_core(core, ".").notna() | _parse_core(core, ",").notna()
-            bad = int((~missing & ~either).sum())
+        if looks_numeric(s) >= 0.5:
+            present, number = _number_cells(s)
+            bad = int((present & ~number).sum())
             what = (f"has {bad} non-numeric value(s)" if bad else
                     "has numbers that could be read two ways (decimal comma or thousands separator)")
             out.append(Problem("non_numeric", (c,), f"column {c!r} is mostly numbers but {what}, "
