@@ -26,6 +26,7 @@ __all__ = ["read_table", "ReadResult", "inspect_data", "Problem", "prepare_relea
 SEPARATORS = (",", ";", "\t", "|")
 MAX_COLUMNS = 2000
 EMPTY_SHARE = 0.5  # a numeric column with at least this share missing is "mostly empty"
+MOSTLY_NUMERIC = 0.5  # a text column with at least this share of number cells is "mostly numbers"
 MAX_BYTES = 200 * 2**20  # as server.maxUploadSize in .streamlit/config.toml
 
 
@@ -462,7 +463,7 @@ def inspect_data(data: pd.DataFrame, protect_columns=None):
         if c in num or c in cols or isinstance(data[c], pd.DataFrame):
             continue
         s = data[c]
-        if looks_numeric(s) >= 0.5:
+        if looks_numeric(s) >= MOSTLY_NUMERIC:
             present, number = _number_cells(s)
             bad = int((present & ~number).sum())
             what = (f"has {bad} non-numeric value(s)" if bad else

@@ -291,7 +291,7 @@ def _log_columns(transform, X, numeric, keep):
 def _check_text_numbers(data, layout, exclude):
     """A text column that is mostly numbers would be released unchanged: refuse unless the
     caller excluded it on purpose (currency, percent, '-' for missing, a decimal comma...)."""
-    from ._io import looks_numeric
+    from ._io import MOSTLY_NUMERIC, looks_numeric
 
     chosen = set(exclude or ())
     bad = []
@@ -300,7 +300,7 @@ def _check_text_numbers(data, layout, exclude):
             continue
         if not (pd.api.types.is_object_dtype(data[c].dtype) or pd.api.types.is_string_dtype(data[c].dtype)):
             continue
-        if looks_numeric(data[c]) >= 0.5:
+        if looks_numeric(data[c]) >= MOSTLY_NUMERIC:
             bad.append(c)
     if bad:
         raise ValueError(

@@ -151,17 +151,12 @@ class RiskProfile:
 def _link(X, Y, rows, cols):
     """For each original record in ``rows``, the protected record nearest on ``cols``
     (standardised by the original's sd), the first of ties."""
-    from ._measures import _nearest  # the exact DBRL kernel
+    from ._measures import _nearest, _standardized_pair  # the exact DBRL kernel and its scaling
 
-    Xc, Yc = X[:, cols], Y[:, cols]
-    mean = Xc.mean(axis=0)
-    sd = Xc.std(axis=0)
-    keep = sd > 0
-    if not keep.any():
+    A, B = _standardized_pair(X, Y, cols)
+    if A.shape[1] == 0:
         return np.asarray(rows)
-    A = (Xc[rows][:, keep] - mean[keep]) / sd[keep]
-    B = (Yc[:, keep] - mean[keep]) / sd[keep]
-    return _nearest(A, B)[0]
+    return _nearest(A[rows], B)[0]
 
 
 WIDE = 32              # from this many variables, leave-one-out links share one distance matrix
@@ -252,9 +247,10 @@ def risk_profile(X, Y, names, check, floors=None, planned_share=None, link_on=No
     if shared is None:
         with np.errstate(invalid="ignore", divide="ignore"):
             R = np.nan_to_num(np.corrcoef(X, rowvar=False).reshape(m, m))
+        # each target's proxies: knowing one of those already discloses it without any release
+        proxies = {j: [i for i in range(m) if i != j and abs(R[i, j]) >= NEAR_DUPLICATE] for j in check}
         if m >= WIDE:
-            outs = {j: [j] + [i for i in range(m) if i != j and abs(R[i, j]) >= NEAR_DUPLICATE] for j in check}
-            loo = _link_leave_one_out(X, Y, rows, list(check), outs)
+            loo = _link_leave_one_out(X, Y, rows, list(check), {j: [j] + proxies[j] for j in check})
     tol = floors.tolerance
     var_rows, band_rows, violations, failing = [], [], [], []
     for a, j in enumerate(check):
@@ -269,9 +265,8 @@ def risk_profile(X, Y, names, check, floors=None, planned_share=None, link_on=No
         if shared is not None:
             linked = shared
         else:
-            # the others, less the target's near-duplicates: knowing one of those already
-            # discloses the value without any release
-            others = [i for i in range(m) if i != j and not abs(R[i, j]) >= NEAR_DUPLICATE]
+            # the others, less the target's proxies
+            others = [i for i in range(m) if i != j and i not in proxies[j]]
             if loo is not None:
                 linked = loo[j]
             else:
