@@ -1,7 +1,8 @@
-"""Page 3: configure FA, PCA and M-AGG, with live loading plots."""
+"""Page 3: configure FA, PCA, M-AGG, rank swapping and PCA-R, with live loading plots."""
 
 import streamlit as st
 
+import sdccore
 from ui import figures, state
 
 st.title("Configure")
@@ -120,8 +121,10 @@ def risk_preview(method, cfg):
     if risk.ok:
         st.success("Every " + ("sensitive " if sens else "") + "variable meets the risk floors in this run.")
     else:
-        for v in risk.violations:
+        for v in risk.violations[:4]:
             st.error(v)
+        if len(risk.violations) > 4:
+            st.error(f"... and {len(risk.violations) - 4} more violation(s): the table below shows every variable.")
     c1, c2 = st.columns(2)
     c1.dataframe(figures.risk_table(risk.variables), key=f"{method}_risk_table")
     c2.plotly_chart(figures.band_risk_figure(risk.bands, risk.floors.max_close_share, risk.floors.tolerance),
@@ -168,7 +171,11 @@ def fa_tab(sens, m):
         _perturbation_widgets("fa", cfg, out)
     with c5:
         res = ["keep", "swap_rows", "bootstrap_rows"]
-        out["residuals"] = st.selectbox("Residuals", res, index=res.index(cfg.get("residuals", "keep")), key="fa_residuals")
+        out["residuals"] = st.selectbox("Residuals", res, index=res.index(cfg.get("residuals", "keep" if sens else "swap_rows")),
+                                        key="fa_residuals",
+                                        help="swap_rows (default in general protection): with fewer factors than "
+                                             "variables, residuals kept unchanged let an intruder who knows the other "
+                                             "variables invert the change exactly.")
         sc = ["whitened", "regression"]
         out["scores"] = st.selectbox("Scores", sc, index=sc.index(cfg.get("scores", "whitened")), key="fa_scores",
                                      help="whitened keeps the covariance unbiased; regression is the papers' literal construction.")
@@ -207,6 +214,78 @@ def magg_tab(n):
     risk_preview("magg", st.session_state["cfg_magg"])
 
 
+def rankswap_tab():
+    cfg = st.session_state["cfg_rankswap"]
+    lo = state.min_swap_percent()
+    p = st.number_input("Rank window p (% of records)", min_value=float(max(0.1, lo)), max_value=100.0,
+                        value=float(min(max(cfg.get("p", 15.0), lo), 100.0)), key="rankswap_p",
+                        help="Each value is swapped with another whose rank differs by at most p % of the records.")
+    st.session_state["cfg_rankswap"] = {"method": "rankswap", "p": float(p)}
+    sens = state.sensitive()
+    st.caption("Rank swapping exchanges the values of " + (f"the sensitive variables only ({', '.join(sens)}), "
+               "leaving the public variables unchanged, so nothing in them shows what changed" if sens else
+               "every variable, each on its own") + ". Every marginal distribution is kept exactly; correlations "
+               "weaken as p grows.")
+    risk_preview("rankswap", st.session_state["cfg_rankswap"])
+
+
+METRIC_TEXT = {"correlation": "correlation of the flattened standardised data (higher is better)",
+               "mean_abs": "mean absolute change, in sds (lower is better)",
+               "max_row": "mean absolute change of the most changed record, in sds (lower is better)",
+               "frobenius": "root mean square change, in sds (lower is better)",
+               "kl": "Kullback-Leibler divergence of the fitted normals (lower is better)",
+               "psnr": "PSNR of the data read as an image, dB (higher is better)",
+               "ssim": "SSIM of the data read as an image (higher is better)"}
+
+
+def pca_remove_tab(m):
+    cfg = st.session_state["cfg_pca_remove"]
+    st.caption("D'Acquisto and Naldi's method: remove the largest principal components one at a time and project "
+               "back onto the variables, while a utility metric stays acceptable. It keeps every mean exactly but "
+               "NOT the variances and covariances (each variable loses the share the removed components carry, "
+               "shown below), and it changes every variable, also the public ones. Deterministic: every seed gives "
+               "the same file.")
+    curve = state.removal_curve()
+    table = curve.table
+    c1, c2, c3 = st.columns(3)
+    modes = ["stop", "fixed"]
+    mode = c1.radio("How many to remove", modes, index=0 if cfg.get("removed", "auto") == "auto" else 1,
+                    format_func={"stop": "by a utility stop", "fixed": "a fixed number"}.get, key="pcar_mode")
+    metrics = list(METRIC_TEXT)
+    metric = c2.selectbox("Utility metric", metrics, index=metrics.index(cfg.get("metric", "correlation")),
+                          format_func=lambda k: METRIC_TEXT[k].split(" (")[0], key="pcar_metric",
+                          help="The framework paper's four families: matrix norms, correlation, divergence, image quality.")
+    out = {"method": "pca_remove", "metric": metric}
+    higher = sdccore.UTILITY_METRICS[metric][1]
+    if mode == "stop":
+        default = cfg.get("threshold") if cfg.get("metric") == metric and "threshold" in cfg else (
+            0.5 if metric == "correlation" else float(f"{table[metric].iloc[min(2, len(table) - 1)]:.3g}"))
+        thr = c3.number_input(("Keep it at least" if higher else "Keep it at most"), value=float(default),
+                              key="pcar_threshold", format="%.4g",
+                              help="Components are removed while the metric still meets this.")
+        out.update(removed="auto", threshold=float(thr))
+    else:
+        top = max(1, min(m - 1, int(table.removed.max())))
+        r = c3.number_input("Components removed", 1, top, int(min(max(cfg.get("removed", 2) if cfg.get("removed") != "auto"
+                                                                      else 2, 1), top)), key="pcar_removed")
+        out.update(removed=int(r))
+    st.session_state["cfg_pca_remove"] = out
+    dec = state.decompose("pca_remove", out)
+    chosen = len(dec.perturbed)
+    st.plotly_chart(figures.removal_curve_figure(table, metric, METRIC_TEXT[metric].split(" (")[0],
+                                                 out.get("threshold"), chosen, state.floors()["min_perturbed_share"]),
+                    key="pcar_curve_plot")
+    row = table[table.removed == chosen]
+    if len(row):
+        row = row.iloc[0]
+        st.info(f"{chosen} of {m} components removed: {row.variance_removed:.1%} of the total variance. Means are kept "
+                f"exactly (before bounds and rounding); each variable keeps {1 - dec.perturbed_share.max():.1%} to "
+                f"{1 - dec.perturbed_share.min():.1%} of its variance; correlations change by up to "
+                f"{row.max_cor_change:.2f}.")
+    _plots("pca_remove", out, state.sensitive(), "pcar")
+    risk_preview("pca_remove", out)
+
+
 def body():
     if not state.ready():
         return
@@ -214,13 +293,18 @@ def body():
     m = len(state.protect_columns())
     # one method at a time: only the chosen method's widgets and live plots are computed
     floors_section()
-    method = st.radio("Method", ["FA", "PCA", "M-AGG"], horizontal=True, key="config_method")
+    method = st.radio("Method", ["FA", "PCA", "M-AGG", "Rank swap", "PCA-R"], horizontal=True, key="config_method",
+                      help="PCA-R: removal of the largest principal components (D'Acquisto and Naldi).")
     if method == "FA":
         state.safe(lambda: fa_tab(sens, m))
     elif method == "PCA":
         state.safe(lambda: pca_tab(sens, m))
-    else:
+    elif method == "M-AGG":
         state.safe(lambda: magg_tab(len(state.data())))
+    elif method == "Rank swap":
+        state.safe(rankswap_tab)
+    else:
+        state.safe(lambda: pca_remove_tab(m))
 
 
 state.safe(body)

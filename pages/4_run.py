@@ -9,7 +9,7 @@ import sdccore
 from ui import figures, state
 
 st.title("Run and compare")
-LABELS = {"FA": "fa", "PCA": "pca", "M-AGG": "magg"}
+LABELS = {label: m for m, label in state.METHOD_LABELS.items()}
 
 
 def run_section():

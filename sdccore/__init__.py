@@ -2,7 +2,8 @@
 
 Protection by factor analysis (FA), principal components (PCA) and microaggregation plus
 noise (M-AGG), general or selective, with the classic rank swapping and correlated noise
-baselines.  Definitions: docs/methods.md (from the project's methods specification).
+baselines, and D'Acquisto and Naldi's removal of the largest principal components with a
+utility stop (pca_remove, general).  Definitions: docs/methods.md (from the project's methods specification).
 """
 
 from ._audit import Audit, audit_factor_scores, factor_scores
@@ -13,6 +14,7 @@ from ._datasets import dataset_roles, list_datasets, load_dataset
 from ._mdav import mdav_groups
 from ._measures import ID_REFERENCE_TEXT, ID_REFERENCES, Evaluation, dbrl, default_id_reference, evaluate, interval_disclosure, pil, polynomial_features, propensity_score, propensity_score_shape, selectivity
 from ._recommend import Recommendation, load_bw_map, recommend, simulate_bw_map
+from ._removal import UTILITY_METRICS, RemovalCurve, removal_curve
 from ._protect import METHODS, RECIPE_VERSION, Decomposition, ProtectionResult, decompose, min_swap_percent, protect
 from ._roles import RoleSuggestion, suggest_roles
 from ._safety import RiskFloors, RiskProfile, UnsafeReleaseError
@@ -65,6 +67,9 @@ __all__ = [
     "load_dataset",
     "mdav_groups",
     "protect",
+    "removal_curve",
+    "RemovalCurve",
+    "UTILITY_METRICS",
     "min_swap_percent",
     "RECIPE_VERSION",
     "RiskFloors",

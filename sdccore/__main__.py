@@ -15,7 +15,7 @@ import pandas as pd
 
 
 from . import compare, evaluate, list_datasets, prepare_release, protect, read_table, recommend, release_csv, suggest_roles
-from ._protect import LEGACY_DEFAULTS, RECIPE_VERSION
+from ._protect import LEGACY_DEFAULTS, METHODS, RECIPE_VERSION
 
 
 def _value(text):
@@ -300,7 +300,7 @@ def build_parser():
     sub = p.add_subparsers(dest="command", required=True, parser_class=_Parser)
     pr = sub.add_parser("protect", help="protect the numeric columns of a CSV file")
     pr.add_argument("input", help="input CSV, Excel or Parquet (separator detected); - reads standard input")
-    pr.add_argument("--method", choices=["fa", "pca", "magg", "rankswap", "noise"])
+    pr.add_argument("--method", choices=list(METHODS))
     pr.add_argument("--sensitive", help="comma-separated sensitive column names (default: protect all)")
     pr.add_argument("--seed", type=int, help="random seed (recorded in the recipe)")
     pr.add_argument("--set", action="append", metavar="KEY=VALUE", help="an option, e.g. --set n_factors=4 (repeatable)")

@@ -552,19 +552,15 @@ def selectivity(original, protected, sensitive):
 # ----------------------------------------------------------------------------- extras
 
 def _extras(X, Y):
-    mean, sd = X.mean(0), X.std(0)
-    sd1 = np.where(sd > 0, sd, 1.0)
-    Zx, Zy = (X - mean) / sd1, (Y - mean) / sd1
-    fro = float(np.linalg.norm(Zx - Zy) / max(np.linalg.norm(Zx), 1e-300))
-    flat = float(np.corrcoef(Zx.ravel(), Zy.ravel())[0, 1]) if Zy.std() > 0 else 0.0
-    # KL(N_x || N_y) of the fitted normals, pseudo-inverse for singular covariances
-    Sx = np.cov(X, rowvar=False, bias=True).reshape(X.shape[1], -1)
-    Sy = np.cov(Y, rowvar=False, bias=True).reshape(X.shape[1], -1)
-    Syi = np.linalg.pinv(Sy)
-    d = Y.mean(0) - X.mean(0)
-    sx = np.linalg.slogdet(Sx)[1]
-    sy = np.linalg.slogdet(Sy)[1]
-    kl = 0.5 * (np.trace(Syi @ Sx) + d @ Syi @ d - X.shape[1] + sy - sx)
+    from ._removal import standardized_by, utility_metrics
+
+    Zx, Zy = standardized_by(X, Y)
+    # the framework paper's utility metrics (one definition with pca_remove's stop rule);
+    # "frobenius" is the root mean square change in original sds, "flat_correlation" the
+    # correlation of the flattened standardised matrices, "kl" with the ridge of _removal
+    um = utility_metrics(Zx, Zy)
+    out = {"frobenius": um["frobenius"], "flat_correlation": um["correlation"], "kl": um["kl"],
+           "mean_abs": um["mean_abs"], "max_row": um["max_row"], "psnr": um["psnr"], "ssim": um["ssim"]}
     sdy = Y.std(0)
     tol = np.where(sdy > 0, 0.05 * sdy, 0.0)
     odr = float(np.mean((np.abs(X - Y) <= tol).all(axis=1)))
@@ -573,8 +569,7 @@ def _extras(X, Y):
     with np.errstate(divide="ignore", invalid="ignore"):
         skb = np.abs(sk_y - sk_x) / np.abs(sk_x)
         kub = np.abs(ku_y - ku_x) / np.abs(ku_x)
-    return {"frobenius": fro, "flat_correlation": flat, "kl": float(kl) if np.isfinite(kl) else float("inf"),
-            "odr": odr, "outliers": _outlier_score(X, Y),
+    return {**out, "odr": odr, "outliers": _outlier_score(X, Y),
             "skewness_bias": float(np.nanmean(np.where(np.isfinite(skb), skb, np.nan))),
             "kurtosis_bias": float(np.nanmean(np.where(np.isfinite(kub), kub, np.nan)))}
 
@@ -610,8 +605,10 @@ class Evaluation:
     scores  -- "dbrl", "id", "pil", "ps", "summary"; with sensitive variables also
                "selectivity" and "overall".
     details -- "id" (variables x p), "pil" (per statistic), "pil_components", "pil1", "pil2",
-               "ic" (per variable: |cor(x, x')| and IC), "odr", "outliers", "frobenius",
-               "flat_correlation", "kl", "skewness_bias", "kurtosis_bias", "ps_converged".
+               "ic" (per variable: |cor(x, x')| and IC), "odr", "outliers", "skewness_bias",
+               "kurtosis_bias", "ps_converged", and the framework paper's utility metrics
+               (see ``UTILITY_METRICS``): "flat_correlation" (its "correlation"),
+               "mean_abs", "max_row", "frobenius", "kl", "psnr", "ssim".
     options -- the effective options.
     risk    -- RiskProfile: each sensitive variable (each variable in general protection)
                and each of its size bands against the risk floors (``floors`` option).

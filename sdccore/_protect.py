@@ -10,6 +10,7 @@ import pandas as pd
 
 from . import _decomp as dc
 from . import _plausible as pl
+from . import _removal as rm
 from ._magg import correlated_noise, magg, rankswap_columns
 from ._perturb import PARAMETERS, PERTURBATIONS, RESIDUALS, perturb_columns, perturb_residual_rows
 from ._safety import RiskFloors, RiskProfile, UnsafeReleaseError, risk_profile
@@ -28,7 +29,8 @@ from ._validation import (
 
 __all__ = ["protect", "decompose", "ProtectionResult", "Decomposition", "METHODS"]
 
-METHODS = ("fa", "pca", "magg", "rankswap", "noise")
+METHODS = ("fa", "pca", "magg", "rankswap", "noise", "pca_remove")
+DETERMINISTIC = ("pca_remove",)  # the same release for every seed
 EXTRACTIONS = ("minres", "ml", "principal")
 ROTATIONS = ("none", "varimax", "quartimax", "equamax", "isolate_sensitive", "isolate_public")
 CRITERIA = ("sensitive_threshold", "public_threshold", "sensitive_over_public")
@@ -49,6 +51,7 @@ _OPTION_NAMES = {
     "magg": {"exclude", "k", "noise"},
     "rankswap": {"exclude", "p"},
     "noise": {"exclude", "noise"},
+    "pca_remove": {"exclude", "removed", "metric", "threshold"},
 }
 _OPTION_NAMES = {m: names | COMMON_OPTIONS for m, names in _OPTION_NAMES.items()}
 
@@ -185,7 +188,13 @@ def _normalize(method, options, m, sensitive, n, m_total=None):
                 o[name] = _check_swap_window(val, n)
             else:
                 o[name] = check_number(val, "noise (percent of the standard deviation)", low=0, low_open=True)
-        o["residuals"] = check_choice(options.get("residuals", "keep"), RESIDUALS, "residuals")
+        # general FA swaps the residual rows by default: with fewer factors than variables (or a
+        # factor dropped as null) the residuals kept unchanged confine every record's change to
+        # the factors' span, which an intruder who knows the other variables inverts exactly
+        # (see _safety); with as many factors as variables the residuals are 0 and swapping
+        # them changes nothing
+        default_res = "swap_rows" if method == "fa" and not selective else "keep"
+        o["residuals"] = check_choice(options.get("residuals", default_res), RESIDUALS, "residuals")
     if method == "fa":
         k = options.get("n_factors", m)
         o["n_factors"] = check_number(k, "n_factors", low=1, high=m_total or m, integer=True)
@@ -225,6 +234,26 @@ def _normalize(method, options, m, sensitive, n, m_total=None):
         o["p"] = _check_swap_window(options.get("p", 15.0), n)
     if method == "noise":
         o["noise"] = check_number(options.get("noise", 50.0), "noise (percent of the covariance)", low=0, low_open=True)
+    if method == "pca_remove":
+        if m < 2:
+            raise ValueError("removing principal components needs at least 2 variables (never all components are removed).")
+        removed = options.get("removed", "auto")
+        if isinstance(removed, str):
+            check_choice(removed, ("auto",), "removed")
+        else:
+            removed = check_number(removed, "removed (number of largest components removed)", low=1, high=m - 1, integer=True)
+        o["removed"] = removed
+        o["metric"] = check_choice(options.get("metric", rm.DEFAULT_METRIC), tuple(rm.UTILITY_METRICS), "metric")
+        if "threshold" in options:
+            o["threshold"] = check_number(options["threshold"], "threshold (of the utility metric)")
+        elif o["metric"] == rm.DEFAULT_METRIC:
+            o["threshold"] = rm.DEFAULT_THRESHOLD
+        elif removed == "auto":
+            raise ValueError(f"metric={o['metric']!r} needs a threshold chosen on its scale: pass threshold=..., read off "
+                             f"sdccore.removal_curve(data) (the Configure page's curve), or give removed=<number>.")
+        if o["metric"] == "ssim" and rm.ssim_window(n, m) is None:
+            raise ValueError("metric='ssim' needs at least 3 records and 3 variables (the smallest image window); "
+                             "choose another metric.")
     return o
 
 
@@ -435,6 +464,11 @@ def _plan(prep, method, o):
                 raise ValueError(f"factors names factor(s) {bad}, but the decomposition has {kk} factors.")
             sel = [f - 1 for f in o["factors"]]
         dec = dc.Decomposition(dec.G @ T, L, shown, dec.variances, dec.notes)
+    elif method == "pca_remove":
+        dec, active = dc.pca_as_decomposition(Rk)
+        notes += list(dec.notes)
+        T = np.eye(dec.L.shape[1])
+        sel = list(range(_removal_count(prep, o, dec, active, notes)))
     else:
         dec, active = dc.pca_as_decomposition(Rk)
         notes += list(dec.notes)
@@ -454,6 +488,66 @@ def _plan(prep, method, o):
             f"lower the threshold, choose another criterion, or list the {word}s to perturb."
         )
     return _Plan(dec, T, sel, active, tuple(notes))
+
+
+def _removal_standardized(prep):
+    """The protected columns standardised by their mean and population sd (the utility
+    metrics' scale), and the sd used."""
+    Xk = prep.X[:, prep.keep]
+    Zs, _ = rm.standardized_by(Xk, Xk)
+    sd = Xk.std(axis=0)
+    return Zs, np.where(sd > 0, sd, 1.0)
+
+
+def _removal_count(prep, o, dec, active, notes):
+    """How many of the largest components pca_remove removes: the stop rule's choice for
+    removed='auto' (then recorded in ``o``, so the recipe reproduces it even if the rule
+    changes), or the number given; explained in ``notes``."""
+    metric, threshold = o["metric"], o.get("threshold")
+    label = rm.UTILITY_METRICS[metric][0]
+    relation = "at least" if rm.UTILITY_METRICS[metric][1] else "at most"
+    Zs, _ = _removal_standardized(prep)
+    m = len(prep.keep)
+    if o["removed"] == "auto":
+        r, values = rm.stop_rule(Zs, dec.G, active, metric, threshold)
+        if r == 0:
+            raise ValueError(
+                f"removing even the largest principal component leaves {label} = {values[1]:.4g}, which breaks the "
+                f"threshold ({relation} {threshold:g}): nothing would be protected. Relax the threshold (the curve on the "
+                f"Configure page, sdccore.removal_curve, shows the utility after each removal) or use another method.")
+        o["removed"] = r
+        after = (f"; removing one more would give {values[r + 1]:.4g}" if len(values) > r + 1 else
+                 " (no further component can be removed)")
+        notes.append(f"removed the {r} largest of {m} principal components: the stop rule keeps {label} {relation} "
+                     f"{threshold:g}; after {r} removed it is {values[r]:.4g}{after}")
+        return r
+    r = o["removed"]
+    active_count = int(np.count_nonzero(active))
+    if r > active_count:
+        raise ValueError(f"removed={r}, but only {active_count} principal component(s) have any variance; remove at "
+                         f"most {active_count}.")
+    v = rm.utility_metrics(Zs, rm.removed_release(Zs, dec.G, r), [metric])[metric]
+    text = f"removed the {r} largest of {m} principal components (as given): {label} {v:.4g}"
+    if threshold is not None and not rm.meets(metric, v, threshold):
+        text += f", which breaks the utility threshold ({relation} {threshold:g})"
+    notes.append(text)
+    return r
+
+
+def _removal_keeps(prep, share, Xk, Xpk):
+    """What pca_remove kept, in words: means exactly, the share of each variable's variance,
+    the largest change of a correlation."""
+    names = [prep.numeric[j] for j in prep.keep]
+    kept = 1.0 - share
+    lo, hi = int(np.argmin(kept)), int(np.argmax(kept))
+    m = Xk.shape[1]
+    with np.errstate(invalid="ignore", divide="ignore"):
+        change = np.abs(np.nan_to_num(np.corrcoef(Xpk, rowvar=False).reshape(m, m))
+                        - np.corrcoef(Xk, rowvar=False).reshape(m, m))
+    np.fill_diagonal(change, 0.0)
+    return (f"what the removal keeps: every mean exactly (before bounds and rounding); NOT the variances and "
+            f"covariances: the variables keep {kept[lo]:.1%} ({names[lo]}) to {kept[hi]:.1%} ({names[hi]}) of their "
+            f"variance, and correlations change by up to {change.max():.2f}")
 
 
 def _resolve_labels(o, method, m):
@@ -509,10 +603,13 @@ def decompose(data, method="fa", sensitive=None, **options):
     """The loadings and perturbed factors ``protect`` would use, without perturbing.
 
     Cheap after the correlation matrix (everything else is m x m work), so the dashboard can
-    redraw loading plots on every widget change.  Same options as ``protect`` for fa/pca
-    (``bounds`` and ``rounding`` apply after perturbation and change nothing here).
+    redraw loading plots on every widget change.  Same options as ``protect`` for fa, pca
+    and pca_remove (``bounds`` and ``rounding`` apply after perturbation and change nothing
+    here).  For pca_remove, ``perturbed`` are the removed components (the stop rule's
+    choice with removed='auto', which needs one pass over the data per component tried) and
+    ``perturbed_share`` the share of each variable's variance removed.
     """
-    method = check_choice(method, ("fa", "pca"), "method")
+    method = check_choice(method, ("fa", "pca", "pca_remove"), "method")
     options = dict(options)
     options.pop("seed", None)
     exclude = options.pop("exclude", None)
@@ -526,7 +623,7 @@ def decompose(data, method="fa", sensitive=None, **options):
     cols = [f"{prefix}{i + 1}" for i in range(plan.dec.L.shape[1])]
     load = pd.DataFrame(plan.dec.loadings, index=names, columns=cols)
     mk = len(prep.keep)
-    if method == "pca":
+    if method in ("pca", "pca_remove"):
         var = plan.dec.variances / mk
     else:
         var = (plan.dec.loadings ** 2).sum(axis=0) / mk
@@ -551,7 +648,7 @@ def protect(data, method="fa", sensitive=None, rng=None, allow_unsafe=None, **op
     data : DataFrame
         Records in rows.  Numeric columns are protected; other columns and those listed in
         ``exclude=[...]`` pass through unchanged.  The caller's frame is never modified.
-    method : {'fa', 'pca', 'magg', 'rankswap', 'noise'}
+    method : {'fa', 'pca', 'magg', 'rankswap', 'noise', 'pca_remove'}
     sensitive : list of column names, optional
         None protects every numeric column (general protection).  Otherwise selective
         protection: fa rotates to isolate the sensitive variables and perturbs the factors
@@ -574,11 +671,18 @@ def protect(data, method="fa", sensitive=None, rng=None, allow_unsafe=None, **op
         'public_threshold', 'sensitive_over_public') with threshold (default 0.3),
         perturbation ('swap', 'rankswap' with p, 'noise' with noise, 'microagg' or
         'microagg_noise' with k, 'bootstrap', 'synthetic', 'round'), residuals ('keep',
-        'swap_rows', 'bootstrap_rows'), scores ('whitened', 'regression').
+        'swap_rows', 'bootstrap_rows'; default 'swap_rows' in general protection, 'keep' in
+        selective), scores ('whitened', 'regression').
         pca: components ('all', 'auto' or labels), threshold, perturbation (+ parameter),
         residuals.  magg: k (default 3), noise ('published', 'exact', 'none').
         rankswap: p (percent, default 15).  noise: noise (percent of the covariance,
-        default 50).
+        default 50).  pca_remove (D'Acquisto and Naldi; deterministic; see
+        ``sdccore._removal`` and ``removal_curve``): removed ('auto': the stop rule, or the
+        number of largest components to remove), metric (one of UTILITY_METRICS, default
+        'correlation'), threshold (default 0.5 for 'correlation'; other metrics need one).
+        It changes every variable, also with ``sensitive`` (which then says which variables
+        the risk floors check); it keeps the means exactly but NOT the variances and
+        covariances (each variable loses its share of the removed components).
 
     Returns
     -------
@@ -646,11 +750,26 @@ def _protect(data, method, sensitive, rng, options):
     loadings = None
     perturbed = ()
     planned = None
+    basis = None
     full = len(keep) == prep.X.shape[1]
     # prep.X is our own copy unless it is the original itself (no log columns)
     work = prep.X.copy() if prep.X is prep.X0 else prep.X
     Xk = work if full else work[:, keep]
-    if method in ("fa", "pca"):
+    if method == "pca_remove":
+        plan = _plan(prep, method, o)
+        notes += list(plan.notes)
+        Zs, sd_pop = _removal_standardized(prep)
+        r = len(plan.sel)
+        Xpk = prep.X[:, keep].mean(axis=0) + rm.removed_release(Zs, plan.dec.G, r) * sd_pop
+        share = rm.removed_share(plan.dec.G, plan.dec.variances, r)
+        notes.append(_removal_keeps(prep, share, prep.X[:, keep], Xpk))
+        names = [prep.numeric[j] for j in keep]
+        loadings = pd.DataFrame(plan.dec.loadings, index=names,
+                                columns=[f"PC{i + 1}" for i in range(plan.dec.L.shape[1])])
+        perturbed = tuple(range(1, r + 1))
+        planned = _planned_share(plan, prep)
+        basis = plan.dec.G[:, :r] * sd_pop[:, None]
+    elif method in ("fa", "pca"):
         _resolve_labels(o, method, mk)
         plan = _plan(prep, method, o)
         notes += list(plan.notes)
@@ -675,6 +794,9 @@ def _protect(data, method, sensitive, rng, options):
                                 columns=[f"{prefix}{i + 1}" for i in range(L.shape[1])])
         perturbed = tuple(s + 1 for s in sel)
         planned = _planned_share(plan, prep)
+        # every record's change lies in the span of the perturbed factors' loadings (unless the
+        # residuals are perturbed too): what the structural intruder of the risk floors uses
+        basis = scale.T.copy() if o["residuals"] == "keep" else None
     else:
         cols = prep.sens if prep.sensitive_names else list(range(mk))
         if method == "magg":
@@ -692,7 +814,7 @@ def _protect(data, method, sensitive, rng, options):
     out = _assemble(prep.data, prep.numeric, Xp, as_int)
     eff = _effective(method, prep.sensitive_names, exclude, seed, o, common, prep)
     risk = risk_profile(prep.X0, Xp, prep.numeric, prep.check, common["floors"], planned,
-                        link_on=_link_columns(prep))
+                        link_on=_link_columns(prep), structure=_structure(prep, basis))
     plaus = pl.report(prep.numeric, prep.X0, Xp, {prep.numeric[j] for j in prep.log_cols}, clipped, dec,
                       common["bounds"])
     for c, k in clipped.items():
@@ -700,6 +822,32 @@ def _protect(data, method, sensitive, rng, options):
             notes.append(f"{prep.numeric[c]}: {k} value(s) outside the original's "
                          f"{'sign' if common['bounds'] == 'sign' else 'range'} were clipped")
     return ProtectionResult(out, loadings, perturbed, eff, _dependency_report(prep), tuple(notes), risk, plaus)
+
+
+def _structure(prep, basis):
+    """(basis, forward, inverse) for the structural intruder of the risk floors: the span of
+    every record's change on the protection scale, one row per numeric column (rows of exact
+    dependencies rebuilt from the others; NaN where the change is not linear on one scale:
+    a dependency of log-scale columns), or None."""
+    if basis is None:
+        return None
+    full = np.full((len(prep.numeric), basis.shape[1]), np.nan)
+    full[prep.keep] = basis
+    if prep.deps and not prep.log_cols:
+        per_sd = basis / prep.sd0[prep.keep][:, None]
+        for d in prep.deps:
+            full[d.target] = prep.sd0[d.target] * (d.beta @ per_sd)
+    if not prep.log_cols:
+        return full, (lambda M: M), (lambda v, j: v)
+    cols, scales = prep.log_cols, prep.log_scales
+
+    def inv(v, j):
+        if j not in cols:
+            return v
+        M = v[:, None].copy()
+        return pl.inverse(M, [0], [scales[cols.index(j)]])[:, 0]
+
+    return full, (lambda M: pl.forward(M, cols, scales)), inv
 
 
 def _link_columns(prep):

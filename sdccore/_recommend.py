@@ -28,7 +28,10 @@ MAP_CONFIGS = {
     "PCA": {"method": "pca"},        # components loading >= 0.3 on a sensitive variable
     "M-AGG": {"method": "magg", "k": 3},
 }
-METHOD_OF = {"FA": "fa", "PCA": "pca", "M-AGG": "magg"}
+# checked on the user's data when the map's methods break a risk floor there (rank swapping of
+# the sensitive variables alone leaves the public ones unchanged: nothing in them shows the change)
+FALLBACK_CONFIGS = {"Rank swap": {"method": "rankswap", "p": 15.0}}
+METHOD_OF = {"FA": "fa", "PCA": "pca", "M-AGG": "magg", "Rank swap": "rankswap"}
 
 
 def eq5_correlation(b, w, N):
@@ -65,7 +68,7 @@ def eq5_data(b, w, N, n, rng):
 
 
 # the paper's construction of FA (regression scores, residuals kept) beside sdccore's defaults
-PAPER_CONFIGS = {"FA": {"method": "fa", "scores": "regression"}, "PCA": {"method": "pca"}, "M-AGG": {"method": "magg"}}
+PAPER_CONFIGS = {"FA": {"method": "fa", "scores": "regression", "residuals": "keep"}, "PCA": {"method": "pca"}, "M-AGG": {"method": "magg"}}
 
 
 def _tie_label(means, ses, names):
@@ -172,7 +175,7 @@ def recommend(data, sensitive=None, tournament=False, reps=5, rng=None):
     and the choice of factors only, and it can protect a weakly correlated sensitive
     variable that the paper's FA (regression scores, residuals kept) cannot; with
     ``scores='regression'`` the project's own comparisons reproduce the cookbook
-    (studies/fa_paper_figures.py).  ``tournament=True`` also runs FA, PCA and M-AGG ``reps``
+    (studies/fa_paper_figures.py).  ``tournament=True`` also runs FA, PCA, M-AGG and rank swapping ``reps``
     times on the data itself and lets the lowest mean score among the floor-meeting ones win.
     """
     data = check_dataframe(data)
@@ -233,7 +236,7 @@ def recommend(data, sensitive=None, tournament=False, reps=5, rng=None):
         target = "overall"
     sens_eff = sensitive if sensitive and len(sensitive) < len(num) else None
     if tournament:
-        cmp_ = compare(data, MAP_CONFIGS, sensitive=sens_eff, reps=reps, rng=rng)
+        cmp_ = compare(data, {**MAP_CONFIGS, **FALLBACK_CONFIGS}, sensitive=sens_eff, reps=reps, rng=rng)
         tour = cmp_.table(target)
         safe = cmp_.safety().set_index("config")
         tour["floors_met"] = safe.floors_met.reindex(tour.index)
@@ -265,10 +268,11 @@ def _first_safe(data, sensitive, label, map_point, rng):
 
     order = [label] + [lab for lab in (sorted(MAP_CONFIGS, key=lambda k: map_point[k] if map_point and
                                               np.isfinite(map_point[k]) else np.inf)) if lab != label]
+    order += list(FALLBACK_CONFIGS)
     seed = 0 if rng is None or not isinstance(rng, (int, np.integer)) else int(rng)
     reasons = []
     for lab in order:
-        cfg = dict(MAP_CONFIGS[lab])
+        cfg = dict({**MAP_CONFIGS, **FALLBACK_CONFIGS}[lab])
         method = cfg.pop("method")
         try:
             res = _protect(data, method, sensitive, seed, cfg)

@@ -137,8 +137,11 @@ def test_tournament(tarragona):
     r = sdccore.recommend(tarragona, ["SALES"], tournament=True, reps=2, rng=0)
     assert list(r.tournament.index) and r.tournament["mean"].is_monotonic_increasing
     safe = r.tournament[r.tournament.floors_met == 1.0]
-    assert r.label == safe.index[0]
+    assert r.label == safe.index[0] == "Rank swap" and r.method == "rankswap"
     assert r.tournament.loc["M-AGG", "floors_met"] == 0.0  # SALES kept within 5 % for the largest firms
+    # selective FA and PCA change the public variables by what reveals SALES' change
+    assert r.tournament.loc["FA", "floors_met"] == 0.0 and r.tournament.loc["PCA", "floors_met"] == 0.0
+    assert any("FA broke a risk floor" in s and "reconstructs SALES" in s for s in r.reasons)
 
 
 # ------------------------------------------------------------------ audit

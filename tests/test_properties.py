@@ -37,7 +37,7 @@ def test_reconstruction_without_perturbation(df, method):
     orig = _protect.perturb_columns
     _protect.perturb_columns = lambda F, *a: F.copy()
     try:
-        out = raw_protect(df, method=method, rng=0).data.to_numpy(float)
+        out = raw_protect(df, method=method, rng=0, residuals="keep").data.to_numpy(float)
     finally:
         _protect.perturb_columns = orig
     X = df.to_numpy(float)

@@ -66,13 +66,14 @@ def test_isolating_mask_without_the_sensitive_factor_is_refused_everywhere(tarra
 
 
 def test_search_ranks_only_configurations_that_meet_the_floors(tarragona):
-    res = sdccore.search(tarragona, "fa", sensitive=SENS2, reps=6, budget=120, rng=12345)
+    # general protection: selective FA masks all break the reconstruction floor now
+    res = sdccore.search(tarragona, "pca", reps=4, budget=60, rng=12345)
     assert res.refused > 0 and len(res.ranking)
-    for opts in res.ranking.options.head(5):
+    for opts in res.ranking.options.head(3):
         cfg = json.loads(opts)
         method = cfg.pop("method")
-        assert not sdccore.decompose(tarragona, method=method, sensitive=SENS2, **cfg).below_floor
-        out = sdccore.protect(tarragona, method=method, sensitive=SENS2, rng=3, **cfg)
+        assert not sdccore.decompose(tarragona, method=method, **cfg).below_floor
+        out = sdccore.protect(tarragona, method=method, rng=3, allow_unsafe="another seed of a ranked mask", **cfg)
         for v in SENS2:
             assert np.abs(out.data[v] - tarragona[v]).max() > 0
             assert abs(np.corrcoef(out.data[v], tarragona[v])[0, 1]) <= 0.9
@@ -133,8 +134,7 @@ def test_near_copy_is_never_suggested():
 
 
 def test_suggestion_respects_the_risk_ceiling(tarragona):
-    cmp_ = sdccore.compare(tarragona, {"FA": {"method": "fa"}, "M-AGG": {"method": "magg"}}, sensitive=["SALES"],
-                           reps=3, rng=2)
+    cmp_ = sdccore.compare(tarragona, {"FA": {"method": "fa"}, "M-AGG": {"method": "magg"}}, reps=3, rng=2)
     assert cmp_.suggest()[0] == "FA"
     ru = cmp_.risk_utility().set_index("config")
     assert cmp_.suggest(max_risk=ru.loc["FA", "risk_hi"] - 1e-6)[0] is None
@@ -157,7 +157,7 @@ def test_largest_records_kept_close_are_caught(tarragona):
 
 
 def test_band_figures_match_a_direct_count(tarragona):
-    res = sdccore.protect(tarragona, method="fa", sensitive=["SALES"], rng=4)
+    res = sdccore.protect(tarragona, method="fa", sensitive=["SALES"], rng=4, allow_unsafe="figures only")
     x, y = tarragona.SALES.to_numpy(float), res.data.SALES.to_numpy(float)
     order = np.argsort(x, kind="stable")
     top = order[-res.risk.bands.records.iloc[-1]:]
@@ -228,7 +228,8 @@ def test_text_passthrough_blocks_download_until_confirmed():
 # ------------------------------------------------------------------ finding 6: plausible values
 
 def test_released_values_are_plausible(tarragona):
-    res = sdccore.protect(tarragona, method="fa", sensitive=["SALES"], rng=1, transform="auto")
+    res = sdccore.protect(tarragona, method="fa", sensitive=["SALES"], rng=1, transform="auto",
+                          allow_unsafe="plausibility only")
     out = res.data
     for c in tarragona.columns:
         if tarragona[c].min() >= 0:
@@ -240,11 +241,12 @@ def test_released_values_are_plausible(tarragona):
     # the guarantee that changes is stated: means kept on the log scale; the change is reported
     assert abs(res.plausibility.loc["SALES", "mean_change_sd"]) < 1.0
     # by default: original scale, sign kept by clipping (counted), integers kept
-    d = sdccore.protect(tarragona, method="fa", sensitive=["SALES"], rng=1)
+    d = sdccore.protect(tarragona, method="fa", sensitive=["SALES"], rng=1, allow_unsafe="plausibility only")
     assert d.options["transform"] == [] and d.options["bounds"] == "sign" and d.options["rounding"] == "original"
     assert d.data.SALES.min() >= 0 and d.data.SALES.dtype == np.int64
     assert d.plausibility.loc["SALES", "clipped"] == int((raw := sdccore.protect(
-        tarragona, method="fa", sensitive=["SALES"], rng=1, bounds="none", rounding="none").data.SALES < 0).sum())
+        tarragona, method="fa", sensitive=["SALES"], rng=1, bounds="none", rounding="none",
+        allow_unsafe="plausibility only").data.SALES < 0).sum())
 
 
 def test_release_written_in_the_upload_format(tmp_path, tarragona):
@@ -341,10 +343,11 @@ def test_bands_are_cut_as_documented_a_case_the_property_test_found():
     Before, sdccore cut at round(linspace) (8 records, one close: 12.5 %) and let the release
     through, while the independent check above, cutting as documented, failed it."""
     df = _frame(81, 5, 58612999, 1.375)
-    with pytest.raises(sdccore.UnsafeReleaseError, match=r"v3: in size band 1 of 10, 22.2% of records") as ei:
+    with pytest.raises(sdccore.UnsafeReleaseError, match=r"v3: in size band") as ei:
         sdccore.protect(df, method="fa", sensitive=["v3"], rng=58612999, factors="auto")
     b = ei.value.risk.bands.set_index(["variable", "band"])
     assert b.loc[("v3", "1"), "records"] == 9 and b.loc[("v3", "10"), "records"] == 8
+    assert b.loc[("v3", "1"), "close_own"] == pytest.approx(2 / 9)
     x = df.v3.to_numpy(float)
     y = sdccore.protect(df, method="fa", sensitive=["v3"], rng=58612999, factors="auto",
                         allow_unsafe="test").data.v3.to_numpy(float)

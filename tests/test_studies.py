@@ -41,3 +41,11 @@ def test_safety_suggested_smallest_case():
 def test_factor_score_recovery_runs(capsys):
     _load("factor_score_recovery").main()
     assert "bartlett" in capsys.readouterr().out
+
+
+def test_pca_removal_smallest_case():
+    mod = _load("pca_removal")
+    curve, comp, im = mod.main(reps=2, write=False, image_names=("camera",))
+    assert curve.correlation.is_monotonic_decreasing and len(curve) == 13
+    assert comp.loc["PCA-R stop", "floors_met"] == 0.0 and comp.loc["PCA-R stop", "max_reconstructed"] > 0.8
+    assert im.ssim_matlab.is_monotonic_decreasing and im.psnr.is_monotonic_decreasing

@@ -12,7 +12,7 @@ from plotly.subplots import make_subplots
 # the default template is applied once, at serialisation.
 pio.templates.default = "plotly_white"
 
-COLORS = {"FA": "#1f77b4", "PCA": "#ff7f0e", "M-AGG": "#2ca02c"}
+COLORS = {"FA": "#1f77b4", "PCA": "#ff7f0e", "M-AGG": "#2ca02c", "Rank swap": "#8c564b", "PCA-R": "#9467bd"}
 SCORE_NAMES = {"dbrl": "Record linkage (DBRL)", "id": "Interval disclosure (ID)", "pil": "Information loss (PIL)",
                "ps": "Propensity score (PS)", "ps_shape": "PS on normal scores (sees skew and sign)", "summary": "Summary", "selectivity": "Selectivity", "overall": "Overall"}
 _LAYOUT = dict(margin=dict(l=10, r=10, t=50, b=10), font=dict(size=13))
@@ -191,15 +191,17 @@ def own_correlation_figure(ic: pd.DataFrame):
 
 
 RISK_COLUMNS = {"perturbed_share": "perturbed share", "abs_cor": "|cor(x, x')|", "close_own": "own record close",
-                "close_linked": "linked record close", "worst_band_close": "worst size band close",
+                "close_linked": "linked record close", "close_reconstructed": "reconstructed by an intruder",
+                "worst_band_close": "worst size band close",
                 "worst_band": "worst band", "ok": "meets floors"}
 
 
 def risk_table(variables: pd.DataFrame) -> pd.DataFrame:
     """Per-variable risk with readable headers and percentages (a table, not a figure)."""
     t = variables.copy()
-    for c in ("perturbed_share", "close_own", "close_linked", "worst_band_close"):
-        t[c] = (t[c] * 100).map(lambda v: f"{v:.1f} %")
+    for c in ("perturbed_share", "close_own", "close_linked", "close_reconstructed", "worst_band_close"):
+        if c in t:
+            t[c] = (t[c] * 100).map(lambda v: "not assessed" if v != v else f"{v:.1f} %")
     t["abs_cor"] = t["abs_cor"].map(lambda v: f"{v:.3f}")
     t["ok"] = t["ok"].map({True: "yes", False: "NO"})
     return t.rename(columns=RISK_COLUMNS)
@@ -230,4 +232,29 @@ def band_risk_figure(bands: pd.DataFrame, limit=None, tolerance=0.05, value="clo
                                  type="category"),
                       yaxis=dict(title="% of the band's records", rangemode="tozero"), height=400,
                       legend=dict(orientation="h", yanchor="top", y=-0.3, x=0), **_LAYOUT)
+    return fig
+
+
+def removal_curve_figure(table: pd.DataFrame, metric: str, label: str, threshold=None, chosen=None, floor=None):
+    """pca_remove: the utility metric after removing the r largest components (left axis)
+    and the smallest share of a checked variable's variance removed (right axis, the risk
+    floor's quantity), r = 0, 1, ..."""
+    fig = make_subplots(specs=[[{"secondary_y": True}]])
+    fig.add_scatter(x=table.removed, y=table[metric], mode="lines+markers", name=label,
+                    hovertemplate="%{x} removed: " + label + " %{y:.4g}<extra></extra>")
+    fig.add_scatter(x=table.removed, y=table.min_share * 100, mode="lines+markers", name="smallest variance share removed (%)",
+                    line=dict(dash="dot", color="#7f7f7f"), secondary_y=True,
+                    hovertemplate="%{x} removed: at least %{y:.1f} % of every checked variable's variance<extra></extra>")
+    if threshold is not None:
+        fig.add_hline(y=threshold, line_dash="dash", line_color="#1f77b4", annotation_text=f"stop: {threshold:g}")
+    if floor is not None:
+        fig.add_hline(y=floor * 100, line_dash="dash", line_color="#d62728", secondary_y=True,
+                      annotation_text=f"risk floor {floor * 100:.0f} %", annotation_position="bottom right")
+    if chosen is not None:
+        fig.add_vline(x=chosen, line_color="#2ca02c", annotation_text=f"{chosen} removed")
+    fig.update_layout(title="Utility and perturbed share against components removed", height=420,
+                      xaxis=dict(title="largest principal components removed", dtick=1),
+                      legend=dict(orientation="h", yanchor="top", y=-0.25, x=0), **_LAYOUT)
+    fig.update_yaxes(title_text=label, secondary_y=False)
+    fig.update_yaxes(title_text="% of variance removed", range=[0, 105], secondary_y=True)
     return fig

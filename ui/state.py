@@ -35,7 +35,10 @@ DEFAULT_CFG = {
     "fa": {"method": "fa"},
     "pca": {"method": "pca"},
     "magg": {"method": "magg", "k": 3, "noise": "published"},
+    "rankswap": {"method": "rankswap", "p": 15.0},
+    "pca_remove": {"method": "pca_remove"},
 }
+METHOD_LABELS = {"fa": "FA", "pca": "PCA", "magg": "M-AGG", "rankswap": "Rank swap", "pca_remove": "PCA-R"}
 
 
 def data_token(df: pd.DataFrame) -> str:
@@ -385,15 +388,27 @@ def _audit(tok, key, _df):
     return sdccore.audit_factor_scores(_df)
 
 
+@st.cache_data(scope="session", max_entries=16, show_spinner=False)
+def _removal_curve(tok, key, _df, sens, transform):
+    return sdccore.removal_curve(_df, sensitive=list(sens) if sens else None, transform=transform)
+
+
+def removal_curve():
+    """pca_remove's utility and perturbed share against components removed (Configure page)."""
+    cols = protect_columns()
+    s = sensitive()
+    tr = plausible()["transform"]
+    return _removal_curve(token(), _key([cols, s, tr]), data()[cols], tuple(s) if s else None, tr)
+
+
 def audit():
     cols = protect_columns()
     return _audit(token(), _key(cols), data()[cols])
 
 
 def current_configs(methods) -> dict:
-    """The configured methods as compare() configurations, labelled FA / PCA / M-AGG."""
-    labels = {"fa": "FA", "pca": "PCA", "magg": "M-AGG"}
-    return {labels[m]: with_floors(st.session_state[f"cfg_{m}"]) for m in methods}
+    """The configured methods as compare() configurations, labelled as METHOD_LABELS."""
+    return {METHOD_LABELS[m]: with_floors(st.session_state[f"cfg_{m}"]) for m in methods}
 
 
 def run_comparison(methods, reps, progress):
