@@ -30,7 +30,8 @@ MAP_CONFIGS = {
 }
 # checked on the user's data when the map's methods break a risk floor there (rank swapping of
 # the sensitive variables alone leaves the public ones unchanged: nothing in them shows the change)
-FALLBACK_CONFIGS = {"Rank swap": {"method": "rankswap", "p": 15.0}}
+# p = 40: the smallest of 15/20/30/40 % that met every floor in 10 of 10 runs on the three samples
+FALLBACK_CONFIGS = {"Rank swap": {"method": "rankswap", "p": 40.0}}
 METHOD_OF = {"FA": "fa", "PCA": "pca", "M-AGG": "magg", "Rank swap": "rankswap"}
 
 

@@ -32,7 +32,7 @@ from sdccore import _removal as rm  # noqa: E402
 OUT = Path(__file__).resolve().parent / "output"
 PAPER_TABLE_I = {1: (0.9335, 20.0081), 2: (0.9036, 17.9902), 5: (0.8614, 16.1854)}
 CONFIGS = {"FA": {"method": "fa"}, "PCA": {"method": "pca"}, "M-AGG": {"method": "magg"},
-           "Rank swap": {"method": "rankswap"},
+           "Rank swap": {"method": "rankswap", "p": 40.0},
            "PCA-R stop": {"method": "pca_remove"},
            "PCA-R r=1": {"method": "pca_remove", "removed": 1},
            "PCA-R r=4": {"method": "pca_remove", "removed": 4}}

@@ -240,7 +240,8 @@ def removal_curve_figure(table: pd.DataFrame, metric: str, label: str, threshold
     and the smallest share of a checked variable's variance removed (right axis, the risk
     floor's quantity), r = 0, 1, ..."""
     fig = make_subplots(specs=[[{"secondary_y": True}]])
-    fig.add_scatter(x=table.removed, y=table[metric], mode="lines+markers", name=label,
+    fig.add_scatter(x=table.removed, y=table[metric].replace([np.inf, -np.inf], np.nan), mode="lines+markers",
+                    name=label,
                     hovertemplate="%{x} removed: " + label + " %{y:.4g}<extra></extra>")
     fig.add_scatter(x=table.removed, y=table.min_share * 100, mode="lines+markers", name="smallest variance share removed (%)",
                     line=dict(dash="dot", color="#7f7f7f"), secondary_y=True,
@@ -248,8 +249,10 @@ def removal_curve_figure(table: pd.DataFrame, metric: str, label: str, threshold
     if threshold is not None:
         fig.add_hline(y=threshold, line_dash="dash", line_color="#1f77b4", annotation_text=f"stop: {threshold:g}")
     if floor is not None:
-        fig.add_hline(y=floor * 100, line_dash="dash", line_color="#d62728", secondary_y=True,
-                      annotation_text=f"risk floor {floor * 100:.0f} %", annotation_position="bottom right")
+        # a trace on the right axis (add_hline would draw it on the left one)
+        fig.add_scatter(x=[table.removed.min(), table.removed.max()], y=[floor * 100] * 2, mode="lines",
+                        name=f"risk floor: at least {floor * 100:.0f} % perturbed", secondary_y=True,
+                        line=dict(dash="dash", color="#d62728"), hoverinfo="skip")
     if chosen is not None:
         fig.add_vline(x=chosen, line_color="#2ca02c", annotation_text=f"{chosen} removed")
     fig.update_layout(title="Utility and perturbed share against components removed", height=420,
