@@ -13,7 +13,7 @@ from . import _plausible as pl
 from . import _removal as rm
 from ._magg import correlated_noise, magg, rankswap_columns
 from ._perturb import PARAMETERS, PERTURBATIONS, RESIDUALS, perturb_columns, perturb_residual_rows
-from ._safety import RiskFloors, RiskProfile, UnsafeReleaseError, risk_profile
+from ._safety import RiskFloors, RiskProfile, UnsafeReleaseError, change_structure, risk_profile
 from ._validation import (
     check_choice,
     check_dataframe,
@@ -468,7 +468,7 @@ def _plan(prep, method, o):
         dec, active = dc.pca_as_decomposition(Rk)
         notes += list(dec.notes)
         T = np.eye(dec.L.shape[1])
-        sel = list(range(_removal_count(prep, o, dec, active, notes)))
+        sel = list(range(rm.removal_count(prep, o, dec, active, notes)))
     else:
         dec, active = dc.pca_as_decomposition(Rk)
         notes += list(dec.notes)
@@ -488,66 +488,6 @@ def _plan(prep, method, o):
             f"lower the threshold, choose another criterion, or list the {word}s to perturb."
         )
     return _Plan(dec, T, sel, active, tuple(notes))
-
-
-def _removal_standardized(prep):
-    """The protected columns standardised by their mean and population sd (the utility
-    metrics' scale), and the sd used."""
-    Xk = prep.X[:, prep.keep]
-    Zs, _ = rm.standardized_by(Xk, Xk)
-    sd = Xk.std(axis=0)
-    return Zs, np.where(sd > 0, sd, 1.0)
-
-
-def _removal_count(prep, o, dec, active, notes):
-    """How many of the largest components pca_remove removes: the stop rule's choice for
-    removed='auto' (then recorded in ``o``, so the recipe reproduces it even if the rule
-    changes), or the number given; explained in ``notes``."""
-    metric, threshold = o["metric"], o.get("threshold")
-    label = rm.UTILITY_METRICS[metric][0]
-    relation = "at least" if rm.UTILITY_METRICS[metric][1] else "at most"
-    Zs, _ = _removal_standardized(prep)
-    m = len(prep.keep)
-    if o["removed"] == "auto":
-        r, values = rm.stop_rule(Zs, dec.G, active, metric, threshold)
-        if r == 0:
-            raise ValueError(
-                f"removing even the largest principal component leaves {label} = {values[1]:.4g}, which breaks the "
-                f"threshold ({relation} {threshold:g}): nothing would be protected. Relax the threshold (the curve on the "
-                f"Configure page, sdccore.removal_curve, shows the utility after each removal) or use another method.")
-        o["removed"] = r
-        after = (f"; removing one more would give {values[r + 1]:.4g}" if len(values) > r + 1 else
-                 " (no further component can be removed)")
-        notes.append(f"removed the {r} largest of {m} principal components: the stop rule keeps {label} {relation} "
-                     f"{threshold:g}; after {r} removed it is {values[r]:.4g}{after}")
-        return r
-    r = o["removed"]
-    active_count = int(np.count_nonzero(active))
-    if r > active_count:
-        raise ValueError(f"removed={r}, but only {active_count} principal component(s) have any variance; remove at "
-                         f"most {active_count}.")
-    v = rm.utility_metrics(Zs, rm.removed_release(Zs, dec.G, r), [metric])[metric]
-    text = f"removed the {r} largest of {m} principal components (as given): {label} {v:.4g}"
-    if threshold is not None and not rm.meets(metric, v, threshold):
-        text += f", which breaks the utility threshold ({relation} {threshold:g})"
-    notes.append(text)
-    return r
-
-
-def _removal_keeps(prep, share, Xk, Xpk):
-    """What pca_remove kept, in words: means exactly, the share of each variable's variance,
-    the largest change of a correlation."""
-    names = [prep.numeric[j] for j in prep.keep]
-    kept = 1.0 - share
-    lo, hi = int(np.argmin(kept)), int(np.argmax(kept))
-    m = Xk.shape[1]
-    with np.errstate(invalid="ignore", divide="ignore"):
-        change = np.abs(np.nan_to_num(np.corrcoef(Xpk, rowvar=False).reshape(m, m))
-                        - np.corrcoef(Xk, rowvar=False).reshape(m, m))
-    np.fill_diagonal(change, 0.0)
-    return (f"what the removal keeps: every mean exactly (before bounds and rounding); NOT the variances and "
-            f"covariances: the variables keep {kept[lo]:.1%} ({names[lo]}) to {kept[hi]:.1%} ({names[hi]}) of their "
-            f"variance, and correlations change by up to {change.max():.2f}")
 
 
 def _resolve_labels(o, method, m):
@@ -758,11 +698,11 @@ def _protect(data, method, sensitive, rng, options):
     if method == "pca_remove":
         plan = _plan(prep, method, o)
         notes += list(plan.notes)
-        Zs, sd_pop = _removal_standardized(prep)
+        Zs, sd_pop = rm.standardized_columns(prep)
         r = len(plan.sel)
         Xpk = prep.X[:, keep].mean(axis=0) + rm.removed_release(Zs, plan.dec.G, r) * sd_pop
         share = rm.removed_share(plan.dec.G, plan.dec.variances, r)
-        notes.append(_removal_keeps(prep, share, prep.X[:, keep], Xpk))
+        notes.append(rm.removal_keeps(prep, share, prep.X[:, keep], Xpk))
         names = [prep.numeric[j] for j in keep]
         loadings = pd.DataFrame(plan.dec.loadings, index=names,
                                 columns=[f"PC{i + 1}" for i in range(plan.dec.L.shape[1])])
@@ -814,7 +754,7 @@ def _protect(data, method, sensitive, rng, options):
     out = _assemble(prep.data, prep.numeric, Xp, as_int)
     eff = _effective(method, prep.sensitive_names, exclude, seed, o, common, prep)
     risk = risk_profile(prep.X0, Xp, prep.numeric, prep.check, common["floors"], planned,
-                        link_on=_link_columns(prep), structure=_structure(prep, basis))
+                        link_on=_link_columns(prep), structure=change_structure(prep, basis))
     plaus = pl.report(prep.numeric, prep.X0, Xp, {prep.numeric[j] for j in prep.log_cols}, clipped, dec,
                       common["bounds"])
     for c, k in clipped.items():
@@ -822,32 +762,6 @@ def _protect(data, method, sensitive, rng, options):
             notes.append(f"{prep.numeric[c]}: {k} value(s) outside the original's "
                          f"{'sign' if common['bounds'] == 'sign' else 'range'} were clipped")
     return ProtectionResult(out, loadings, perturbed, eff, _dependency_report(prep), tuple(notes), risk, plaus)
-
-
-def _structure(prep, basis):
-    """(basis, forward, inverse) for the structural intruder of the risk floors: the span of
-    every record's change on the protection scale, one row per numeric column (rows of exact
-    dependencies rebuilt from the others; NaN where the change is not linear on one scale:
-    a dependency of log-scale columns), or None."""
-    if basis is None:
-        return None
-    full = np.full((len(prep.numeric), basis.shape[1]), np.nan)
-    full[prep.keep] = basis
-    if prep.deps and not prep.log_cols:
-        per_sd = basis / prep.sd0[prep.keep][:, None]
-        for d in prep.deps:
-            full[d.target] = prep.sd0[d.target] * (d.beta @ per_sd)
-    if not prep.log_cols:
-        return full, (lambda M: M), (lambda v, j: v)
-    cols, scales = prep.log_cols, prep.log_scales
-
-    def inv(v, j):
-        if j not in cols:
-            return v
-        M = v[:, None].copy()
-        return pl.inverse(M, [0], [scales[cols.index(j)]])[:, 0]
-
-    return full, (lambda M: pl.forward(M, cols, scales)), inv
 
 
 def _link_columns(prep):

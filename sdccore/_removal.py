@@ -198,6 +198,68 @@ def stop_rule(Zx, A, active, metric, threshold):
     return r, values
 
 
+# ----------------------------------------------------------------------------- protect's use
+
+def standardized_columns(prep):
+    """The protected columns standardised by their mean and population sd (the utility
+    metrics' scale), and the sd used."""
+    Xk = prep.X[:, prep.keep]
+    Zs, _ = standardized_by(Xk, Xk)
+    sd = Xk.std(axis=0)
+    return Zs, np.where(sd > 0, sd, 1.0)
+
+
+def removal_count(prep, o, dec, active, notes):
+    """How many of the largest components pca_remove removes: the stop rule's choice for
+    removed='auto' (then recorded in ``o``, so the recipe reproduces it even if the rule
+    changes), or the number given; explained in ``notes``."""
+    metric, threshold = o["metric"], o.get("threshold")
+    label = UTILITY_METRICS[metric][0]
+    relation = "at least" if UTILITY_METRICS[metric][1] else "at most"
+    Zs, _ = standardized_columns(prep)
+    m = len(prep.keep)
+    if o["removed"] == "auto":
+        r, values = stop_rule(Zs, dec.G, active, metric, threshold)
+        if r == 0:
+            raise ValueError(
+                f"removing even the largest principal component leaves {label} = {values[1]:.4g}, which breaks the "
+                f"threshold ({relation} {threshold:g}): nothing would be protected. Relax the threshold (the curve on the "
+                f"Configure page, sdccore.removal_curve, shows the utility after each removal) or use another method.")
+        o["removed"] = r
+        after = (f"; removing one more would give {values[r + 1]:.4g}" if len(values) > r + 1 else
+                 " (no further component can be removed)")
+        notes.append(f"removed the {r} largest of {m} principal components: the stop rule keeps {label} {relation} "
+                     f"{threshold:g}; after {r} removed it is {values[r]:.4g}{after}")
+        return r
+    r = o["removed"]
+    active_count = int(np.count_nonzero(active))
+    if r > active_count:
+        raise ValueError(f"removed={r}, but only {active_count} principal component(s) have any variance; remove at "
+                         f"most {active_count}.")
+    v = utility_metrics(Zs, removed_release(Zs, dec.G, r), [metric])[metric]
+    text = f"removed the {r} largest of {m} principal components (as given): {label} {v:.4g}"
+    if threshold is not None and not meets(metric, v, threshold):
+        text += f", which breaks the utility threshold ({relation} {threshold:g})"
+    notes.append(text)
+    return r
+
+
+def removal_keeps(prep, share, Xk, Xpk):
+    """What pca_remove kept, in words: means exactly, the share of each variable's variance,
+    the largest change of a correlation."""
+    names = [prep.numeric[j] for j in prep.keep]
+    kept = 1.0 - share
+    lo, hi = int(np.argmin(kept)), int(np.argmax(kept))
+    m = Xk.shape[1]
+    with np.errstate(invalid="ignore", divide="ignore"):
+        change = np.abs(np.nan_to_num(np.corrcoef(Xpk, rowvar=False).reshape(m, m))
+                        - np.corrcoef(Xk, rowvar=False).reshape(m, m))
+    np.fill_diagonal(change, 0.0)
+    return (f"what the removal keeps: every mean exactly (before bounds and rounding); NOT the variances and "
+            f"covariances: the variables keep {kept[lo]:.1%} ({names[lo]}) to {kept[hi]:.1%} ({names[hi]}) of their "
+            f"variance, and correlations change by up to {change.max():.2f}")
+
+
 @dataclass(frozen=True)
 class RemovalCurve:
     """Utility and risk of removing the r largest principal components, r = 0, 1, ...

@@ -52,6 +52,8 @@ import numpy as np
 from numba import njit, prange
 import pandas as pd
 
+from ._plausible import forward, inverse
+
 __all__ = ["RiskFloors", "RiskProfile", "UnsafeReleaseError", "risk_profile"]
 
 NEAR_DUPLICATE = 0.8  # |r| from which a variable counts as a proxy of another (leave-one-out linking)
@@ -232,6 +234,33 @@ def _close(x, y, tol):
 
 
 MAX_KNOWN = 31  # known variables the regression intruder uses (those whose changes track the target's most)
+
+
+def change_structure(prep, basis):
+    """(basis, forward, inverse) for the structural intruder (``_structural_estimate``), from
+    protect's prepared data (``prep``) and the span of the perturbed factors' loadings: the span of
+    every record's change on the protection scale, one row per numeric column (rows of exact
+    dependencies rebuilt from the others; NaN where the change is not linear on one scale:
+    a dependency of log-scale columns), or None."""
+    if basis is None:
+        return None
+    full = np.full((len(prep.numeric), basis.shape[1]), np.nan)
+    full[prep.keep] = basis
+    if prep.deps and not prep.log_cols:
+        per_sd = basis / prep.sd0[prep.keep][:, None]
+        for d in prep.deps:
+            full[d.target] = prep.sd0[d.target] * (d.beta @ per_sd)
+    if not prep.log_cols:
+        return full, (lambda M: M), (lambda v, j: v)
+    cols, scales = prep.log_cols, prep.log_scales
+
+    def inv(v, j):
+        if j not in cols:
+            return v
+        M = v[:, None].copy()
+        return inverse(M, [0], [scales[cols.index(j)]])[:, 0]
+
+    return full, (lambda M: forward(M, cols, scales)), inv
 
 
 def _loo_fit(P, t):
