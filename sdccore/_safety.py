@@ -307,21 +307,21 @@ def _regression_estimate(X, Y, rows, j, known):
     return Y[rows, j] - _loo_fit(Dk, d)
 
 
-def _structural_estimate(X, Y, rows, j, known, structure):
+def _structural_estimate(Xs, Ys, j, known, structure):
     """The structural intruder's estimate of x_j, or None: for fa, pca and pca_remove the
     change of every record lies in the span of the perturbed factors' loadings
     (``basis``, on the protection scale), which an intruder who knows the method estimates
     from the release itself (FA and PCA keep the covariance).  Knowing a record's values on
     ``known`` it solves for the record's change and reads x_j back exactly when the known
-    variables determine it (rank of their loadings = number of perturbed factors)."""
-    basis, fwd, inv = structure
+    variables determine it (rank of their loadings = number of perturbed factors).  ``Xs``,
+    ``Ys``: the linked records of original and release on the protection scale."""
+    basis, _, inv = structure
     if basis is None or not np.isfinite(basis[j]).all():
         return None
     Bk = basis[known]
     if not np.isfinite(Bk).all() or Bk.shape[0] < Bk.shape[1] or np.linalg.matrix_rank(Bk) < Bk.shape[1]:
         return None
     with np.errstate(all="ignore"):
-        Xs, Ys = fwd(X[rows]), fwd(Y[rows])
         Dk = Ys[:, known] - Xs[:, known]
         ok = np.isfinite(Dk).all(axis=1)
         delta = np.linalg.lstsq(Bk, np.where(ok[:, None], Dk, 0.0).T, rcond=None)[0]
@@ -381,6 +381,9 @@ def risk_profile(X, Y, names, check, floors=None, planned_share=None, link_on=No
             loo = _link_leave_one_out(X, Y, rows, list(check), {j: [j] + proxies[j] for j in check})
     tol = floors.tolerance
     var_rows, band_rows, violations, failing = [], [], [], []
+    if structure is not None:
+        with np.errstate(all="ignore"):  # the linked records on the protection scale, once
+            scaled = (structure[1](X[rows]), structure[1](Y[rows]))
     for a, j in enumerate(check):
         name = names[j]
         x, y = X[:, j], Y[:, j]
@@ -412,7 +415,7 @@ def risk_profile(X, Y, names, check, floors=None, planned_share=None, link_on=No
                 # law of their changes is the intruder's key to the sensitive change
                 estimates.append(_regression_estimate(X, Y, rows, j, known))
             if structure is not None:
-                est = _structural_estimate(X, Y, rows, j, known, structure)
+                est = _structural_estimate(*scaled, j, known, structure)
                 if est is not None:
                     estimates.append(est)
             if estimates:
