@@ -30,7 +30,7 @@ nav.run()
 # drawn after the page so that it shows what the page has just changed (roles, data)
 with st.sidebar:
     df = state.data()
-    st.markdown(f"**Data:** {st.session_state['data_name']}  \n{df.shape[0]:,} records x {df.shape[1]} columns")
+    st.markdown(f"**Data:** {state.data_name()}  \n{df.shape[0]:,} records x {df.shape[1]} columns")
     sens = state.columns_with("sensitive")
     pub = state.columns_with("public")
     st.markdown(
@@ -39,6 +39,6 @@ with st.sidebar:
         f"**identifiers (dropped):** {len(state.columns_with('identifier'))}"
     )
     st.number_input("Seed (reproducibility)", min_value=0, max_value=2**31 - 1, step=1,
-                    value=int(st.session_state["seed"]), key="seed_input", on_change=state.seed_changed,
+                    value=state.seed(), key="seed_input", on_change=state.seed_changed,
                     help="The same seed, data and settings give the same protected file, byte for byte.")
     st.caption("None of your data is written to disk; it stays in this browser session and is dropped when it ends.")

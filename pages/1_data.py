@@ -2,7 +2,6 @@
 
 import streamlit as st
 
-import sdccore
 from ui import state
 
 st.title("Data")
@@ -14,21 +13,16 @@ SAMPLES = {"tarragona": "Tarragona: 834 companies, 13 accounting figures",
            "eia": "EIA: 4092 monthly utility records, 10 continuous + identifiers"}
 
 
-def _load_sample():
-    name = st.session_state["sample_choice"]
-    state.set_data(sdccore.load_dataset(name), name, (), sample=True)
-
-
 def load_section():
     # our own key remembers the source across pages (widget state is dropped when the page is left)
     sources = ["Sample data set", "Upload a file"]
     src = st.radio("Source", sources, horizontal=True, key="source",
-                   index=sources.index(st.session_state["source_choice"]))
-    st.session_state["source_choice"] = src
+                   index=sources.index(state.source_choice()))
+    state.set_source_choice(src)
     if src == "Sample data set":
-        current = st.session_state["data_name"]
+        current = state.data_name()
         st.selectbox("Sample", list(SAMPLES), index=list(SAMPLES).index(current) if current in SAMPLES else None,
-                     format_func=lambda k: SAMPLES[k], key="sample_choice", on_change=_load_sample,
+                     format_func=lambda k: SAMPLES[k], key="sample_choice", on_change=state.load_sample,
                      placeholder="Choose a sample to replace the loaded data")
     else:
         c1, c2 = st.columns(2)
@@ -36,57 +30,25 @@ def load_section():
         dec = c2.selectbox("Decimal mark", ["detect", ".", ","], key="decimal_choice")
         up = st.file_uploader("CSV, Excel (.xlsx) or Parquet", type=["csv", "txt", "tsv", "xlsx", "parquet"], key="upload")
         if up is not None:
-            sig = (up.file_id, sep, dec)
-            if st.session_state["upload_sig"] != sig:
-                st.session_state["upload_sig"] = sig
-                err = state.handle_upload(up.getvalue(), up.name,
-                                          sep=None if sep == "detect" else ("\t" if sep == "tab" else sep),
-                                          decimal=None if dec == "detect" else dec)
-                st.session_state["upload_error"] = err
-                if err is None:
-                    st.rerun()
-        if st.session_state["upload_error"]:
-            st.error(st.session_state["upload_error"] + " Your previous data are still loaded.")
-
-
-ROLE_WIDGETS = {"sensitive_select": "sensitive", "identifier_select": "identifier", "excluded_select": "excluded"}
-
-
-def _roles_from_widgets():
-    """Callback of the role widgets: one role per column, the last widget wins in the
-    order identifier > excluded > sensitive; numeric columns default to public."""
-    df = state.data()
-    num = set(state.numeric_columns(df))
-    ss = st.session_state
-    new = {}
-    for c in df.columns:
-        if c in ss["identifier_select"]:
-            new[c] = "identifier"
-        elif c in ss["excluded_select"]:
-            new[c] = "excluded"
-        elif c in ss["sensitive_select"]:
-            new[c] = "sensitive"
-        else:
-            new[c] = "public" if c in num else "excluded"
-    state.set_roles(new)
+            if state.upload(up, None if sep == "detect" else ("\t" if sep == "tab" else sep),
+                            None if dec == "detect" else dec):
+                st.rerun()
+        if state.upload_error():
+            st.error(state.upload_error() + " Your previous data are still loaded.")
 
 
 def roles_section():
     df = state.data()
     num = state.numeric_columns(df)
     cols = list(df.columns)
-    roles = state.roles()
-    # the widgets are seeded from our roles (they survive page changes, reruns and uploads of
-    # a file with the same columns); widget state alone is dropped when the page is left
-    for key, role in ROLE_WIDGETS.items():
-        st.session_state[key] = [c for c in (num if key == "sensitive_select" else cols) if roles.get(c) == role]
+    state.seed_role_widgets()
     st.subheader("Roles")
     c1, c2, c3 = st.columns(3)
-    c1.multiselect("Sensitive (protected most)", num, key="sensitive_select", on_change=_roles_from_widgets,
+    c1.multiselect("Sensitive (protected most)", num, key="sensitive_select", on_change=state.roles_from_widgets,
                    help="Leave empty to protect every numeric column (general protection).")
-    c2.multiselect("Identifiers (dropped)", cols, key="identifier_select", on_change=_roles_from_widgets)
-    c3.multiselect("Excluded (released unchanged)", cols, key="excluded_select", on_change=_roles_from_widgets)
-    reasons = st.session_state.get("role_reasons", {})
+    c2.multiselect("Identifiers (dropped)", cols, key="identifier_select", on_change=state.roles_from_widgets)
+    c3.multiselect("Excluded (released unchanged)", cols, key="excluded_select", on_change=state.roles_from_widgets)
+    reasons = state.role_reasons()
     if reasons:
         st.caption("Suggested roles and why (change them above if they are wrong):")
         st.dataframe(state.role_table(), hide_index=True, key="role_reasons_table")
@@ -98,10 +60,10 @@ def roles_section():
             what.append(f"identifier-like column(s) {', '.join(ids)} not dropped")
         if text:
             what.append(f"text column(s) {', '.join(text)} released unchanged")
-        if not st.session_state.get("passthrough_confirmed"):
+        if not state.passthrough_confirmed():
             st.error(f"Decide before release: {'; '.join(what)}. Mark them as identifiers (dropped), or confirm.")
         st.checkbox("Release these columns unchanged: they identify no one", key="confirm_passthrough",
-                    value=bool(st.session_state.get("passthrough_confirmed")), on_change=state.confirm_passthrough)
+                    value=state.passthrough_confirmed(), on_change=state.confirm_passthrough)
     st.dataframe(state.numeric_summary(df), hide_index=True, key="column_table")
 
 
@@ -118,19 +80,16 @@ def problems_section():
                 st.rerun()
         if p.kind in ("missing", "infinite") and state.data().shape[0] - p.rows >= state.MIN_ROWS:
             if st.button(f"Drop the {p.rows} record(s)", key=f"drop_rows_{p.kind}"):
-                clean, n = sdccore.drop_incomplete_rows(state.data(), list(p.columns))
-                fmt = st.session_state.get("read_format", (",", "."))
-                state.set_data(clean, st.session_state["data_name"], [f"{n} record(s) with missing or infinite values dropped"],
-                               sep=fmt[0], decimal=fmt[1])  # same columns: the roles are kept
+                state.drop_incomplete(p.columns)
                 st.rerun()
 
 
 def body():
     load_section()
     df = state.data()
-    for note in st.session_state.get("read_notes", []):
+    for note in state.read_notes():
         st.info(note)
-    st.subheader(f"Preview: {st.session_state['data_name']} ({df.shape[0]:,} records x {df.shape[1]} columns)")
+    st.subheader(f"Preview: {state.data_name()} ({df.shape[0]:,} records x {df.shape[1]} columns)")
     st.dataframe(df.head(200), key="preview")
     roles_section()
     problems_section()

@@ -3,38 +3,24 @@
 import streamlit as st
 
 import sdccore
-from ui import figures, state
+from ui import figures, state, widgets
 
 st.title("Configure")
 st.caption("Each method's settings are remembered. The plots show what will be perturbed before anything runs.")
 
-PERTURBATIONS = ["swap", "rankswap", "noise", "microagg", "microagg_noise", "bootstrap", "synthetic", "round"]
-PARAM = {"rankswap": ("p", "Rank window p (% of records)", 15.0, 0.1, 100.0),
-         "noise": ("noise", "Noise sd (% of the factor's sd)", 50.0, 0.1, 1000.0),
-         "microagg": ("k", "Group size k", 3, 2, 100), "microagg_noise": ("k", "Group size k", 3, 2, 100)}
-
-
 def _perturbation_widgets(prefix, cfg, out):
-    pert = st.selectbox("Perturbation of each factor", PERTURBATIONS,
-                        index=PERTURBATIONS.index(cfg.get("perturbation", "swap")), key=f"{prefix}_perturbation",
-                        help="swap: random permutation (the papers' choice; keeps every factor's distribution).")
+    pert = widgets.choice(st, prefix, "perturbation", cfg, f"{prefix}_perturbation")
     out["perturbation"] = pert
-    if pert in PARAM:
-        name, label, default, lo, hi = PARAM[pert]
+    for o in sdccore.option_schema(prefix):
+        if o.applies is None or o.name not in ("p", "noise_sd", "k") or not o.applies(out, None):
+            continue
         n = len(state.data())
-        if name == "k":
-            hi = max(lo, min(hi, n // 2))  # groups of k need at least two groups
-        if name == "p":
-            # the window is floor(p n / 100) ranks: below one rank nothing is swapped
-            lo = max(lo, state.min_swap_percent())
-        cur = min(max(cfg.get(name, default), lo), hi)
-        if isinstance(default, int):
-            val = st.number_input(label, min_value=lo, max_value=hi, value=int(cur), step=1, key=f"{prefix}_param_{name}")
-            out[name] = int(val)
+        if o.name == "k":  # groups of k need at least two groups
+            out["k"] = widgets.number(st, prefix, "k", cfg, f"{prefix}_param_k", high=max(2, n // 2))
+        elif o.name == "p":  # the window is floor(p n / 100) ranks: below one rank nothing is swapped
+            out["p"] = widgets.number(st, prefix, "p", cfg, f"{prefix}_param_p", low=max(0.1, state.min_swap_percent()))
         else:
-            val = st.number_input(label, min_value=lo, max_value=hi, value=float(cur), key=f"{prefix}_param_{name}",
-                                  help=f"At least {lo:g} % on {n} records: a smaller window swaps nothing." if name == "p" else None)
-            out[name] = float(val)
+            out[o.name] = widgets.number(st, prefix, o.name, cfg, f"{prefix}_param_{o.name}", high=1000.0)
 
 
 def _selection_widgets(prefix, cfg, out, key, word, sens, n_items):
@@ -49,18 +35,11 @@ def _selection_widgets(prefix, cfg, out, key, word, sens, n_items):
     elif mode == "criterion":
         out[key] = "auto"
         if prefix == "fa":
-            crits = ["sensitive_threshold", "public_threshold", "sensitive_over_public"]
-            names = {"sensitive_threshold": "|loading| >= t on a sensitive variable",
-                     "public_threshold": "all but those with |loading| >= t on a public variable",
-                     "sensitive_over_public": "loading larger on sensitive than on public variables"}
-            crit = st.selectbox("Criterion", crits, index=crits.index(cfg.get("criterion", "sensitive_threshold")),
-                                format_func=names.get, key="fa_criterion")
-            out["criterion"] = crit
-            if crit != "sensitive_over_public":
-                out["threshold"] = st.slider("Threshold t", 0.0, 1.0, float(cfg.get("threshold", 0.3)), 0.05, key="fa_threshold")
-        else:
-            out["threshold"] = st.slider("Threshold t (|loading| on a sensitive variable)", 0.0, 1.0,
-                                         float(cfg.get("threshold", 0.3)), 0.05, key="pca_threshold")
+            out["criterion"] = widgets.choice(st, "fa", "criterion", cfg, "fa_criterion")
+        thr = widgets.spec(prefix, "threshold")
+        if thr.applies(out, None):
+            out["threshold"] = st.slider(thr.label, float(thr.low), float(thr.high), float(cfg.get("threshold", thr.default)), 0.05,
+                                         key=f"{prefix}_threshold", help=thr.help)
     else:
         chosen = cur if isinstance(cur, list) else [1]
         cols = st.columns(min(n_items, 7) or 1)
@@ -96,20 +75,11 @@ def floors_section():
     pv = state.plausible()
     with st.expander("Plausible values: scale, bounds, rounding (all methods)"):
         c1, c2, c3 = st.columns(3)
-        tr = ["none", "auto"]
-        bd = ["sign", "observed", "none"]
-        rd = ["original", "none"]
+        # the same options for every method: FA's schema entries stand for all
         state.set_plausible({
-            "transform": c1.selectbox("Log scale for skewed non-negative variables", tr, index=tr.index(pv["transform"]),
-                                      key="pv_transform", help="auto: means and covariances kept on the log scale, not "
-                                      "exactly on the original one; the change of each mean is shown below the preview."),
-            "bounds": c2.selectbox("Bounds", bd, index=bd.index(pv["bounds"]), key="pv_bounds",
-                                   help="sign: no negative values where the original has none (clipped at 0, counted; "
-                                        "means shift a little). observed: clipped to the original range (a clipped "
-                                        "value equals an observed extreme). none: exact means, implausible values."),
-            "rounding": c3.selectbox("Rounding", rd, index=rd.index(pv["rounding"]), key="pv_rounding",
-                                     help="original: the original's decimals (integers stay integers); moves means "
-                                          "by at most half a unit of the last digit."),
+            "transform": widgets.choice(c1, "fa", "transform", pv, "pv_transform"),
+            "bounds": widgets.choice(c2, "fa", "bounds", pv, "pv_bounds"),
+            "rounding": widgets.choice(c3, "fa", "rounding", pv, "pv_rounding"),
         })
 
 
@@ -153,95 +123,72 @@ def _plots(method, cfg, sens, prefix):
 
 
 def fa_tab(sens, m):
-    cfg = st.session_state["cfg_fa"]
+    cfg = state.config("fa")
     out = {"method": "fa"}
     c1, c2, c3 = st.columns(3)
-    out["n_factors"] = int(c1.number_input("Number of factors", 1, m, int(min(cfg.get("n_factors", m), m)), key="fa_n_factors",
-                                           help="Default: as many as variables (zero factors are dropped)."))
-    ext = ["minres", "ml", "principal"]
-    out["extraction"] = c2.selectbox("Extraction", ext, index=ext.index(cfg.get("extraction", "minres")), key="fa_extraction")
-    rots = ["none", "varimax", "quartimax", "equamax"] + (["isolate_sensitive", "isolate_public"] if sens else [])
-    rot = cfg.get("rotation", "isolate_sensitive" if sens else "none")
-    out["rotation"] = c3.selectbox("Rotation", rots, index=rots.index(rot) if rot in rots else 0, key="fa_rotation",
-                                   help="isolate_sensitive: factor 1 alone carries sensitive variable 1, factors 1-2 variable 2, ...")
+    out["n_factors"] = widgets.number(c1, "fa", "n_factors", {"n_factors": min(cfg.get("n_factors", m), m)},
+                                      "fa_n_factors", high=m)
+    out["extraction"] = widgets.choice(c2, "fa", "extraction", cfg, "fa_extraction")
+    out["rotation"] = widgets.choice(c3, "fa", "rotation", cfg, "fa_rotation",
+                                     choices=widgets.spec("fa", "rotation").allowed(bool(sens)),
+                                     default="isolate_sensitive" if sens else "none")
     probe = state.decompose("fa", {**out, "factors": "all"})
     _selection_widgets("fa", cfg, out, "factors", "factor", sens, probe.loadings.shape[1])
     c4, c5 = st.columns(2)
     with c4:
         _perturbation_widgets("fa", cfg, out)
     with c5:
-        res = ["keep", "swap_rows", "bootstrap_rows"]
-        out["residuals"] = st.selectbox("Residuals", res, index=res.index(cfg.get("residuals", "keep" if sens else "swap_rows")),
-                                        key="fa_residuals",
-                                        help="swap_rows (default in general protection): with fewer factors than "
-                                             "variables, residuals kept unchanged let an intruder who knows the other "
-                                             "variables invert the change exactly.")
-        sc = ["whitened", "regression"]
-        out["scores"] = st.selectbox("Scores", sc, index=sc.index(cfg.get("scores", "whitened")), key="fa_scores",
-                                     help="whitened keeps the covariance unbiased; regression is the papers' literal construction.")
-    st.session_state["cfg_fa"] = out
+        out["residuals"] = widgets.choice(st, "fa", "residuals", cfg, "fa_residuals",
+                                          default="keep" if sens else "swap_rows")
+        out["scores"] = widgets.choice(st, "fa", "scores", cfg, "fa_scores")
+    state.set_config("fa", out)
     _plots("fa", out, sens, "fa")
     risk_preview("fa", out)
 
 
 def pca_tab(sens, m):
-    cfg = st.session_state["cfg_pca"]
+    cfg = state.config("pca")
     out = {"method": "pca"}
     _selection_widgets("pca", cfg, out, "components", "component", sens, m)
     _perturbation_widgets("pca", cfg, out)
-    st.session_state["cfg_pca"] = out
+    state.set_config("pca", out)
     _plots("pca", out, sens, "pca")
     risk_preview("pca", out)
 
 
 def magg_tab(n):
-    cfg = st.session_state["cfg_magg"]
+    cfg = state.config("magg")
     if n < 4:
         st.error(f"M-AGG needs at least 4 records (two groups of at least 2); the data have {n}. Use FA or PCA, or a "
                  f"file with more records.")
         return
     c1, c2 = st.columns(2)
-    k_max = max(2, n // 2)
-    k = c1.number_input("Group size k", 2, k_max, min(int(cfg.get("k", 3)), k_max), key="magg_k",
-                        help="MDAV groups of at least k records (sdcMicro's partition). Small k keeps more utility.")
-    noises = ["published", "exact", "none"]
-    noise = c2.selectbox("Noise", noises, index=noises.index(cfg.get("noise", "published")), key="magg_noise",
-                         help="published: N(0, lost covariance); exact: mean and covariance kept exactly; none: plain MDAV.")
-    st.session_state["cfg_magg"] = {"method": "magg", "k": int(k), "noise": noise}
+    k = widgets.number(c1, "magg", "k", cfg, "magg_k", high=max(2, n // 2))
+    noise = widgets.choice(c2, "magg", "noise_model", cfg, "magg_noise")
+    state.set_config("magg", {"method": "magg", "k": int(k), "noise_model": noise})
     sens = state.sensitive()
     st.caption("M-AGG aggregates " + (f"only the sensitive variables ({', '.join(sens)})" if sens else "all variables")
                + " into groups of at least k similar records, then adds noise restoring the variance the groups removed.")
-    risk_preview("magg", st.session_state["cfg_magg"])
+    risk_preview("magg", state.config("magg"))
 
 
 def rankswap_tab():
-    cfg = st.session_state["cfg_rankswap"]
-    lo = state.min_swap_percent()
-    p = st.number_input("Rank window p (% of records)", min_value=float(max(0.1, lo)), max_value=100.0,
-                        value=float(min(max(cfg.get("p", 40.0), lo), 100.0)), key="rankswap_p",
-                        help="Each value is swapped with another whose rank differs by at most p % of the records. "
-                             "Default 40 %: smaller windows kept too many values within 5 % of the truth in some size "
-                             "band on the samples.")
-    st.session_state["cfg_rankswap"] = {"method": "rankswap", "p": float(p)}
+    cfg = state.config("rankswap")
+    p = widgets.number(st, "rankswap", "p", cfg, "rankswap_p", low=max(0.1, state.min_swap_percent()))
+    state.set_config("rankswap", {"method": "rankswap", "p": float(p)})
     sens = state.sensitive()
     st.caption("Rank swapping exchanges the values of " + (f"the sensitive variables only ({', '.join(sens)}), "
                "leaving the public variables unchanged, so nothing in them shows what changed" if sens else
                "every variable, each on its own") + ". Every marginal distribution is kept exactly; correlations "
                "weaken as p grows.")
-    risk_preview("rankswap", st.session_state["cfg_rankswap"])
+    risk_preview("rankswap", state.config("rankswap"))
 
 
-METRIC_TEXT = {"correlation": "correlation of the flattened standardised data (higher is better)",
-               "mean_abs": "mean absolute change, in sds (lower is better)",
-               "max_row": "mean absolute change of the most changed record, in sds (lower is better)",
-               "frobenius": "root mean square change, in sds (lower is better)",
-               "kl": "Kullback-Leibler divergence of the fitted normals (lower is better)",
-               "psnr": "PSNR of the data read as an image, dB (higher is better)",
-               "ssim": "SSIM of the data read as an image (higher is better)"}
+METRIC_TEXT = widgets.spec("pca_remove", "metric").choice_text
 
 
 def pca_remove_tab(m):
-    cfg = st.session_state["cfg_pca_remove"]
+    cfg = state.config("pca_remove")
     st.caption("D'Acquisto and Naldi's method: remove the largest principal components one at a time and project "
                "back onto the variables, while a utility metric stays acceptable. It keeps every mean exactly but "
                "NOT the variances and covariances (each variable loses the share the removed components carry, "
@@ -271,7 +218,7 @@ def pca_remove_tab(m):
         r = c3.number_input("Components removed", 1, top, int(min(max(cfg.get("removed", 2) if cfg.get("removed") != "auto"
                                                                       else 2, 1), top)), key="pcar_removed")
         out.update(removed=int(r))
-    st.session_state["cfg_pca_remove"] = out
+    state.set_config("pca_remove", out)
     dec = state.decompose("pca_remove", out)
     chosen = len(dec.perturbed)
     st.plotly_chart(figures.removal_curve_figure(table, metric, METRIC_TEXT[metric].split(" (")[0],

@@ -70,8 +70,8 @@ def results_section(c):
     c4.plotly_chart(figures.band_risk_figure(res.band_risk(), fl["max_close_share"], fl["tolerance"], "close_mean"),
                     key="band_risk_plot")
     max_risk = st.slider("Risk ceiling for the suggested release (disclosure risk = mean of DBRL and ID, upper end of "
-                         "its interval)", 0.0, 1.0, float(st.session_state["max_risk"]), 0.05, key="max_risk_input")
-    st.session_state["max_risk"] = max_risk
+                         "its interval)", 0.0, 1.0, state.max_risk(), 0.05, key="max_risk_input")
+    state.set_max_risk(max_risk)
     best, why = res.suggest(max_risk)
     if best:
         st.success(f"Suggested release: **{best}**. {why}.")

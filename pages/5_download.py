@@ -1,10 +1,7 @@
 """Page 5: the protected CSV, the recipe that reproduces it, the report and the score audit."""
 
-import json
-
 import streamlit as st
 
-import sdccore
 from ui import figures, report, state
 
 st.title("Download")
@@ -18,7 +15,7 @@ def _choice():
             st.error("No method meets the risk floors with its default settings on these data: " + rec.reasons[-1])
             return None, None
         label = f"{rec.label} (recommended, as configured)"
-        cfg = dict(st.session_state[f"cfg_{rec.method}"])
+        cfg = state.config(rec.method)
         st.info("No configuration was picked on page 4, so the recommended method is used as configured on page 3.")
     return label, cfg
 
@@ -50,7 +47,8 @@ def body():
                           help="Record order can reveal who is who (e.g. files sorted by size); shuffling hides it.")
     c2.markdown(f"Identifiers dropped: {', '.join(ident) if ident else 'none'}  \n"
                 f"Excluded columns passed through unchanged: {', '.join(state.excluded()) or 'none'}")
-    out = sdccore.prepare_release(res.data, drop=ident, shuffle=shuffle, rng=[state.seed(), 1])
+    rel = state.release_file(cfg, shuffle)
+    out = rel.data
     st.success("Every " + ("sensitive " if state.sensitive() else "") + "variable meets the risk floors in this release.")
     c3, c4 = st.columns(2)
     c3.dataframe(figures.risk_table(res.risk.variables), key="release_risk_table")
@@ -63,15 +61,12 @@ def body():
                  f"decimals. Means on the original scale change by at most "
                  f"{plaus.mean_change_sd.abs().max():.3f} sd (see the Configure page).")
     st.dataframe(out.head(50), key="release_preview")
-    name = str(st.session_state["data_name"]).rsplit(".", 1)[0]
-    sep, dec = st.session_state.get("read_format", (",", "."))
-    st.download_button("Download the protected CSV", sdccore.release_csv(out, sep=sep, decimal=dec),
+    name = state.data_name().rsplit(".", 1)[0]
+    sep, dec = state.read_format()
+    st.download_button("Download the protected CSV", rel.csv(sep=sep, decimal=dec),
                        f"{name}_protected.csv", "text/csv", key="download_csv", type="primary")
     st.caption(f"Written as the upload was: separator {'tab' if sep == chr(9) else repr(sep)}, decimal mark {dec!r}.")
-    recipe = dict(res.options)
-    recipe["recipe_version"] = sdccore.RECIPE_VERSION
-    recipe["release"] = {"drop": ident, "keep": state.passthrough_text(), "shuffle": bool(shuffle)}
-    st.download_button("Download the recipe (JSON)", json.dumps(recipe, indent=2, sort_keys=True), f"{name}_recipe.json",
+    st.download_button("Download the recipe (JSON)", rel.recipe.to_json(), f"{name}_recipe.json",
                        "application/json", key="download_recipe")
     st.code(f"python -m sdccore protect ORIGINAL.csv --recipe {name}_recipe.json --out {name}_protected.csv", language="bash")
     st.caption("The command line rebuilds the same file from the original and the recipe. Keep the recipe internal: "
@@ -79,7 +74,7 @@ def body():
     kind = st.radio("Report", ["internal", "external"], horizontal=True, key="report_kind",
                     format_func=lambda k: {"internal": "internal (with the seed)", "external": "external (no seed)"}[k])
     c = state.comparison()
-    html_doc = report.build_report(kind, st.session_state["data_name"], out.shape, state.roles(), label, res.options, ev,
+    html_doc = report.build_report(kind, state.data_name(), out.shape, state.roles(), label, res.options, ev,
                                    c["result"] if c else None, res.dependencies, res.notes, res.risk, res.plausibility,
                                    res.unsafe_reason)
     st.download_button("Download the report (HTML)", html_doc, f"{name}_report_{kind}.html", "text/html",
@@ -88,8 +83,8 @@ def body():
     st.write("If a variable is nearly uncorrelated with the others, its factor score reproduces it (Drechsler, Ronning "
              "and Bleninger). The audit shows how close an intruder with factor scores would get to each variable.")
     if st.button("Run the factor-score audit", key="run_audit"):
-        st.session_state["audit_token"] = state.token()
-    if st.session_state["audit_token"] == state.token():
+        state.request_audit()
+    if state.audit_requested():
         with st.spinner("Trying every number of factors for every variable..."):
             a = state.audit()
         t = a.table[["best_abs_cor", "method", "n_factors", "share_within_0.5pct", "flag"]]

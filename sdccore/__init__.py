@@ -15,7 +15,9 @@ from ._mdav import mdav_groups
 from ._measures import ID_REFERENCE_TEXT, ID_REFERENCES, Evaluation, dbrl, default_id_reference, evaluate, interval_disclosure, pil, polynomial_features, propensity_score, propensity_score_shape, selectivity
 from ._recommend import Recommendation, load_bw_map, recommend, simulate_bw_map
 from ._removal import UTILITY_METRICS, RemovalCurve, removal_curve
-from ._protect import METHODS, RECIPE_VERSION, Decomposition, ProtectionResult, decompose, min_swap_percent, protect
+from ._options import Option, option_schema
+from ._protect import METHODS, Decomposition, ProtectionResult, decompose, min_swap_percent, protect
+from ._recipe import RECIPE_VERSION, Recipe, Release, child_rng, child_seeds, make_release
 from ._roles import RoleSuggestion, suggest_roles
 from ._safety import RiskFloors, RiskProfile, UnsafeReleaseError
 

@@ -14,8 +14,9 @@ import sys
 import pandas as pd
 
 
-from . import compare, evaluate, list_datasets, prepare_release, protect, read_table, recommend, release_csv, suggest_roles
-from ._protect import LEGACY_DEFAULTS, METHODS, RECIPE_VERSION
+from . import compare, evaluate, list_datasets, read_table, recommend, suggest_roles
+from ._options import METHODS
+from ._recipe import RECIPE_VERSION, Recipe, make_release
 
 
 def _value(text):
@@ -107,23 +108,20 @@ def _check_paths(args):
 
 def _load_recipe(path):
     try:
-        with open(path, encoding="utf-8-sig") as fh:  # a BOM (Windows editors) is accepted
-            options = json.load(fh)
+        with open(path, "rb") as fh:
+            raw = fh.read()
     except FileNotFoundError:
         raise ValueError(f"recipe file not found: {path}") from None
-    except RecursionError:
-        raise ValueError(f"{path} is nested too deeply to be a recipe; save the recipe the tool wrote with "
-                         f"--save-recipe.") from None
+    try:
+        text = raw.decode("utf-8-sig")  # a BOM (Windows editors) is accepted
     except UnicodeDecodeError:
         raise ValueError(f"{path} is not UTF-8 text; save the recipe the tool wrote with --save-recipe.") from None
-    except ValueError as exc:
-        raise ValueError(f"{path} is not valid JSON (line {getattr(exc, 'lineno', '?')}); save the recipe the tool "
-                         f"wrote with --save-recipe.") from None
-    if not isinstance(options, dict):
-        raise ValueError(f"{path} must hold a JSON object of options.")
-    if "seed" in options and "rng" in options:
-        raise ValueError(f"{path} holds both 'seed' and 'rng'; keep one of them (the tool writes 'seed').")
-    return options
+    recipe = Recipe.from_json(text, source=path)
+    if recipe.version is not None and recipe.version < RECIPE_VERSION:
+        print(f"note: {path} is a version {recipe.version} recipe; it is rebuilt as it was written (old option names "
+              f"read as today's: noise is noise_sd, noise_model or noise_cov); --save-recipe writes version "
+              f"{RECIPE_VERSION}", file=sys.stderr)
+    return recipe
 
 
 def _atomic_write(pairs):
@@ -157,10 +155,9 @@ def _atomic_write(pairs):
 
 
 def _protect(args):
-    options = {}
     _check_paths(args)
-    if args.recipe:
-        options = _load_recipe(args.recipe)
+    recipe = _load_recipe(args.recipe) if args.recipe else Recipe({}, shuffle=False)
+    options = dict(recipe.options)
     for item in args.set or []:
         if "=" not in item:
             raise ValueError(f"--set expects key=value, got {item!r}.")
@@ -172,47 +169,25 @@ def _protect(args):
     if args.sensitive is not None:
         options["sensitive"] = _names(args.sensitive) or None
     if args.seed is not None:
-        options.pop("seed", None)
         options.pop("rng", None)
-        options["rng"] = args.seed
-    elif "seed" in options:
-        options["rng"] = options.pop("seed")
-    if args.recipe and "recipe_version" not in options:
-        # a recipe written before plausible values existed: rebuild its file as it was then
-        for key, val in LEGACY_DEFAULTS.items():
-            options.setdefault(key, val)
-    options.pop("recipe_version", None)
-    options.pop("unsafe_reason", None)
-    release = options.pop("release", None) or {}
-    if not isinstance(release, dict):
-        raise ValueError("the recipe's 'release' entry must be an object such as {\"drop\": [], \"shuffle\": true}.")
-    drop = list(release.get("drop", [])) + _names(args.drop)
-    keep = list(release.get("keep", [])) + _names(args.keep)
+        options["seed"] = args.seed
+    elif "rng" in options:
+        options["seed"] = options.pop("rng")
+    drop = list(recipe.drop) + _names(args.drop)
+    keep = list(recipe.keep) + _names(args.keep)
     src = _read(args.input)
     data = src.data
     missing = [c for c in drop + keep if c not in data.columns]
     if missing:
         raise ValueError(f"--drop/--keep name column(s) not in {args.input}: {', '.join(missing)}.")
-    roles_data = data
-    data = data.drop(columns=drop)
-    exclude = options.get("exclude") or []
-    if not isinstance(exclude, list):
-        raise ValueError("the option 'exclude' must be a list of column names.")
-    kept = [c for c in keep if c in data.columns and c not in exclude]
-    if kept:  # kept on purpose: released unchanged, whatever their type
-        options["exclude"] = list(exclude) + kept
-    res = protect(data, allow_unsafe=args.allow_unsafe, **options)
-    _check_roles(roles_data, drop, keep, options.get("exclude"))  # after the data's own checks
-    out = prepare_release(res.data, shuffle=bool(release.get("shuffle")), rng=[int(res.options["seed"]), 1])
-    body = release_csv(out, sep=src.sep or ",", decimal=src.decimal or ".")
+    recipe = Recipe(options, tuple(drop), tuple(keep), recipe.shuffle, recipe.version, recipe.versions)
+    rel = make_release(data, recipe, allow_unsafe=args.allow_unsafe)
+    res, out = rel.result, rel.data
+    _check_roles(data, drop, keep, res.options.get("exclude"))  # after the data's own checks
+    body = rel.csv(sep=src.sep or ",", decimal=src.decimal or ".")
     pairs = []
     if args.save_recipe:
-        recipe = dict(res.options)
-        recipe["recipe_version"] = RECIPE_VERSION
-        recipe["release"] = {"drop": drop, "keep": keep, "shuffle": bool(release.get("shuffle"))}
-        if res.unsafe_reason:
-            recipe["unsafe_reason"] = res.unsafe_reason  # a record only: a rerun refuses again without --allow-unsafe
-        pairs.append((args.save_recipe, json.dumps(recipe, indent=2, sort_keys=True).encode("utf-8")))
+        pairs.append((args.save_recipe, rel.recipe.to_json().encode("utf-8")))
     digest = hashlib.sha256(body).hexdigest()[:12]
     if args.out == "-":
         if pairs:

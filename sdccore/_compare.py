@@ -12,7 +12,8 @@ import pandas as pd
 
 from ._measures import evaluate
 from ._protect import DETERMINISTIC, _protect, decompose
-from ._validation import check_names, check_number, make_rng, numeric_columns, numeric_matrix
+from ._recipe import child_seeds
+from ._validation import check_names, check_number, numeric_columns, numeric_matrix, resolve_seed
 
 __all__ = ["correlation_indices", "compare", "search", "CorrelationIndices", "Comparison", "SearchResult"]
 
@@ -258,9 +259,8 @@ def compare(data, configs, sensitive=None, reps=30, rng=None, progress=None, eva
 
     items = _normalize_configs(configs)
     reps = check_number(reps, "reps", low=1, integer=True)
-    gen = make_rng(rng)
-    seed = int(gen.integers(0, 2**63 - 1))
-    seeds = np.random.default_rng(seed).integers(0, 2**63 - 1, size=(len(items), reps))
+    seed = resolve_seed(rng)
+    seeds = child_seeds(seed, "runs", (len(items), reps))
     ev_opts = dict(evaluate_options or {})
     rows, var_rows, band_rows = [], [], []
     total = len(items) * reps
@@ -384,7 +384,8 @@ def search(data, method, sensitive=None, reps=10, budget=300, rng=None, progress
     reps = check_number(reps, "reps", low=2, integer=True)
     base = dict(base or {})
     target = "overall" if sensitive else "summary"
-    gen = make_rng(rng)
+    seed = resolve_seed(rng)
+    calls = itertools.count()
     if method == "magg":
         n = len(data)
         ks = [k for k in (2, 3, 4, 5, 6, 7, 8, 10, 12, 15, 20, 25, 30, 40, 50, 75, 100) if k <= n // 2]
@@ -415,7 +416,7 @@ def search(data, method, sensitive=None, reps=10, budget=300, rng=None, progress
 
     def run(cfg, r):
         nonlocal spent
-        cmp_ = compare(data, [cfg], sensitive=sensitive, reps=r, rng=int(gen.integers(0, 2**63 - 1)))
+        cmp_ = compare(data, [cfg], sensitive=sensitive, reps=r, rng=int(child_seeds(seed, "search", next(calls) + 1)[-1]))
         spent += r
         bad = cmp_.runs[~cmp_.runs.floors_ok.astype(bool)]
         if len(bad):

@@ -194,7 +194,11 @@ def fa_loadings(R, k, extraction):
 
 
 @dataclass(frozen=True)
-class Decomposition:
+class Factorization:
+    """Score weights, rebuild loadings, the loadings shown and score variances of a factor
+    analysis or PCA (internal; the public ``sdccore.Decomposition`` is what ``decompose``
+    returns)."""
+
     G: np.ndarray          # scores F = Z @ G
     L: np.ndarray          # loadings used to rebuild Z
     loadings: np.ndarray   # correlations cor(Z, F) shown to users
@@ -239,7 +243,7 @@ def fa_decomposition(R, k, extraction="minres", scores="whitened"):
     B = (V * inv) @ (V.T @ L)
     if scores == "regression":
         C = B.T @ R @ B
-        return Decomposition(B, L, L.copy(), np.diag(C).copy(), tuple(notes))
+        return Factorization(B, L, L.copy(), np.diag(C).copy(), tuple(notes))
     C = B.T @ R @ B  # = F0'F0/n
     e, U, keep = _inv_sqrt_psd(C)
     if keep.all():
@@ -250,7 +254,7 @@ def fa_decomposition(R, k, extraction="minres", scores="whitened"):
         W = U[:, keep] / np.sqrt(e[keep])
     G = B @ W
     Lt = R @ G  # = Z'F/n = cor(Z, F)
-    return Decomposition(G, Lt, Lt.copy(), np.ones(G.shape[1]), tuple(notes))
+    return Factorization(G, Lt, Lt.copy(), np.ones(G.shape[1]), tuple(notes))
 
 
 def pca_decomposition(R):
@@ -269,7 +273,7 @@ def pca_as_decomposition(R):
     A, w = pca_decomposition(R)
     keep = w > 1e-12 * w.max()
     notes = () if keep.all() else (f"{int((~keep).sum())} component(s) with zero variance left unchanged",)
-    return Decomposition(A, A, A * np.sqrt(w), w, notes), keep
+    return Factorization(A, A, A * np.sqrt(w), w, notes), keep
 
 
 def procrustes_rotation(L, L_target):

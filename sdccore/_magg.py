@@ -2,7 +2,7 @@
 (rank swapping and correlated noise on the original variables), spec sections 2-3.
 
 sdcMicro has no M-AGG: its ``microaggregation(method="mdav")`` stops at the group means
-(our ``noise="none"``), and its ``addNoise`` adds noise to the original values, not to
+(our ``noise_model="none"``), and its ``addNoise`` adds noise to the original values, not to
 the aggregated ones.
 """
 

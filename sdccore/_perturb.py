@@ -19,7 +19,7 @@ RESIDUALS = ("keep", "swap_rows", "bootstrap_rows")
 PARAMETERS = {
     "swap": None,
     "rankswap": ("p", 15.0),
-    "noise": ("noise", 50.0),
+    "noise": ("noise_sd", 50.0),
     "microagg": ("k", 3),
     "microagg_noise": ("k", 3),
     "bootstrap": None,

@@ -12,14 +12,14 @@ from . import _decomp as dc
 from . import _plausible as pl
 from . import _removal as rm
 from ._magg import correlated_noise, magg, rankswap_columns
-from ._perturb import PARAMETERS, PERTURBATIONS, RESIDUALS, perturb_columns, perturb_residual_rows
+from ._options import METHODS, Context, bind_data, bind_static, min_swap_percent
+from ._perturb import PARAMETERS, perturb_columns, perturb_residual_rows
 from ._safety import RiskFloors, RiskProfile, UnsafeReleaseError, change_structure, risk_profile
 from ._validation import (
     check_choice,
     check_dataframe,
     check_matrix,
     check_names,
-    check_number,
     check_scale,
     check_spread,
     numeric_columns,
@@ -27,33 +27,10 @@ from ._validation import (
     split_columns,
 )
 
-__all__ = ["protect", "decompose", "ProtectionResult", "Decomposition", "METHODS"]
+__all__ = ["protect", "decompose", "ProtectionResult", "Decomposition", "METHODS", "min_swap_percent"]
 
-METHODS = ("fa", "pca", "magg", "rankswap", "noise", "pca_remove")
 DETERMINISTIC = ("pca_remove",)  # the same release for every seed
-EXTRACTIONS = ("minres", "ml", "principal")
-ROTATIONS = ("none", "varimax", "quartimax", "equamax", "isolate_sensitive", "isolate_public")
-CRITERIA = ("sensitive_threshold", "public_threshold", "sensitive_over_public")
-SCORES = ("whitened", "regression")
-MAGG_NOISE = ("published", "exact", "none")
-DEFAULT_THRESHOLD = 0.3
-
-# options of every method: plausible values (see _plausible) and the risk floors (see _safety)
-COMMON_OPTIONS = {"transform", "bounds", "rounding", "floors"}
-RECIPE_VERSION = 2  # 2: transform, bounds, rounding and floors recorded; no stamp: recipes from before them
-# what an option left out of a recipe written before these options existed meant
-LEGACY_DEFAULTS = {"transform": "none", "bounds": "none", "rounding": "none"}
-
-_OPTION_NAMES = {
-    "fa": {"exclude", "n_factors", "extraction", "rotation", "factors", "criterion", "threshold",
-           "perturbation", "p", "noise", "k", "residuals", "scores"},
-    "pca": {"exclude", "components", "threshold", "perturbation", "p", "noise", "k", "residuals"},
-    "magg": {"exclude", "k", "noise"},
-    "rankswap": {"exclude", "p"},
-    "noise": {"exclude", "noise"},
-    "pca_remove": {"exclude", "removed", "metric", "threshold"},
-}
-_OPTION_NAMES = {m: names | COMMON_OPTIONS for m, names in _OPTION_NAMES.items()}
+DECOMPOSING = ("fa", "pca", "pca_remove")  # methods with a factorization (loadings, a plan)
 
 
 @dataclass(frozen=True)
@@ -93,7 +70,9 @@ class ProtectionResult:
 
     def recipe_json(self) -> str:
         """The options as a versioned recipe (``python -m sdccore protect --recipe``)."""
-        return json.dumps({**self.options, "recipe_version": RECIPE_VERSION}, indent=2, sort_keys=True)
+        from ._recipe import Recipe
+
+        return Recipe.from_result(self, shuffle=False).to_json()
 
 
 @dataclass(frozen=True)
@@ -122,158 +101,7 @@ class Decomposition:
     below_floor: tuple = ()   # (variable, share) of checked variables below floors.min_perturbed_share
 
 
-# ----------------------------------------------------------------------------- options
-
-def _labels_option(value, count, arg, word):
-    if isinstance(value, str):
-        return value
-    if isinstance(value, (int, np.integer)) and not isinstance(value, bool):
-        value = [value]
-    try:
-        labs = [int(v) for v in value]
-    except (TypeError, ValueError):
-        raise TypeError(f"{arg} must be 'all', 'auto' or a list of 1-based {word} numbers, e.g. {arg}=[1, 2].") from None
-    for v, lab in zip(value, labs):
-        if isinstance(v, bool) or lab != v:
-            raise TypeError(f"{arg} must list whole {word} numbers, e.g. {arg}=[1, 2].")
-    bad = [lab for lab in labs if not 1 <= lab <= count]
-    if bad:
-        raise ValueError(f"{arg} names {word}(s) {bad}, but there are {count} ({word}s are numbered 1 to {count}).")
-    if len(set(labs)) != len(labs):
-        raise ValueError(f"{arg} lists a {word} twice; list each once.")
-    return sorted(labs)
-
-
-def min_swap_percent(n):
-    """The smallest rank-swap window p (percent) that swaps anything on n records: the
-    window is floor(p n / 100) ranks and must be at least one."""
-    return 100.0 / n
-
-
-def _check_swap_window(value, n):
-    p = check_number(value, "p (rank swap window, percent of records)", low=0, high=100, low_open=True)
-    if np.floor(p * n / 100.0) < 1:
-        raise ValueError(f"p={p:g} on {n} records gives a rank-swap window of {p * n / 100:.2g} rank(s), so no value "
-                         f"would be swapped and the data would be released unchanged; use p of at least "
-                         f"{min_swap_percent(n):.3g} (one rank).")
-    return p
-
-
-def _normalize(method, options, m, sensitive, n, m_total=None):
-    """Validated effective options (without method/sensitive/seed)."""
-    allowed = _OPTION_NAMES[method]
-    unknown = sorted(set(options) - allowed)
-    if unknown:
-        raise ValueError(
-            f"option(s) {', '.join(map(repr, unknown))} do not apply to method={method!r}; "
-            f"its options are {', '.join(sorted(allowed))}."
-        )
-    o = {}
-    selective = bool(sensitive)
-    if method in ("fa", "pca"):
-        o["perturbation"] = check_choice(options.get("perturbation", "swap"), PERTURBATIONS, "perturbation")
-        par = PARAMETERS[o["perturbation"]]
-        for name in ("p", "noise", "k"):
-            if name in options and (par is None or par[0] != name):
-                raise ValueError(
-                    f"option {name!r} does not apply to perturbation={o['perturbation']!r}"
-                    + (f"; its parameter is {par[0]!r}." if par else "; it has no parameter.")
-                )
-        if par is not None:
-            name, default = par
-            val = options.get(name, default)
-            if name == "k":
-                o[name] = check_number(val, "k", low=2, high=n // 2, integer=True)
-            elif name == "p":
-                o[name] = _check_swap_window(val, n)
-            else:
-                o[name] = check_number(val, "noise (percent of the standard deviation)", low=0, low_open=True)
-        # general FA swaps the residual rows by default: with fewer factors than variables (or a
-        # factor dropped as null) the residuals kept unchanged confine every record's change to
-        # the factors' span, which an intruder who knows the other variables inverts exactly
-        # (see _safety); with as many factors as variables the residuals are 0 and swapping
-        # them changes nothing
-        default_res = "swap_rows" if method == "fa" and not selective else "keep"
-        o["residuals"] = check_choice(options.get("residuals", default_res), RESIDUALS, "residuals")
-    if method == "fa":
-        k = options.get("n_factors", m)
-        o["n_factors"] = check_number(k, "n_factors", low=1, high=m_total or m, integer=True)
-        o["extraction"] = check_choice(options.get("extraction", "minres"), EXTRACTIONS, "extraction")
-        o["rotation"] = check_choice(options.get("rotation", "isolate_sensitive" if selective else "none"), ROTATIONS, "rotation")
-        if o["rotation"].startswith("isolate") and not selective:
-            raise ValueError(f"rotation={o['rotation']!r} needs sensitive variables; pass sensitive=[...] or another rotation.")
-        o["factors"] = options.get("factors", "auto" if selective else "all")
-        o["scores"] = check_choice(options.get("scores", "whitened"), SCORES, "scores")
-    if method == "pca":
-        o["components"] = options.get("components", "auto" if selective else "all")
-    if method in ("fa", "pca"):
-        key = "factors" if method == "fa" else "components"
-        val = o[key]
-        if isinstance(val, str):
-            check_choice(val, ("all", "auto"), key)
-        if val == "auto":
-            if not selective:
-                raise ValueError(f"{key}='auto' chooses what to perturb from the sensitive variables; pass sensitive=[...] or {key}='all'.")
-            if method == "fa":
-                o["criterion"] = check_choice(options.get("criterion", "sensitive_threshold"), CRITERIA, "criterion")
-            if method == "pca" or o["criterion"] != "sensitive_over_public":
-                o["threshold"] = check_number(options.get("threshold", DEFAULT_THRESHOLD), "threshold", low=0, high=1)
-        else:
-            for name in ("criterion", "threshold"):
-                if name in options:
-                    raise ValueError(f"option {name!r} applies only with {key}='auto'.")
-    if method == "magg":
-        if n < 4:
-            raise ValueError(f"microaggregation needs at least 4 records (two groups of at least 2); the data have {n}. "
-                             f"Use a file with more records.")
-        o["k"] = check_number(options.get("k", 3), "k (group size)", low=2, integer=True)
-        if o["k"] > n // 2:
-            raise ValueError(f"k={o['k']} is larger than half the {n} records; choose k between 2 and {n // 2}.")
-        o["noise"] = check_choice(options.get("noise", "published"), MAGG_NOISE, "noise")
-    if method == "rankswap":
-        o["p"] = _check_swap_window(options.get("p", 15.0), n)
-    if method == "noise":
-        o["noise"] = check_number(options.get("noise", 50.0), "noise (percent of the covariance)", low=0, low_open=True)
-    if method == "pca_remove":
-        if m < 2:
-            raise ValueError("removing principal components needs at least 2 variables (never all components are removed).")
-        removed = options.get("removed", "auto")
-        if isinstance(removed, str):
-            check_choice(removed, ("auto",), "removed")
-        else:
-            removed = check_number(removed, "removed (number of largest components removed)", low=1, high=m - 1, integer=True)
-        o["removed"] = removed
-        o["metric"] = check_choice(options.get("metric", rm.DEFAULT_METRIC), tuple(rm.UTILITY_METRICS), "metric")
-        if "threshold" in options:
-            o["threshold"] = check_number(options["threshold"], "threshold (of the utility metric)")
-        elif o["metric"] == rm.DEFAULT_METRIC:
-            o["threshold"] = rm.DEFAULT_THRESHOLD
-        elif removed == "auto":
-            raise ValueError(f"metric={o['metric']!r} needs a threshold chosen on its scale: pass threshold=..., read off "
-                             f"sdccore.removal_curve(data) (the Configure page's curve), or give removed=<number>.")
-        if o["metric"] == "ssim" and rm.ssim_window(n, m) is None:
-            raise ValueError("metric='ssim' needs at least 3 records and 3 variables (the smallest image window); "
-                             "choose another metric.")
-    return o
-
-
 # ----------------------------------------------------------------------------- preparation
-
-def _common_options(options):
-    """The options every method has (plausible values and floors), validated; removed from
-    ``options``."""
-    t = options.pop("transform", "none")
-    if isinstance(t, str):
-        check_choice(t, pl.TRANSFORMS, "transform")
-    elif not isinstance(t, (list, tuple)) or not all(isinstance(c, str) for c in t):
-        raise TypeError("transform must be 'auto', 'none' or a list of column names to protect on the log scale.")
-    return {
-        "transform": t if isinstance(t, str) else list(t),
-        "bounds": check_choice(options.pop("bounds", "sign"), pl.BOUNDS, "bounds"),
-        "rounding": check_choice(options.pop("rounding", "original"), pl.ROUNDINGS, "rounding"),
-        "floors": RiskFloors.from_value(options.pop("floors", None)),
-    }
-
 
 @dataclass(frozen=True)
 class _Prepared:
@@ -414,7 +242,7 @@ def _dependency_report(prep):
 
 @dataclass(frozen=True)
 class _Plan:
-    dec: dc.Decomposition
+    dec: dc.Factorization
     T: np.ndarray
     sel: list          # 0-based perturbed columns
     active: np.ndarray  # columns that may be perturbed (nonzero variance)
@@ -463,7 +291,7 @@ def _plan(prep, method, o):
             if bad:
                 raise ValueError(f"factors names factor(s) {bad}, but the decomposition has {kk} factors.")
             sel = [f - 1 for f in o["factors"]]
-        dec = dc.Decomposition(dec.G @ T, L, shown, dec.variances, dec.notes)
+        dec = dc.Factorization(dec.G @ T, L, shown, dec.variances, dec.notes)
     elif method == "pca_remove":
         dec, active = dc.pca_as_decomposition(Rk)
         notes += list(dec.notes)
@@ -490,24 +318,20 @@ def _plan(prep, method, o):
     return _Plan(dec, T, sel, active, tuple(notes))
 
 
-def _resolve_labels(o, method, m):
-    """Validate a list of 1-based factor/component labels ('all' and 'auto' were checked before)."""
-    key = "factors" if method == "fa" else "components"
-    if key in o and not isinstance(o[key], str):
-        o[key] = _labels_option(o[key], m, key, "factor" if method == "fa" else "component")
+COMMON = ("exclude", "transform", "bounds", "rounding", "floors")
 
 
-def _effective(method, sensitive_names, exclude, seed, o, common=None, prep=None):
-    eff = {"method": method, "sensitive": list(sensitive_names) if sensitive_names else None}
-    if exclude:
-        eff["exclude"] = list(exclude)
-    eff.update(o)
-    if common is not None:
-        # the log-scale columns by name, so that a recipe reproduces them even if the rule changes
-        eff["transform"] = [prep.numeric[j] for j in prep.log_cols]
-        eff["bounds"] = common["bounds"]
-        eff["rounding"] = common["rounding"]
-        eff["floors"] = common["floors"].to_dict()
+def _effective(method, prep, o, seed):
+    """The options a recipe records: every effective option, the log-scale columns by name
+    (so that a recipe reproduces them even if the 'auto' rule changes) and the seed."""
+    eff = {"method": method, "sensitive": list(prep.sensitive_names) if prep.sensitive_names else None}
+    if o.get("exclude"):
+        eff["exclude"] = list(o["exclude"])
+    eff.update((k, v) for k, v in o.items() if k not in COMMON)
+    eff["transform"] = [prep.numeric[j] for j in prep.log_cols]
+    eff["bounds"] = o["bounds"]
+    eff["rounding"] = o["rounding"]
+    eff["floors"] = o["floors"].to_dict()
     if seed is not None:
         eff["seed"] = int(seed)
     return eff
@@ -539,24 +363,50 @@ def _below_floor(prep, share, floors):
 
 # ----------------------------------------------------------------------------- public
 
-def decompose(data, method="fa", sensitive=None, **options):
+def _bind(data, method, sensitive, options, methods=METHODS):
+    """Steps 1-2 of the pipeline: options bound without the data (static pass), the data
+    prepared, then the options bound to it (data-bound pass)."""
+    method = check_choice(method, methods, "method")
+    static = bind_static(method, options, selective=bool(sensitive))
+    prep = _prepare(data, sensitive, static["exclude"], static["transform"])
+    ctx = Context(bool(prep.sensitive_names), prep.X.shape[0], len(prep.keep), len(prep.numeric))
+    return method, prep, bind_data(method, static, ctx)
+
+
+def decompose(data, method="fa", *, sensitive=None, **options):
     """The loadings and perturbed factors ``protect`` would use, without perturbing.
 
     Cheap after the correlation matrix (everything else is m x m work), so the dashboard can
-    redraw loading plots on every widget change.  Same options as ``protect`` for fa, pca
-    and pca_remove (``bounds`` and ``rounding`` apply after perturbation and change nothing
-    here).  For pca_remove, ``perturbed`` are the removed components (the stop rule's
-    choice with removed='auto', which needs one pass over the data per component tried) and
-    ``perturbed_share`` the share of each variable's variance removed.
+    redraw loading plots on every widget change.
+
+    Parameters
+    ----------
+    data : DataFrame
+        As for ``protect``.
+    method : {'fa', 'pca', 'pca_remove'}
+    sensitive : list of column names, optional
+        As for ``protect``.
+    **options
+        The options of ``protect`` for the method (see ``option_schema(method)``); ``seed``
+        is accepted and ignored, ``bounds`` and ``rounding`` change nothing here.
+
+    Returns
+    -------
+    Decomposition
+        For pca_remove, ``perturbed`` are the removed components (the stop rule's choice
+        with removed='auto', which needs one pass over the data per component tried) and
+        ``perturbed_share`` the share of each variable's variance removed.
+
+    Examples
+    --------
+    >>> import sdccore
+    >>> d = sdccore.decompose(sdccore.load_dataset("tarragona"), "pca", sensitive=["SALES"])
+    >>> d.loadings.shape
+    (13, 13)
     """
-    method = check_choice(method, ("fa", "pca", "pca_remove"), "method")
     options = dict(options)
     options.pop("seed", None)
-    exclude = options.pop("exclude", None)
-    common = _common_options(options)
-    prep = _prepare(data, sensitive, exclude, common["transform"])
-    o = _normalize(method, options, len(prep.keep), prep.sensitive_names, prep.X.shape[0], len(prep.numeric))
-    _resolve_labels(o, method, len(prep.keep))
+    method, prep, o = _bind(data, method, sensitive, options, DECOMPOSING)
     plan = _plan(prep, method, o)
     names = [prep.numeric[j] for j in prep.keep]
     prefix = "F" if method == "fa" else "PC"
@@ -575,12 +425,12 @@ def decompose(data, method="fa", sensitive=None, **options):
         perturbed_share=pd.Series(np.clip(share, 0, 1), index=names, name="perturbed share"),
         dependencies=_dependency_report(prep),
         notes=prep.notes + plan.notes,
-        options=_effective(method, prep.sensitive_names, exclude, None, o, common, prep),
-        below_floor=_below_floor(prep, _planned_share(plan, prep), common["floors"]),
+        options=_effective(method, prep, o, None),
+        below_floor=_below_floor(prep, _planned_share(plan, prep), o["floors"]),
     )
 
 
-def protect(data, method="fa", sensitive=None, rng=None, allow_unsafe=None, **options):
+def protect(data, method="fa", *, sensitive=None, rng=None, allow_unsafe=None, **options):
     """Protect the numeric columns of ``data``; refuse a release that breaks a risk floor.
 
     Parameters
@@ -670,52 +520,70 @@ def _check_released(data, res):
 
 def _protect(data, method, sensitive, rng, options):
     """protect without the gate: the result carries its risk profile (compare and search
-    record it per run and rank only configurations that meet the floors)."""
-    method = check_choice(method, METHODS, "method")
+    record it per run and rank only configurations that meet the floors).
+
+    The pipeline: bind the options and prepare the data (``_bind``), plan the
+    factorization, rotation and selection (``_plan``), perturb (``_perturb``), assemble
+    the release on the original scale (``_finish``, ``_assemble``) and measure its risk."""
     options = dict(options)
     if "seed" in options:
         if rng is not None:
             raise ValueError("pass either rng= or seed=, not both.")
         rng = options.pop("seed")
-    exclude = options.pop("exclude", None)
-    common = _common_options(options)
-    prep = _prepare(data, sensitive, exclude, common["transform"])
-    n = prep.X.shape[0]
-    mk = len(prep.keep)
-    o = _normalize(method, options, mk, prep.sensitive_names, n, len(prep.numeric))
+    method, prep, o = _bind(data, method, sensitive, options)
     seed = resolve_seed(rng)
     gen = np.random.default_rng(seed)
-    notes = list(prep.notes)
+    plan = _plan(prep, method, o) if method in DECOMPOSING else None
+    step = _perturb(prep, plan, method, o, gen)
+    Xp, clipped, dec, as_int = _finish(prep, step.X, len(prep.keep) == prep.X.shape[1], o)
+    out = _assemble(prep.data, prep.numeric, Xp, as_int)
+    risk = risk_profile(prep.X0, Xp, prep.numeric, prep.check, o["floors"], step.planned,
+                        link_on=_link_columns(prep), structure=change_structure(prep, step.basis))
+    plaus = pl.report(prep.numeric, prep.X0, Xp, {prep.numeric[j] for j in prep.log_cols}, clipped, dec, o["bounds"])
+    notes = list(prep.notes) + list(step.notes)
+    for c, k in clipped.items():
+        if k:
+            notes.append(f"{prep.numeric[c]}: {k} value(s) outside the original's "
+                         f"{'sign' if o['bounds'] == 'sign' else 'range'} were clipped")
+    return ProtectionResult(out, step.loadings, step.perturbed, _effective(method, prep, o, seed),
+                            _dependency_report(prep), tuple(notes), risk, plaus)
+
+
+@dataclass(frozen=True)
+class _Perturbed:
+    X: np.ndarray           # the protected values of the decomposed columns (protection scale)
+    loadings: pd.DataFrame | None
+    perturbed: tuple        # 1-based labels
+    planned: list | None    # per checked variable, the planned perturbed share
+    basis: np.ndarray | None  # span of every record's change, for the structural intruder
+    notes: tuple
+
+
+def _perturb(prep, plan, method, o, gen):
+    """Step 4 of the pipeline: the perturbation of each method."""
     keep = prep.keep
-    loadings = None
-    perturbed = ()
-    planned = None
-    basis = None
-    full = len(keep) == prep.X.shape[1]
+    mk, n = len(keep), prep.X.shape[0]
+    full = mk == prep.X.shape[1]
     # prep.X is our own copy unless it is the original itself (no log columns)
     work = prep.X.copy() if prep.X is prep.X0 else prep.X
     Xk = work if full else work[:, keep]
+    notes = list(plan.notes) if plan is not None else []
+    if plan is not None:
+        prefix = "F" if method == "fa" else "PC"
+        names = [prep.numeric[j] for j in keep]
+        loadings = pd.DataFrame(plan.dec.loadings, index=names,
+                                columns=[f"{prefix}{i + 1}" for i in range(plan.dec.L.shape[1])])
     if method == "pca_remove":
-        plan = _plan(prep, method, o)
-        notes += list(plan.notes)
         Zs, sd_pop = rm.standardized_columns(prep)
         r = len(plan.sel)
         Xpk = prep.X[:, keep].mean(axis=0) + rm.removed_release(Zs, plan.dec.G, r) * sd_pop
         share = rm.removed_share(plan.dec.G, plan.dec.variances, r)
         notes.append(rm.removal_keeps(prep, share, prep.X[:, keep], Xpk))
-        names = [prep.numeric[j] for j in keep]
-        loadings = pd.DataFrame(plan.dec.loadings, index=names,
-                                columns=[f"PC{i + 1}" for i in range(plan.dec.L.shape[1])])
-        perturbed = tuple(range(1, r + 1))
-        planned = _planned_share(plan, prep)
-        basis = plan.dec.G[:, :r] * sd_pop[:, None]
-    elif method in ("fa", "pca"):
-        _resolve_labels(o, method, mk)
-        plan = _plan(prep, method, o)
-        notes += list(plan.notes)
+        return _Perturbed(Xpk, loadings, tuple(range(1, r + 1)), _planned_share(plan, prep),
+                          plan.dec.G[:, :r] * sd_pop[:, None], tuple(notes))
+    if method in ("fa", "pca"):
         Zk = prep.Z if full else prep.Z[:, keep]
-        G, L = plan.dec.G, plan.dec.L
-        sel = plan.sel
+        G, L, sel = plan.dec.G, plan.dec.L, plan.sel
         # scores as rows (k x n): each factor is contiguous for the column perturbations
         Ft = G[:, sel].T @ Zk.T
         par = PARAMETERS[o["perturbation"]]
@@ -728,40 +596,24 @@ def _protect(data, method, sensitive, rng, options):
             E = Zk - (Zk @ G) @ L.T
             Ep = perturb_residual_rows(E, o["residuals"], gen)
             Xpk += (Ep - E) * prep.sd[keep]
-        names = [prep.numeric[j] for j in keep]
-        prefix = "F" if method == "fa" else "PC"
-        loadings = pd.DataFrame(plan.dec.loadings, index=names,
-                                columns=[f"{prefix}{i + 1}" for i in range(L.shape[1])])
-        perturbed = tuple(s + 1 for s in sel)
-        planned = _planned_share(plan, prep)
         # every record's change lies in the span of the perturbed factors' loadings (unless the
         # residuals are perturbed too): what the structural intruder of the risk floors uses
         basis = scale.T.copy() if o["residuals"] == "keep" else None
+        return _Perturbed(Xpk, loadings, tuple(s + 1 for s in sel), _planned_share(plan, prep), basis, tuple(notes))
+    cols = prep.sens if prep.sensitive_names else list(range(mk))
+    if method == "magg":
+        if o["noise_model"] == "exact":
+            need = 1 + len(cols) + (mk - len(cols)) + len(cols)
+            if n < need:
+                raise ValueError(f"noise_model='exact' needs at least {need} records for {len(cols)} aggregated "
+                                 f"variables; use noise_model='published'.")
+        Xpk, groups = magg(Xk, cols, o["k"], o["noise_model"], gen)
+        notes.append(f"MDAV formed {groups} groups of at least {o['k']} records")
+    elif method == "rankswap":
+        Xpk = rankswap_columns(Xk, cols, o["p"], gen)
     else:
-        cols = prep.sens if prep.sensitive_names else list(range(mk))
-        if method == "magg":
-            if o["noise"] == "exact":
-                need = 1 + len(cols) + (mk - len(cols)) + len(cols)
-                if n < need:
-                    raise ValueError(f"noise='exact' needs at least {need} records for {len(cols)} aggregated variables; use noise='published'.")
-            Xpk, groups = magg(Xk, cols, o["k"], o["noise"], gen)
-            notes.append(f"MDAV formed {groups} groups of at least {o['k']} records")
-        elif method == "rankswap":
-            Xpk = rankswap_columns(Xk, cols, o["p"], gen)
-        else:
-            Xpk = correlated_noise(Xk, cols, o["noise"], gen)
-    Xp, clipped, dec, as_int = _finish(prep, Xpk, full, common)
-    out = _assemble(prep.data, prep.numeric, Xp, as_int)
-    eff = _effective(method, prep.sensitive_names, exclude, seed, o, common, prep)
-    risk = risk_profile(prep.X0, Xp, prep.numeric, prep.check, common["floors"], planned,
-                        link_on=_link_columns(prep), structure=change_structure(prep, basis))
-    plaus = pl.report(prep.numeric, prep.X0, Xp, {prep.numeric[j] for j in prep.log_cols}, clipped, dec,
-                      common["bounds"])
-    for c, k in clipped.items():
-        if k:
-            notes.append(f"{prep.numeric[c]}: {k} value(s) outside the original's "
-                         f"{'sign' if common['bounds'] == 'sign' else 'range'} were clipped")
-    return ProtectionResult(out, loadings, perturbed, eff, _dependency_report(prep), tuple(notes), risk, plaus)
+        Xpk = correlated_noise(Xk, cols, o["noise_cov"], gen)
+    return _Perturbed(Xpk, None, (), None, None, tuple(notes))
 
 
 def _link_columns(prep):
@@ -772,7 +624,7 @@ def _link_columns(prep):
     return pub if prep.sensitive_names and pub else None
 
 
-def _finish(prep, Xpk, full, common):
+def _finish(prep, Xpk, full, o):
     """Back to the original scale, bounds, rounding, exact dependencies rebuilt; returns
     (Xp, clipped per numeric column, decimals per numeric column, integer column names)."""
     keep = prep.keep
@@ -780,10 +632,10 @@ def _finish(prep, Xpk, full, common):
         pos = [keep.index(j) for j in prep.log_cols]
         pl.inverse(Xpk, pos, prep.log_scales)
     X0k = prep.X0 if full else prep.X0[:, keep]
-    clipped_k = pl.apply_bounds(Xpk, X0k, common["bounds"])
+    clipped_k = pl.apply_bounds(Xpk, X0k, o["bounds"])
     clipped = {keep[i]: int(c) for i, c in enumerate(clipped_k)}
     dec = {}
-    if common["rounding"] == "original":
+    if o["rounding"] == "original":
         dec_k = pl.round_columns(Xpk, X0k, range(len(keep)))
         dec = {keep[i]: d for i, d in dec_k.items()}
     if full:
@@ -795,10 +647,10 @@ def _finish(prep, Xpk, full, common):
         Zp = (Xpk - prep.mean0[keep]) / prep.sd0[keep]
         for d in prep.deps:
             Xp[:, d.target] = prep.mean0[d.target] + prep.sd0[d.target] * (Zp @ d.beta)
-        if common["rounding"] == "original":
+        if o["rounding"] == "original":
             dec.update(pl.round_columns(Xp, prep.X0, [d.target for d in prep.deps]))
     as_int = []
-    if common["rounding"] == "original":
+    if o["rounding"] == "original":
         for j, c in enumerate(prep.numeric):
             if (dec.get(j) == 0 and pd.api.types.is_integer_dtype(prep.data[c].dtype)
                     and np.isfinite(Xp[:, j]).all() and np.abs(Xp[:, j]).max() < 2.0 ** 62):

@@ -11,7 +11,8 @@ import numpy as np
 import pandas as pd
 
 from ._compare import compare, correlation_indices
-from ._validation import check_dataframe, make_rng, numeric_columns, numeric_matrix
+from ._recipe import child_seeds
+from ._validation import check_dataframe, make_rng, numeric_columns, numeric_matrix, resolve_seed
 
 MIN_RECOMMEND_ROWS = 20
 
@@ -98,15 +99,15 @@ def simulate_bw_map(grid=np.round(np.arange(0.0, 0.95, 0.1), 2), N=6, n=300, rep
     FA paper's construction).  NaN: the method cannot protect S there (e.g. FA when no
     factor carries it)."""
     configs = dict(configs or MAP_CONFIGS)
-    g = make_rng(rng)
     rows = []
     pts = [(b, w) for b in grid for w in grid if eq5_valid(b, w, N)]
+    seeds = iter(child_seeds(resolve_seed(rng), "bw_map", len(pts) * datasets * (1 + len(configs))))
     for t, (b, w) in enumerate(pts):
         per = {name: [] for name in configs}
         for _ in range(datasets):
-            data = eq5_data(b, w, N, n, int(g.integers(0, 2**63 - 1)))
+            data = eq5_data(b, w, N, n, int(next(seeds)))
             for name, cfg in configs.items():
-                seed = int(g.integers(0, 2**63 - 1))
+                seed = int(next(seeds))
                 try:
                     tab = compare(data, {name: cfg}, sensitive=["S"], reps=reps, rng=seed).table("overall")
                     per[name].append(float(tab.loc[name, "mean"]))

@@ -23,8 +23,11 @@ def test_protect_and_recipe_roundtrip(tmp_path, tarragona):
     recipe = json.loads(rec.read_text())
     assert recipe["seed"] == 7 and recipe["p"] == 20 and recipe["sensitive"] == ["SALES"]
     got = pd.read_csv(out)
-    assert recipe["recipe_version"] == 2 and recipe["release"]["drop"] == []
-    expect = sdccore.protect(tarragona, **{k: v for k, v in recipe.items() if k not in ("recipe_version", "release")}).data
+    assert recipe["recipe_version"] == sdccore.RECIPE_VERSION == 3 and recipe["release"]["drop"] == []
+    assert recipe["versions"]["sdccore"] == sdccore.__version__ and "numpy" in recipe["versions"]
+    expect = sdccore.protect(tarragona, **sdccore.Recipe.from_json(rec.read_text()).options).data
+    # the library's release function gives the CLI's file byte for byte
+    assert sdccore.make_release(tarragona, sdccore.Recipe.from_json(rec.read_text())).csv() == out.read_bytes()
     assert got.shape == tarragona.shape
     pd.testing.assert_frame_equal(got, expect, check_exact=False, rtol=1e-12)
     out2 = tmp_path / "out2.csv"

@@ -196,7 +196,7 @@ def test_pca_paper_table1_weights():
 
 def test_magg_exact_keeps_mean_and_covariance(tarragona, synthetic):
     for df in (tarragona, synthetic):
-        res = raw_protect(df, method="magg", noise="exact", k=3, rng=5)
+        res = raw_protect(df, method="magg", noise_model="exact", k=3, rng=5)
         m0, C0, _ = _moments(df)
         m1, C1, _ = _moments(res.data)
         assert np.abs(m1 - m0).max() / np.abs(m0).max() < 1e-8
@@ -205,7 +205,7 @@ def test_magg_exact_keeps_mean_and_covariance(tarragona, synthetic):
 
 
 def test_magg_none_is_group_means_of_mdav(tarragona):
-    res = raw_protect(tarragona, method="magg", noise="none", k=4, rng=0)
+    res = raw_protect(tarragona, method="magg", noise_model="none", k=4, rng=0)
     X = tarragona.to_numpy(float)
     lab = sdccore.mdav_groups(X, 4)
     sizes = np.bincount(lab)
@@ -226,7 +226,7 @@ def test_magg_published_keeps_moments_in_expectation(tarragona):
 
 
 def test_selective_magg_changes_only_sensitive(tarragona):
-    res = raw_protect(tarragona, method="magg", sensitive=["SALES", "LABOR.COSTS"], noise="exact", rng=1)
+    res = raw_protect(tarragona, method="magg", sensitive=["SALES", "LABOR.COSTS"], noise_model="exact", rng=1)
     for c in tarragona.columns:
         same = np.array_equal(res.data[c].to_numpy(float), tarragona[c].to_numpy(float))
         assert same == (c not in ("SALES", "LABOR.COSTS"))
@@ -257,7 +257,7 @@ def test_correlated_noise_inflates_covariance_as_documented(synthetic):
     _, C0, _ = _moments(synthetic)
     acc = 0
     for s in range(40):
-        acc = acc + _moments(raw_protect(synthetic, method="noise", noise=20, rng=s).data)[1]
+        acc = acc + _moments(raw_protect(synthetic, method="noise", noise_cov=20, rng=s).data)[1]
     assert np.linalg.norm(acc / 40 - 1.2 * C0) / np.linalg.norm(C0) < 0.02
 
 
@@ -268,7 +268,7 @@ def test_correlated_noise_inflates_covariance_as_documented(synthetic):
 def test_every_factor_perturbation_runs_and_changes_data(tarragona, pert, param):
     kw = {"perturbation": pert}
     if param is not None:
-        kw[{"rankswap": "p", "noise": "noise"}.get(pert, "k")] = param
+        kw[{"rankswap": "p", "noise": "noise_sd"}.get(pert, "k")] = param
     res = raw_protect(tarragona, method="fa", n_factors=5, rng=0, **kw)
     assert np.isfinite(res.data.to_numpy(float)).all()
     assert not np.allclose(res.data.to_numpy(float), tarragona.to_numpy(float))
@@ -311,7 +311,7 @@ def test_casc_dependency_detected_and_kept(casc):
 
 
 def test_sensitive_total_makes_its_parts_sensitive(casc):
-    res = raw_protect(casc, method="magg", sensitive=["PTOTVAL"], rng=0, noise="exact")
+    res = raw_protect(casc, method="magg", sensitive=["PTOTVAL"], rng=0, noise_model="exact")
     assert any("PEARNVAL" in n and "POTHVAL" in n for n in res.notes)
     assert np.array_equal(res.data.AGI.to_numpy(float), casc.AGI.to_numpy(float))
     assert not np.allclose(res.data.PEARNVAL, casc.PEARNVAL)
@@ -447,5 +447,5 @@ def test_selective_magg_keeps_means_exactly_and_covariance_in_expectation(tarrag
     j = [list(tarragona.columns).index(s) for s in sens]
     assert np.abs((Cm - C0)[j] / np.outer(sd[j], sd)).max() < 0.01  # cov(S, P) in correlation units
     # 'exact': every run keeps them exactly
-    Y = raw_protect(tarragona, method="magg", sensitive=sens, rng=3, noise="exact").data.to_numpy(float)
+    Y = raw_protect(tarragona, method="magg", sensitive=sens, rng=3, noise_model="exact").data.to_numpy(float)
     np.testing.assert_allclose(np.cov(Y, rowvar=False, bias=True), C0, rtol=0, atol=1e-9 * np.abs(C0).max())

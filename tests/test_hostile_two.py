@@ -117,7 +117,7 @@ def test_rank_swap_window_below_one_rank_is_refused(tarragona):
         sdccore.protect(d, method="fa", perturbation="rankswap", p=0.1, rng=1)
     with pytest.raises(ValueError, match=r"p=15 on 6 records gives a rank-swap window of 0.9"):
         sdccore.protect(pd.DataFrame(np.random.default_rng(0).standard_normal((6, 3)), columns=list("abc")),
-                        method="rankswap", rng=1)
+                        method="rankswap", p=15, rng=1)
     assert sdccore.min_swap_percent(500) == pytest.approx(0.2)
     # one rank: every value may move to a neighbour; the release differs from the original
     r = sdccore.protect(d, method="rankswap", p=0.2, rng=1, allow_unsafe="test")
@@ -181,9 +181,9 @@ def test_no_protected_column_equals_its_original_any_method(name):
 # ------------------------------------------------------------------ 12, 13, 14: messages
 
 @pytest.mark.parametrize("recipe,expect", [
-    ('{"method": "magg", "k": Infinity}', "k (group size) must be a finite number"),
-    ('{"method": "magg", "k": 1e400}', "k (group size) must be a finite number"),
-    ('{"method": "fa", "n_factors": 1e400}', "n_factors must be a finite number"),
+    ('{"method": "magg", "k": Infinity}', "k (group size, records) must be a finite number"),
+    ('{"method": "magg", "k": 1e400}', "k (group size, records) must be a finite number"),
+    ('{"method": "fa", "n_factors": 1e400}', "n_factors (number of factors) must be a finite number"),
     ('{"method": "magg", "k": 1e23}', "is larger than half the 834 records"),
     ('{"method": "magg", "k": NaN}', "not a number (NaN)"),
     ('{"method": "fa", "release": 5}', "'release' entry must be an object"),
@@ -230,7 +230,7 @@ def test_the_cli_catches_everything_at_its_boundary(monkeypatch, tmp_path, tarra
 
     def boom(*a, **k):
         raise exc()
-    monkeypatch.setattr(cli, "protect", boom)
+    monkeypatch.setattr(cli, "make_release", boom)
     c, err, _ = _cli("protect", str(tmp_path / "t.csv"), "--out", str(tmp_path / "o.csv"))
     assert c == code and err.startswith("error:") and expect in err and len(err.strip().splitlines()) == 1
 

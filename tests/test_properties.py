@@ -91,7 +91,7 @@ def test_near_singular_correlation(method):
     a, b = rng.standard_normal(n), rng.standard_normal(n)
     c = a + b + 1e-6 * rng.standard_normal(n)  # condition number ~1e12
     df = pd.DataFrame({"a": a, "b": b, "c": c, "d": rng.standard_normal(n)})
-    res = raw_protect(df, method=method, rng=1, **({"noise": "exact"} if method == "magg" else {}))
+    res = raw_protect(df, method=method, rng=1, **({"noise_model": "exact"} if method == "magg" else {}))
     _check_release(df, res, mean_tol=1e-8 if method != "magg" else 1e-6)
 
 
@@ -100,7 +100,7 @@ def test_tiny_and_huge_scales(method):
     rng = np.random.default_rng(1)
     Z = rng.standard_normal((300, 3)) @ np.array([[1, 0.5, 0.2], [0, 1, 0.4], [0, 0, 1]])
     df = pd.DataFrame({"tiny": Z[:, 0] * 1e-12, "huge": Z[:, 1] * 1e12 + 5e12, "mid": Z[:, 2]})
-    res = raw_protect(df, method=method, rng=2, **({"noise": "exact"} if method == "magg" else {}))
+    res = raw_protect(df, method=method, rng=2, **({"noise_model": "exact"} if method == "magg" else {}))
     _check_release(df, res, mean_tol=1e-8)
     # the covariance structure survives the mix of scales (correlations compared)
     if method == "magg":

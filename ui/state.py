@@ -31,16 +31,9 @@ DEFAULT_PLAUSIBLE = {"transform": "none", "bounds": "sign", "rounding": "origina
 DEFAULT_MAX_RISK = 0.5   # ceiling of the disclosure risk (mean of DBRL and ID) for the suggested release
 # widget keys whose options depend on the columns: reset when new data arrive
 WIDGETS_TIED_TO_DATA = ("sensitive_select", "identifier_select", "excluded_select", "release_pick")
-DEFAULT_CFG = {
-    "fa": {"method": "fa"},
-    "pca": {"method": "pca"},
-    "magg": {"method": "magg", "k": 3, "noise": "published"},
-    # 40 %: the smallest of 15/20/30/40 that met every floor in 10 of 10 runs on all three samples
-    # (selective, the samples' sensitive variables); 15 (the library's default) failed a size band
-    "rankswap": {"method": "rankswap", "p": 40.0},
-    "pca_remove": {"method": "pca_remove"},
-}
 METHOD_LABELS = {"fa": "FA", "pca": "PCA", "magg": "M-AGG", "rankswap": "Rank swap", "pca_remove": "PCA-R"}
+# every option left to the library's schema (sdccore.option_schema): the pages show its defaults
+DEFAULT_CFG = {m: {"method": m} for m in METHOD_LABELS}
 
 
 def data_token(df: pd.DataFrame) -> str:
@@ -243,20 +236,190 @@ def seed_changed():
     st.session_state["seed"] = int(st.session_state["seed_input"])
 
 
+# ----------------------------------------------------------------------------- session values
+
+def config(method: str) -> dict:
+    """The configuration of a method as set on the Configure page."""
+    return dict(st.session_state[f"cfg_{method}"])
+
+
+def set_config(method: str, cfg: dict):
+    st.session_state[f"cfg_{method}"] = dict(cfg)
+
+
+def data_name() -> str:
+    return str(st.session_state["data_name"])
+
+
+def read_format() -> tuple:
+    """(separator, decimal mark) of the loaded file: the release is written the same way."""
+    return tuple(st.session_state.get("read_format", (",", ".")))
+
+
+def read_notes() -> list:
+    return list(st.session_state.get("read_notes", []))
+
+
+def role_reasons() -> dict:
+    return dict(st.session_state.get("role_reasons", {}))
+
+
+def passthrough_confirmed() -> bool:
+    return bool(st.session_state.get("passthrough_confirmed"))
+
+
+def source_choice() -> str:
+    return st.session_state["source_choice"]
+
+
+def set_source_choice(src: str):
+    st.session_state["source_choice"] = src
+
+
+def load_sample():
+    """Callback of the Data page's sample selectbox."""
+    name = st.session_state["sample_choice"]
+    set_data(sdccore.load_dataset(name), name, (), sample=True)
+
+
+def upload(up, sep, decimal) -> bool:
+    """Read an uploaded file once per file and read options; True when new data were loaded
+    (the page reruns). A failure is kept for ``upload_error``; the loaded data stay."""
+    sig = (up.file_id, sep, decimal)
+    if st.session_state["upload_sig"] == sig:
+        return False
+    st.session_state["upload_sig"] = sig
+    err = handle_upload(up.getvalue(), up.name, sep=sep, decimal=decimal)
+    st.session_state["upload_error"] = err
+    return err is None
+
+
+def upload_error() -> str | None:
+    return st.session_state["upload_error"]
+
+
+ROLE_WIDGETS = {"sensitive_select": "sensitive", "identifier_select": "identifier", "excluded_select": "excluded"}
+
+
+def seed_role_widgets():
+    """The role widgets start from our roles (they survive page changes, reruns and uploads of
+    a file with the same columns); widget state alone is dropped when the page is left."""
+    df = data()
+    num = numeric_columns(df)
+    for key, role in ROLE_WIDGETS.items():
+        st.session_state[key] = [c for c in (num if key == "sensitive_select" else list(df.columns))
+                                 if roles().get(c) == role]
+
+
+def roles_from_widgets():
+    """Callback of the role widgets: one role per column, the last widget wins in the
+    order identifier > excluded > sensitive; numeric columns default to public."""
+    df = data()
+    num = set(numeric_columns(df))
+    ss = st.session_state
+    new = {}
+    for c in df.columns:
+        if c in ss["identifier_select"]:
+            new[c] = "identifier"
+        elif c in ss["excluded_select"]:
+            new[c] = "excluded"
+        elif c in ss["sensitive_select"]:
+            new[c] = "sensitive"
+        else:
+            new[c] = "public" if c in num else "excluded"
+    set_roles(new)
+
+
+def drop_incomplete(columns):
+    """Drop the records with missing or infinite values in ``columns`` (same columns: the
+    roles are kept)."""
+    clean, n = sdccore.drop_incomplete_rows(data(), list(columns))
+    sep, dec = read_format()
+    set_data(clean, data_name(), [f"{n} record(s) with missing or infinite values dropped"], sep=sep, decimal=dec)
+
+
+def max_risk() -> float:
+    return float(st.session_state["max_risk"])
+
+
+def set_max_risk(value: float):
+    st.session_state["max_risk"] = float(value)
+
+
+def request_audit():
+    st.session_state["audit_token"] = token()
+
+
+def audit_requested() -> bool:
+    return st.session_state["audit_token"] == token()
+
+
+def release_file(config: dict, shuffle: bool):
+    """The file to publish for a configuration that meets the floors (``sdccore.make_release``,
+    as the command line builds it): identifiers dropped, text columns kept as decided,
+    shuffled with the seed's child stream.  Returns the ``sdccore.Release``."""
+    cfg = with_floors(config)
+    recipe = sdccore.Recipe({**cfg, "sensitive": sensitive(), "exclude": excluded() or None, "seed": seed()},
+                            drop=tuple(columns_with("identifier")), keep=tuple(passthrough_text()),
+                            shuffle=bool(shuffle))
+    return cached("make_release", data(), recipe.to_dict())
+
+
 # ----------------------------------------------------------------------------- cached calls
 
 def _key(obj) -> str:
     return json.dumps(obj, sort_keys=True, default=str)
 
 
-@st.cache_data(scope="session", max_entries=16, show_spinner=False)
-def _problems(tok, cols_key, _df, cols):
-    return sdccore.inspect_data(_df, cols)
+def _release_body(df, method, sens, options, seed_, exclude):
+    """(result, evaluation, None) for a release that meets every floor, (None, None, error)
+    for one the library refuses: the refused data never reach the page."""
+    try:
+        res = sdccore.protect(df, method=method, sensitive=list(sens) if sens else None, rng=seed_,
+                              exclude=list(exclude) or None, **options)
+    except sdccore.UnsafeReleaseError as exc:
+        return None, None, exc
+    num = [c for c in df.columns if c not in set(exclude)]
+    ev = sdccore.evaluate(df[num], res.data[num], sensitive=list(sens) if sens else None,
+                          floors=options.get("floors"))
+    return res, ev, None
+
+
+def _preview_body(df, method, sens, options, seed_, exclude):
+    res = sdccore.protect(df, method=method, sensitive=list(sens) if sens else None, rng=seed_,
+                          exclude=list(exclude) or None, allow_unsafe="Configure page preview: figures only", **options)
+    return res.risk, res.plausibility  # figures only; the preview's data are dropped here
+
+
+_CALLS = {
+    "problems": lambda df, cols: sdccore.inspect_data(df, cols),
+    "explore": lambda df: {"corr": sdccore.correlation_matrix(df), "adequacy": sdccore.sampling_adequacy(df),
+                           "scree": sdccore.scree(df), "indices": sdccore.correlation_indices(df)},
+    "indices": lambda df, sens: sdccore.correlation_indices(df, sens),
+    "recommend": lambda df, sens: sdccore.recommend(df, sens),
+    "decompose": lambda df, method, sens, options: sdccore.decompose(df, method=method, sensitive=sens, **options),
+    "release": _release_body,
+    "preview": _preview_body,
+    "audit": lambda df: sdccore.audit_factor_scores(df),
+    "make_release": lambda df, recipe: sdccore.make_release(df, recipe),
+    "removal_curve": lambda df, sens, transform: sdccore.removal_curve(df, sensitive=sens, transform=transform),
+}
+
+
+@st.cache_data(scope="session", max_entries=64, show_spinner=False)
+def _cached(name, tok, key, _args):
+    return _CALLS[name](*_args)
+
+
+def cached(name: str, df: pd.DataFrame, *args):
+    """The one cache of sdccore calls: keyed by the call's name, the session data's token
+    and the other arguments as JSON (never by hashing the frame)."""
+    return _cached(name, token(), _key([list(df.columns), args]), (df, *args))
 
 
 def problems():
     cols = protect_columns()
-    return _problems(token(), _key(cols), data(), cols)
+    return cached("problems", data(), cols)
 
 
 def analysis_ready() -> tuple[bool, str]:
@@ -278,68 +441,21 @@ def ready() -> bool:
     return ok
 
 
-@st.cache_data(scope="session", max_entries=16, show_spinner=False)
-def _explore(tok, cols_key, _df):
-    return {
-        "corr": sdccore.correlation_matrix(_df),
-        "adequacy": sdccore.sampling_adequacy(_df),
-        "scree": sdccore.scree(_df),
-        "indices": sdccore.correlation_indices(_df),
-    }
-
-
 def explore():
-    cols = protect_columns()
-    return _explore(token(), _key(cols), data()[cols])
-
-
-@st.cache_data(scope="session", max_entries=16, show_spinner=False)
-def _indices(tok, key, _df, sens):
-    return sdccore.correlation_indices(_df, list(sens) if sens else None)
+    return cached("explore", data()[protect_columns()])
 
 
 def indices():
-    cols = protect_columns()
-    s = sensitive()
-    return _indices(token(), _key([cols, s]), data()[cols], tuple(s) if s else None)
-
-
-@st.cache_data(scope="session", max_entries=16, show_spinner=False)
-def _recommend(tok, key, _df, sens):
-    return sdccore.recommend(_df, list(sens) if sens else None)
+    return cached("indices", data()[protect_columns()], sensitive())
 
 
 def recommendation():
-    cols = protect_columns()
-    s = sensitive()
-    return _recommend(token(), _key([cols, s]), data()[cols], tuple(s) if s else None)
-
-
-@st.cache_data(scope="session", max_entries=64, show_spinner=False)
-def _decompose(tok, key, _df, method, sens, options):
-    return sdccore.decompose(_df, method=method, sensitive=list(sens) if sens else None, **options)
+    return cached("recommend", data()[protect_columns()], sensitive())
 
 
 def decompose(method: str, options: dict):
-    cols = protect_columns()
-    s = sensitive()
     opts = {k: v for k, v in with_floors(options).items() if k != "method"}
-    return _decompose(token(), _key([cols, s, method, opts]), data()[cols], method, tuple(s) if s else None, opts)
-
-
-@st.cache_data(scope="session", max_entries=8, show_spinner=False)
-def _release(tok, key, _df, method, sens, options, seed_, exclude):
-    """(result, evaluation, None) for a release that meets every floor, (None, None, error)
-    for one the library refuses: the refused data never reach the page."""
-    try:
-        res = sdccore.protect(_df, method=method, sensitive=list(sens) if sens else None, rng=seed_,
-                              exclude=list(exclude) or None, **options)
-    except sdccore.UnsafeReleaseError as exc:
-        return None, None, exc
-    num = [c for c in _df.columns if c not in set(exclude)]
-    ev = sdccore.evaluate(_df[num], res.data[num], sensitive=list(sens) if sens else None,
-                          floors=options.get("floors"))
-    return res, ev, None
+    return cached("decompose", data()[protect_columns()], method, sensitive(), opts)
 
 
 def with_floors(config: dict) -> dict:
@@ -355,57 +471,32 @@ def set_plausible(new: dict):
     st.session_state["plausible"] = dict(new)
 
 
-def _with_session(cached, config: dict):
-    """Call a cached protect wrapper with the working frame, the session's roles, floors,
+def _with_session(name, config: dict):
+    """A cached protect call on the working frame with the session's roles, floors,
     plausible-value choices and seed."""
     cfg = with_floors(config)
     method = cfg.pop("method")
-    s = sensitive()
-    df = work_frame()
-    ex = tuple(excluded())
-    return cached(token(), _key([list(df.columns), s, method, cfg, seed(), ex]), df, method,
-                  tuple(s) if s else None, cfg, seed(), ex)
+    return cached(name, work_frame(), method, sensitive(), cfg, seed(), excluded())
 
 
 def release(config: dict):
     """Protect the working frame with a configuration, the session's floors and seed; returns
     (result, evaluation, refusal): refusal is the UnsafeReleaseError when a floor breaks."""
-    return _with_session(_release, config)
-
-
-@st.cache_data(scope="session", max_entries=32, show_spinner=False)
-def _preview(tok, key, _df, method, sens, options, seed_, exclude):
-    res = sdccore.protect(_df, method=method, sensitive=list(sens) if sens else None, rng=seed_,
-                          exclude=list(exclude) or None, allow_unsafe="Configure page preview: figures only", **options)
-    return res.risk, res.plausibility  # figures only; the preview's data are dropped here
+    return _with_session("release", config)
 
 
 def preview(config: dict):
     """Risk and plausibility figures of one run with the session's seed (Configure page)."""
-    return _with_session(_preview, config)
-
-
-@st.cache_data(scope="session", max_entries=8, show_spinner=False)
-def _audit(tok, key, _df):
-    return sdccore.audit_factor_scores(_df)
-
-
-@st.cache_data(scope="session", max_entries=16, show_spinner=False)
-def _removal_curve(tok, key, _df, sens, transform):
-    return sdccore.removal_curve(_df, sensitive=list(sens) if sens else None, transform=transform)
+    return _with_session("preview", config)
 
 
 def removal_curve():
     """pca_remove's utility and perturbed share against components removed (Configure page)."""
-    cols = protect_columns()
-    s = sensitive()
-    tr = plausible()["transform"]
-    return _removal_curve(token(), _key([cols, s, tr]), data()[cols], tuple(s) if s else None, tr)
+    return cached("removal_curve", data()[protect_columns()], sensitive(), plausible()["transform"])
 
 
 def audit():
-    cols = protect_columns()
-    return _audit(token(), _key(cols), data()[cols])
+    return cached("audit", data()[protect_columns()])
 
 
 def current_configs(methods) -> dict:

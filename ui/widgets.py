@@ -1,0 +1,54 @@
+"""Widgets drawn from sdccore's option schema: the label, help, choices, default and limits
+of each option come from ``sdccore.option_schema``, never typed out in a page."""
+
+from __future__ import annotations
+
+import sdccore
+
+
+def spec(method: str, name: str):
+    for o in sdccore.option_schema(method):
+        if o.name == name:
+            return o
+    raise KeyError(f"{method} has no option {name!r}")
+
+
+def _label(o):
+    return o.label + (f" ({o.unit})" if o.unit else "")
+
+
+def choice(box, method, name, cfg, key, choices=None, default=None):
+    """A selectbox for a 'choice' option; ``choices`` narrows the schema's list (e.g. to the
+    choices allowed without sensitive variables)."""
+    o = spec(method, name)
+    opts = list(choices if choices is not None else o.choices)
+    cur = cfg.get(name, default if default is not None else o.default)
+    fmt = (lambda c: o.choice_text.get(c, c)) if o.choice_text else str
+    return box.selectbox(_label(o), opts, index=opts.index(cur) if cur in opts else 0, key=key, help=o.help,
+                         format_func=fmt)
+
+
+def number(box, method, name, cfg, key, low=None, high=None, step=None, label=None):
+    """A number_input for a 'number' or 'integer' option within the schema's interval,
+    narrowed by data-bound limits (``low``/``high``)."""
+    o = spec(method, name)
+    lo = low if low is not None else (o.low if o.low is not None else None)
+    hi = high if high is not None else o.high
+    default = o.default if not callable(o.default) else None
+    cur = cfg.get(name, default)
+    if o.kind == "integer":
+        lo = int(lo if lo is not None else 0)
+        cur = int(cur if cur is not None else lo)
+        cur = min(max(cur, lo), int(hi)) if hi is not None else max(cur, lo)
+        return int(box.number_input(label or _label(o), min_value=lo, max_value=int(hi) if hi is not None else None,
+                                    value=cur, step=step or 1, key=key, help=o.help))
+    if o.low_open and lo == o.low:
+        lo = 0.1  # an open lower end: the smallest step a user types
+    cur = float(cur)
+    if lo is not None:
+        cur = max(cur, float(lo))
+    if hi is not None:
+        cur = min(cur, float(hi))
+    return float(box.number_input(label or _label(o), min_value=float(lo) if lo is not None else None,
+                                  max_value=float(hi) if hi is not None else None, value=cur, key=key, help=o.help,
+                                  **({"step": step} if step else {})))
