@@ -12,7 +12,7 @@ import pandas as pd
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 import sdccore  # noqa: E402
-from sdccore import _measures as M  # noqa: E402
+from sdccore import _linkage, _utility  # noqa: E402
 
 
 def timed(label, f):
@@ -31,15 +31,15 @@ def main():
         Y = sdccore.protect(X, method="pca", rng=1).data
         Xa, Ya = X.to_numpy(), Y.to_numpy()
         print(f"n = {n:,} x 13")
-        timed("DBRL (compiled, 2 threads)", lambda: M._dbrl_arrays(Xa, Ya, list(range(13))))
-        timed("PIL (7 statistics)", lambda: M._pil_arrays(Xa, Ya))
-        timed("PS (order 2, 104 features)", lambda: M._ps_arrays(Xa, Ya, 2))
+        timed("DBRL (compiled, 2 threads)", lambda: _linkage._dbrl_arrays(Xa, Ya, list(range(13))))
+        timed("PIL (7 statistics)", lambda: _utility._pil_arrays(Xa, Ya))
+        timed("PS (order 2, 104 features)", lambda: _utility._ps_arrays(Xa, Ya, 2))
         _, t = timed("evaluate (everything)", lambda: sdccore.evaluate(X, Y))
     n = 100_000
     X = rng.standard_normal((n, 13))
     Y = X + rng.standard_normal((n, 13))
     print(f"n = {n:,} x 13")
-    timed("DBRL (compiled, 2 threads)", lambda: M._dbrl_arrays(X, Y, list(range(13))))
+    timed("DBRL (compiled, 2 threads)", lambda: _linkage._dbrl_arrays(X, Y, list(range(13))))
 
 
 if __name__ == "__main__":

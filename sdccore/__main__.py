@@ -260,7 +260,7 @@ def _compare(args):
 
 def _recommend(args):
     data = _read_csv(args.input)
-    r = recommend(data, _sens(args))
+    r = recommend(data, sensitive=_sens(args))
     print(f"recommended: {r.label}")
     for why in r.reasons:
         print(f"  - {why}")

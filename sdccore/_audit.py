@@ -56,21 +56,55 @@ def factor_scores(Z, L, method):
 
 @dataclass(frozen=True)
 class Audit:
-    """table: per target variable the best |cor(score, variable)| an intruder reaches, with
-    the method and number of factors, the share of records recovered within 0.5 % and
-    whether it reaches the flag (>= 0.995)."""
+    """What ``audit_factor_scores`` returns.
+
+    Attributes
+    ----------
+    table : DataFrame
+        Per target variable the best |cor(score, variable)| an intruder reaches, with the
+        method and number of factors, the share of records recovered within 0.5 % and
+        whether it reaches the flag (>= 0.995).
+    flagged : tuple of str
+        The variables that reach the flag.
+    n_helpers : int
+        The number of helper variables used.
+    """
 
     table: pd.DataFrame
     flagged: tuple
     n_helpers: int
 
 
-def audit_factor_scores(data, target=None, n_helpers=8, methods=("bartlett", "thomson"),
+def audit_factor_scores(data, *, target=None, n_helpers=8, methods=("bartlett", "thomson"),
                         extractions=("minres", "principal")):
-    """Per variable, the best an intruder with factor scores reaches: the ``n_helpers``
-    variables least correlated with the target join it in a factor model, every number of
-    factors and each extraction (minres; principal components, whose isolated eigenvector is
-    the paper's eq. 8 case) is tried, with Bartlett and Thomson scores."""
+    """Per variable, the best an intruder with factor scores reaches.
+
+    The ``n_helpers`` variables least correlated with the target join it in a factor model;
+    every number of factors and each extraction (minres; principal components, whose
+    isolated eigenvector is the FA paper's eq. 8 case) is tried, with Bartlett and Thomson
+    scores.
+
+    Parameters
+    ----------
+    data : DataFrame
+    target : list of str, optional
+        The variables to audit; default every numeric column.
+    n_helpers : int
+        How many other variables join each target.
+    methods : tuple of {'bartlett', 'thomson'}
+    extractions : tuple of {'minres', 'principal'}
+
+    Returns
+    -------
+    Audit
+
+    Examples
+    --------
+    >>> import sdccore
+    >>> a = sdccore.audit_factor_scores(sdccore.load_dataset("tarragona"), target=["SALES"])
+    >>> a.table.index.tolist()
+    ['SALES']
+    """
     num, X = numeric_matrix(data, min_columns=3)
     sd = X.std(axis=0)
     targets = check_names(target, num, "target") if target is not None else num

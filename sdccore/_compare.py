@@ -10,7 +10,7 @@ from dataclasses import dataclass, field
 import numpy as np
 import pandas as pd
 
-from ._measures import evaluate
+from ._evaluate import evaluate
 from ._protect import DETERMINISTIC, _protect, decompose
 from ._recipe import child_seeds
 from ._validation import check_names, check_number, numeric_columns, numeric_matrix, resolve_seed
@@ -24,10 +24,19 @@ SCORE_KEYS = ("dbrl", "id", "pil", "ps", "ps_shape", "summary", "selectivity", "
 
 @dataclass(frozen=True)
 class CorrelationIndices:
-    """per_variable: for each variable p taken alone as sensitive, Between(p) (FA paper eq. 6)
-    and Within(-p) (eq. 7).  between/within: for the chosen sensitive set S, the mean |cor|
-    between S and the public variables and the mean |cor| over pairs of public variables
-    (None without a set)."""
+    """What ``correlation_indices`` returns.
+
+    Attributes
+    ----------
+    per_variable : DataFrame
+        For each variable p taken alone as sensitive, Between(p) (FA paper eq. 6) and
+        Within(-p) (eq. 7).
+    between, within : float or None
+        For the sensitive set S: the mean |cor| between S and the public variables and the
+        mean |cor| over pairs of public variables (None without a set).
+    sensitive : tuple of str
+        The set S.
+    """
 
     per_variable: pd.DataFrame
     between: float | None
@@ -54,7 +63,29 @@ def _between_within(A, S):
     return between, within
 
 
-def correlation_indices(data, sensitive=None):
+def correlation_indices(data, *, sensitive=None):
+    """The FA paper's between and within correlation indices.
+
+    Parameters
+    ----------
+    data : DataFrame
+    sensitive : list of str, optional
+        The sensitive set S.
+
+    Returns
+    -------
+    CorrelationIndices
+        Per variable taken alone as sensitive: Between(p) (eq. 6) and Within(-p) (eq. 7);
+        for S: the mean |cor| between S and the public variables and the mean |cor| over
+        pairs of public variables.
+
+    Examples
+    --------
+    >>> import sdccore
+    >>> ci = sdccore.correlation_indices(sdccore.load_dataset("tarragona"), sensitive=["SALES"])
+    >>> 0 < ci.between < 1 and 0 < ci.within < 1
+    True
+    """
     num, A = _abs_corr(data)
     rows = []
     for p in range(len(num)):
@@ -122,10 +153,28 @@ def config_label(cfg):
 
 @dataclass(frozen=True)
 class Comparison:
-    """summary: one row per configuration and score with mean, lo, hi (95 % t interval of
-    the mean over runs), run_lo, run_hi (2.5-97.5 % range of single runs: what one release
-    may score) and reps; runs: the raw per-run scores;
-    configs: the configurations by label; cancelled: True if stopped early."""
+    """What ``compare`` returns.
+
+    Attributes
+    ----------
+    summary : DataFrame
+        One row per configuration and score: mean, lo, hi (95 % t interval of the mean over
+        runs), run_lo, run_hi (2.5-97.5 % range of single runs: what one release may score)
+        and reps.
+    runs : DataFrame
+        The per-run scores (configuration, run, seed, each score).
+    configs : dict
+        The configurations by label.
+    sensitive : tuple of str
+    seed : int
+        The master seed (reproduces every run).
+    cancelled : bool
+        True if stopped early.
+    seconds : dict
+        Time spent protecting and evaluating.
+    risk_variables, risk_bands : DataFrame
+        The risk profile of every run (per variable and per size band).
+    """
 
     summary: pd.DataFrame
     runs: pd.DataFrame
@@ -244,16 +293,41 @@ def _normalize_configs(configs):
     return [(lab, {k: v for k, v in cfg.items() if k != "label"}) for lab, cfg in items]
 
 
-def compare(data, configs, sensitive=None, reps=30, rng=None, progress=None, evaluate_options=None):
-    """Run every configuration ``reps`` times and summarise each score.
+def compare(data, configs, *, sensitive=None, reps=30, rng=None, progress=None, evaluate_options=None):
+    """Run every configuration ``reps`` times and summarise each score with its interval.
 
-    ``configs``: a list of dicts ({'method': ..., options}) or a dict label -> config.
-    ``progress(done, total)`` is called after every run; if it returns False the comparison
-    stops and the result says ``cancelled=True`` (with the runs done so far).
-    Seeds: one master seed (recorded) gives one seed per configuration and run, so the same
-    rng reproduces every protected file.  A deterministic method (pca_remove) gives the same
-    release for every seed: it is protected and evaluated once and that run stands for all
-    ``reps`` (its interval has zero width).
+    Seeds: one master seed (recorded) gives one child seed per configuration and run
+    (``numpy.random.SeedSequence``), so the same ``rng`` reproduces every protected file.  A
+    deterministic method (pca_remove) is protected and evaluated once and that run stands
+    for all ``reps`` (its interval has zero width).
+
+    Parameters
+    ----------
+    data : DataFrame
+    configs : list of dict or dict
+        Configurations ({'method': ..., options}), or a dict label -> configuration.
+    sensitive : list of str, optional
+        Selective protection (as for ``protect``).
+    reps : int
+        Runs per configuration.
+    rng : None, int or numpy.random.Generator
+    progress : callable, optional
+        ``progress(done, total)`` after every run; returning False stops the comparison
+        (``cancelled=True``, with the runs done so far).
+    evaluate_options : dict, optional
+        Passed to ``evaluate``.
+
+    Returns
+    -------
+    Comparison
+
+    Examples
+    --------
+    >>> import sdccore
+    >>> df = sdccore.load_dataset("tarragona")
+    >>> c = sdccore.compare(df, {"PCA": {"method": "pca"}}, reps=3, rng=0)
+    >>> c.table("summary").index.tolist()
+    ['PCA']
     """
     import time
 
@@ -329,13 +403,27 @@ def compare(data, configs, sensitive=None, reps=30, rng=None, progress=None, eva
 
 @dataclass(frozen=True)
 class SearchResult:
-    """ranking: candidate configurations sorted by the upper bound of the 95 % interval of
-    the target score (summary for general, overall for selective protection), with mean,
-    lo, hi and reps -- only configurations that met every risk floor in every run;
-    refused/refusals: candidates refused by the floors (and the first violation of each
-    that ran); tried/space: how many masks (or k values) were evaluated out of how
-    many exist; eliminated: candidates dropped early because their interval lay clearly
-    above the best one's; note: what was and was not tried, in words."""
+    """What ``search`` returns.
+
+    Attributes
+    ----------
+    ranking : DataFrame
+        Candidate configurations sorted by the upper bound of the 95 % interval of the
+        target score, with mean, lo, hi and reps: only those that met every risk floor in
+        every run.
+    target : str
+        'summary' (general protection) or 'overall' (selective).
+    tried, space : int
+        How many masks (or k values) were evaluated out of how many exist.
+    eliminated : int
+        Candidates dropped early because their interval lay clearly above the best one's.
+    note : str
+        What was and was not tried, in words.
+    refused : int
+        Candidates refused by the risk floors.
+    refusals : DataFrame
+        The first violation of each refused candidate.
+    """
 
     ranking: pd.DataFrame
     target: str
@@ -368,15 +456,42 @@ def _mask_candidates(m, variances):
     return out
 
 
-def search(data, method, sensitive=None, reps=10, budget=300, rng=None, progress=None, base=None):
-    """Rank configurations of one method (fa/pca: which factors/components to perturb;
-    magg: the group size k) by the upper bound of their score interval.
+def search(data, method, *, sensitive=None, reps=10, budget=300, rng=None, progress=None, base=None):
+    """Rank configurations of one method by the upper bound of their score interval.
 
-    Candidates are visited in order of perturbed variance; each first gets ``max(5, reps//2)``
-    runs, candidates whose t interval's lower bound exceeds the best upper bound are dropped
-    (both intervals at level 1 - 0.05 / K for K candidates: a margin for the number compared),
-    and the survivors get the full ``reps`` while the ``budget`` of protect+evaluate runs
-    lasts.  ``base`` holds fixed options (e.g. {'rotation': 'varimax'}).
+    fa/pca: which factors/components to perturb; magg: the group size k.  Candidates are
+    visited in order of perturbed variance; each first gets ``max(5, reps // 2)`` runs,
+    candidates whose interval's lower bound exceeds the best upper bound are dropped (both
+    intervals at level 1 - 0.05 / K for K candidates), and the survivors get the full
+    ``reps`` while the ``budget`` of protect + evaluate runs lasts.  Only configurations
+    that meet every risk floor in every run are ranked.
+
+    Parameters
+    ----------
+    data : DataFrame
+    method : {'fa', 'pca', 'magg'}
+    sensitive : list of str, optional
+    reps : int
+        Runs per surviving candidate.
+    budget : int
+        Most protect + evaluate runs in all.
+    rng : None, int or numpy.random.Generator
+    progress : callable, optional
+        ``progress(done, total)``; returning False stops.
+    base : dict, optional
+        Fixed options, e.g. {'rotation': 'varimax'}.
+
+    Returns
+    -------
+    SearchResult
+
+    Examples
+    --------
+    >>> import sdccore
+    >>> df = sdccore.load_dataset("tarragona")
+    >>> s = sdccore.search(df, "magg", reps=2, budget=8, rng=0)
+    >>> s.target
+    'summary'
     """
     if method not in ("fa", "pca", "magg"):
         raise ValueError("search works for method 'fa', 'pca' or 'magg'.")

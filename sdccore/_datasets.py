@@ -19,7 +19,19 @@ _ROLES = {
 
 
 def list_datasets() -> pd.DataFrame:
-    """The bundled sample data sets: name, rows, columns and description."""
+    """The bundled sample data sets.
+
+    Returns
+    -------
+    DataFrame
+        One row per data set: name, rows, columns and description.
+
+    Examples
+    --------
+    >>> import sdccore
+    >>> sdccore.list_datasets()["name"].tolist()
+    ['tarragona', 'casc', 'eia']
+    """
     rows = []
     for name, (fname, desc) in _DATASETS.items():
         df = load_dataset(name)
@@ -28,7 +40,25 @@ def list_datasets() -> pd.DataFrame:
 
 
 def dataset_roles(name: str) -> dict:
-    """Suggested roles for a sample's non-measurement columns ({'identifier': [...], 'exclude': [...]})."""
+    """Suggested roles for a bundled sample's columns that are not measurements.
+
+    Parameters
+    ----------
+    name : str
+        A name from ``list_datasets()`` ("tarragona", "casc", "eia").
+
+    Returns
+    -------
+    dict
+        {'identifier': [...], 'exclude': [...]}: columns to drop before release and columns
+        released unchanged (codes, text).
+
+    Examples
+    --------
+    >>> import sdccore
+    >>> sorted(sdccore.dataset_roles("eia"))
+    ['exclude', 'identifier']
+    """
     _check(name)
     return {k: list(v) for k, v in _ROLES.get(name, {}).items()}
 
@@ -39,7 +69,24 @@ def _check(name):
 
 
 def load_dataset(name: str) -> pd.DataFrame:
-    """Load a bundled sample data set as a DataFrame ("tarragona", "casc" or "eia")."""
+    """Load a bundled sample data set.
+
+    Parameters
+    ----------
+    name : str
+        One of the names in ``list_datasets()``: "tarragona", "casc" or "eia".
+
+    Returns
+    -------
+    DataFrame
+        The records as shipped with sdccore (see the README's "Sample data and provenance").
+
+    Examples
+    --------
+    >>> import sdccore
+    >>> sdccore.load_dataset("tarragona").shape
+    (834, 13)
+    """
     _check(name)
     with resources.files("sdccore").joinpath("data", _DATASETS[name][0]).open("rb") as fh:
         return pd.read_csv(fh)

@@ -18,9 +18,30 @@ from ._validation import numeric_matrix
 __all__ = ["correlation_matrix", "sampling_adequacy", "scree", "Adequacy"]
 
 
-def correlation_matrix(data, columns=None, order="clustered"):
-    """Pearson correlations; ``order='clustered'`` sorts variables by average-linkage
-    clustering on 1 - |r| so that blocks of related variables sit together."""
+def correlation_matrix(data, *, columns=None, order="clustered"):
+    """Pearson correlations of the numeric columns.
+
+    Parameters
+    ----------
+    data : DataFrame
+    columns : list of str, optional
+        Default every numeric column.
+    order : {'clustered', None}
+        'clustered' sorts variables by average-linkage clustering on 1 - |r| so that blocks
+        of related variables sit together; None keeps the column order.
+
+    Returns
+    -------
+    DataFrame
+        Variables x variables.
+
+    Examples
+    --------
+    >>> import sdccore
+    >>> R = sdccore.correlation_matrix(sdccore.load_dataset("tarragona"), order=None)
+    >>> R.shape, float(R.iloc[0, 0])
+    ((13, 13), 1.0)
+    """
     cols, X = numeric_matrix(data, columns)
     R = np.corrcoef(X, rowvar=False)
     if order == "clustered" and len(cols) > 2:
@@ -35,9 +56,20 @@ def correlation_matrix(data, columns=None, order="clustered"):
 
 @dataclass(frozen=True)
 class Adequacy:
-    """kmo: overall Kaiser-Meyer-Olkin measure; kmo_per_variable; bartlett_chi2, bartlett_df,
-    bartlett_p: Bartlett's test that the correlation matrix is the identity (a small p says
-    the variables share structure that factors can carry); verdict: Kaiser's words."""
+    """What ``sampling_adequacy`` returns.
+
+    Attributes
+    ----------
+    kmo : float
+        Overall Kaiser-Meyer-Olkin measure (0 to 1; above 0.6 suits factor analysis).
+    kmo_per_variable : Series
+        KMO of each variable.
+    bartlett_chi2, bartlett_df, bartlett_p : float
+        Bartlett's test that the correlation matrix is the identity (a small p says the
+        variables share structure that factors can carry).
+    verdict : str
+        Kaiser's word for the overall KMO.
+    """
 
     kmo: float
     kmo_per_variable: pd.Series
@@ -54,7 +86,26 @@ def _kaiser(k):
     return "unacceptable"
 
 
-def sampling_adequacy(data, columns=None):
+def sampling_adequacy(data, *, columns=None):
+    """Whether the data suit a factor model: Kaiser-Meyer-Olkin and Bartlett's sphericity test.
+
+    Parameters
+    ----------
+    data : DataFrame
+    columns : list of str, optional
+        Default every numeric column.
+
+    Returns
+    -------
+    Adequacy
+
+    Examples
+    --------
+    >>> import sdccore
+    >>> a = sdccore.sampling_adequacy(sdccore.load_dataset("tarragona"))
+    >>> 0 < a.kmo < 1 and a.bartlett_p < 0.05
+    True
+    """
     cols, X = numeric_matrix(data, columns)
     n, m = X.shape
     R = np.corrcoef(X, rowvar=False)
@@ -82,8 +133,27 @@ def sampling_adequacy(data, columns=None):
     return Adequacy(float(kmo), pd.Series(kmo_var, index=cols, name="KMO"), float(chi2), int(df), p, verdict)
 
 
-def scree(data, columns=None):
-    """Eigenvalues of the correlation matrix with the share and cumulative share of variance."""
+def scree(data, *, columns=None):
+    """Eigenvalues of the correlation matrix with the share and cumulative share of variance.
+
+    Parameters
+    ----------
+    data : DataFrame
+    columns : list of str, optional
+        Default every numeric column.
+
+    Returns
+    -------
+    DataFrame
+        One row per component, largest first: eigenvalue, share, cumulative.
+
+    Examples
+    --------
+    >>> import sdccore
+    >>> s = sdccore.scree(sdccore.load_dataset("tarragona"))
+    >>> len(s), round(float(s["cumulative"].iloc[-1]), 12)
+    (13, 1.0)
+    """
     cols, X = numeric_matrix(data, columns)
     _, _, _, R = dc.standardize_with_correlation(X)
     _, lam = dc.pca_decomposition(R)

@@ -32,6 +32,19 @@ MAX_BYTES = 200 * 2**20  # as server.maxUploadSize in .streamlit/config.toml
 
 @dataclass(frozen=True)
 class ReadResult:
+    """What ``read_table`` returns.
+
+    Attributes
+    ----------
+    data : DataFrame
+        The records.
+    sep, decimal : str or None
+        The separator and decimal mark used (None for Excel and Parquet).
+    encoding : str or None
+        The text encoding used (None for Excel and Parquet).
+    notes : tuple of str
+        What was detected or converted, in words (for the user to check).
+    """
     data: pd.DataFrame
     sep: str | None
     decimal: str | None
@@ -327,13 +340,38 @@ def _read_excel(raw):
     return df, notes
 
 
-def read_table(source, filename: str = "data.csv", sep: str | None = None, decimal: str | None = None) -> ReadResult:
-    """Read CSV/TSV, Excel (.xlsx) or Parquet from bytes (or a path) into a DataFrame.
+def read_table(source, filename: str = "data.csv", *, sep: str | None = None, decimal: str | None = None) -> ReadResult:
+    """Read a CSV/TSV, Excel (.xlsx) or Parquet file into a DataFrame, as the dashboard does.
 
     CSV: encoding UTF-8 (BOM accepted; otherwise Windows-1252 with a note), separator
-    detected among , ; tab | unless given, decimal mark detected (',' when numbers such
-    as 1.234,5 appear) unless given; numbers stored as text with thousands separators or
-    quotes are converted.  Raises ValueError with a plain message on unreadable input.
+    detected among , ; tab | unless given, decimal mark detected (',' when numbers such as
+    1.234,5 appear) unless given; numbers stored as text with thousands separators or quotes
+    are converted.
+
+    Parameters
+    ----------
+    source : bytes, str or path
+        The file's bytes, or a path.
+    filename : str
+        Its name: the extension chooses the reader.
+    sep, decimal : str, optional
+        Force the separator or decimal mark instead of detecting them.
+
+    Returns
+    -------
+    ReadResult
+
+    Raises
+    ------
+    ValueError
+        With a plain message on unreadable input.
+
+    Examples
+    --------
+    >>> import sdccore
+    >>> r = sdccore.read_table(b"a;b\\n1,5;2\\n3,25;4\\n", "x.csv")
+    >>> r.sep, r.decimal, r.data["a"].tolist()
+    (';', ',', [1.5, 3.25])
     """
     if isinstance(source, (str, os.PathLike)):
         with open(source, "rb") as fh:
@@ -427,6 +465,23 @@ def read_table(source, filename: str = "data.csv", sep: str | None = None, decim
 
 @dataclass(frozen=True)
 class Problem:
+    """One problem ``inspect_data`` found.
+
+    Attributes
+    ----------
+    kind : str
+        What kind of problem ('missing', 'constant', 'text', ...).
+    columns : tuple of str
+        The columns concerned.
+    message : str
+        What is wrong, in plain words (never quoting data values).
+    fix : str
+        What to do about it.
+    rows : int
+        How many records are concerned (0 when it is about whole columns).
+    blocking : bool
+        Whether it stops protection.
+    """
     kind: str          # non_numeric, missing, infinite, constant, linear_combination, duplicated_names, size
     columns: tuple
     message: str
@@ -435,11 +490,27 @@ class Problem:
     blocking: bool = True
 
 
-def inspect_data(data: pd.DataFrame, protect_columns=None):
+def inspect_data(data: pd.DataFrame, *, protect_columns=None):
     """Problems that stop or distort protection, each with its fix, in plain words.
 
-    ``protect_columns``: the columns the user wants protected (sensitive and public);
-    default: every numeric column.
+    Parameters
+    ----------
+    data : DataFrame
+    protect_columns : list of str, optional
+        The columns the user wants protected (sensitive and public); default every numeric
+        column.
+
+    Returns
+    -------
+    list of Problem
+        Empty when nothing stands in the way.  A ``blocking`` problem stops ``protect``.
+
+    Examples
+    --------
+    >>> import pandas as pd, sdccore
+    >>> df = pd.DataFrame({"a": [1.0, 2.0, 3.0, 4.0], "b": [5.0, 5.0, 5.0, 5.0]})
+    >>> [p.kind for p in sdccore.inspect_data(df)]
+    ['constant']
     """
     out = []
     dup = data.columns[data.columns.duplicated()].unique().tolist()
@@ -556,7 +627,27 @@ def inspect_data(data: pd.DataFrame, protect_columns=None):
 
 
 def drop_incomplete_rows(data: pd.DataFrame, columns):
-    """Rows with a missing or infinite value in ``columns`` removed; returns (frame, count)."""
+    """Remove the records with a missing or infinite value in some columns.
+
+    Parameters
+    ----------
+    data : DataFrame
+    columns : list of str
+        The columns that must be complete (usually the ones to protect).
+
+    Returns
+    -------
+    (DataFrame, int)
+        The remaining records (index kept) and how many were removed.
+
+    Examples
+    --------
+    >>> import pandas as pd, sdccore
+    >>> df = pd.DataFrame({"a": [1.0, None, 3.0], "b": [1.0, 2.0, 3.0]})
+    >>> kept, removed = sdccore.drop_incomplete_rows(df, ["a", "b"])
+    >>> len(kept), removed
+    (2, 1)
+    """
     X = data[list(columns)].apply(pd.to_numeric, errors="coerce").to_numpy(dtype=float)
     bad = ~np.isfinite(X).all(axis=1)
     return data.loc[~bad].copy(), int(bad.sum())
@@ -566,8 +657,26 @@ _FORMULA = re.compile(r"^[=+\-@\t\r]")
 
 
 def neutralize_formulas(data: pd.DataFrame) -> pd.DataFrame:
-    """Text cells starting with =, +, -, @, tab or CR get a leading apostrophe, so spreadsheet
-    programs show them as text instead of running them (CSV injection).  Numbers untouched."""
+    """Make text cells safe to open in a spreadsheet (CSV injection).
+
+    Text cells starting with =, +, -, @, tab or CR get a leading apostrophe, so spreadsheet
+    programs show them as text instead of running them.  Numbers are untouched.
+
+    Parameters
+    ----------
+    data : DataFrame
+
+    Returns
+    -------
+    DataFrame
+        A copy.
+
+    Examples
+    --------
+    >>> import pandas as pd, sdccore
+    >>> sdccore.neutralize_formulas(pd.DataFrame({"t": ["=1+1", "ok"]}))["t"].tolist()
+    ["'=1+1", 'ok']
+    """
     out = data.copy()
     for c in out.columns:
         s = out[c]

@@ -34,6 +34,8 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
+from ._validation import check_number
+
 __all__ = []
 
 _LEAF = 64
@@ -463,15 +465,38 @@ def _mdav_kernel(X0, k, LS):
 
 
 def mdav_groups(X: np.ndarray, k: int) -> np.ndarray:
-    """Group label (0, 1, ...) of every row of ``X`` under MDAV with group size ``k``.
+    """Group label of every row of ``X`` under MDAV (sdcMicro's partition).
 
-    Groups are numbered in the order MDAV forms them.  ``X`` must be finite, with
-    ``2 <= k``; fewer than ``2k`` rows form a single group.
+    Parameters
+    ----------
+    X : array_like, shape (n, m)
+        Finite numbers, records in rows (standardise first: MDAV uses Euclidean distance).
+    k : int
+        Group size, at least 2.  Fewer than 2k rows form a single group.
+
+    Returns
+    -------
+    ndarray of int, shape (n,)
+        0, 1, ... in the order MDAV forms the groups; every group has k to 2k - 1 rows.
+
+    Examples
+    --------
+    >>> import numpy as np, sdccore
+    >>> X = np.arange(16.0).reshape(8, 2)
+    >>> np.bincount(sdccore.mdav_groups(X, 3)).tolist()
+    [3, 5]
     """
-    X = np.ascontiguousarray(X, dtype=np.float64)
-    if X.ndim != 2 or X.shape[1] > MAX_VARIABLES:
-        raise ValueError(f"MDAV takes a 2-d array with at most {MAX_VARIABLES} variables.")
-    return _mdav_kernel(X, int(k), _LEAF)
+    k = check_number(k, "k (MDAV group size)", low=2, integer=True)
+    try:
+        X = np.ascontiguousarray(X, dtype=np.float64)
+    except (TypeError, ValueError):
+        raise TypeError("X must be a 2-d array of numbers (records in rows), e.g. data[columns].to_numpy().") from None
+    if X.ndim != 2 or X.shape[0] == 0 or X.shape[1] == 0 or X.shape[1] > MAX_VARIABLES:
+        raise ValueError(f"X must be a non-empty 2-d array (records in rows) with at most {MAX_VARIABLES} variables; "
+                         f"got shape {X.shape}.")
+    if not np.isfinite(X).all():
+        raise ValueError("X has missing or infinite values; MDAV needs finite numbers (drop or impute those records).")
+    return _mdav_kernel(X, k, _LEAF)
 
 
 def group_means(X: np.ndarray, labels: np.ndarray) -> np.ndarray:

@@ -442,8 +442,26 @@ def bind_static(method, options, selective, warn=True):
 # ----------------------------------------------------------------------------- pass 2: data
 
 def min_swap_percent(n):
-    """The smallest rank-swap window p (percent) that swaps anything on n records: the
-    window is floor(p n / 100) ranks and must be at least one."""
+    """The smallest rank-swap window that swaps anything on ``n`` records.
+
+    The window is floor(p n / 100) ranks and must be at least one.
+
+    Parameters
+    ----------
+    n : int
+        Number of records.
+
+    Returns
+    -------
+    float
+        p in percent.
+
+    Examples
+    --------
+    >>> import sdccore
+    >>> sdccore.min_swap_percent(834)
+    0.11990407673860912
+    """
     return 100.0 / n
 
 

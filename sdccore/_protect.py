@@ -37,21 +37,31 @@ DECOMPOSING = ("fa", "pca", "pca_remove")  # methods with a factorization (loadi
 class ProtectionResult:
     """What ``protect`` returns.
 
-    data       -- DataFrame with the same index, columns and order as the input; the
-                  protected numeric columns changed, the others passed through.
-    loadings   -- variables x factors/components (correlations), for fa/pca, else None.
-    perturbed  -- 1-based labels of the perturbed factors/components (fa/pca), else ().
-    options    -- every effective option incl. method, sensitive and seed (JSON-serialisable);
-                  ``protect(data, **options)`` reproduces ``data`` exactly.
-    dependencies -- {column: {predictor: coefficient, ..., "(intercept)": a}} for columns that
-                  are exact linear combinations of others, rebuilt from the protected parts.
-    notes      -- plain-language remarks (dropped factors, widened sensitive set, ...).
-    risk       -- RiskProfile: each sensitive variable (every protected one in general
-                  protection) and each of its size bands against the risk floors.
-    plausibility -- per protected variable: transform, bounds, decimals, values clipped,
-                  change of mean (in original sds) and sd ratio on the original scale.
-    unsafe_reason -- None, or the reason given with ``allow_unsafe`` for a release that
-                  breaks a floor (goes into the internal report).
+    Attributes
+    ----------
+    data : DataFrame
+        Same index, columns and order as the input; the protected numeric columns changed,
+        the others passed through.
+    loadings : DataFrame or None
+        Variables x factors/components (correlations), for fa/pca.
+    perturbed : tuple of int
+        1-based labels of the perturbed factors/components (fa/pca), else ().
+    options : dict
+        Every effective option incl. method, sensitive and seed (JSON-serialisable);
+        ``protect(data, **options)`` reproduces ``data`` exactly.
+    dependencies : dict
+        {column: {predictor: coefficient, ..., "(intercept)": a}} for columns that are
+        exact linear combinations of others, rebuilt from the protected parts.
+    notes : tuple of str
+        Plain-language remarks (dropped factors, widened sensitive set, ...).
+    risk : RiskProfile
+        Each sensitive variable (every protected one in general protection) and each of its
+        size bands against the risk floors.
+    plausibility : DataFrame
+        Per protected variable: transform, bounds, decimals, values clipped, change of mean
+        (in original sds) and sd ratio on the original scale.
+    unsafe_reason : str or None
+        The reason given with ``allow_unsafe`` for a release that breaks a floor.
     """
 
     data: pd.DataFrame
@@ -77,18 +87,31 @@ class ProtectionResult:
 
 @dataclass(frozen=True)
 class Decomposition:
-    """The factors or components ``protect`` would use, without protecting anything.
+    """The factors or components ``protect`` would use, without protecting anything (what
+    ``decompose`` returns).
 
-    loadings    -- variables x factors (correlations), after rotation.
-    perturbed   -- 1-based labels of the factors the options select.
-    variance    -- share of each factor's variance in the total (PCA: eigenvalue / m;
-                   FA: sum of squared loadings / m).
-    perturbed_share -- per variable, the share of its variance carried by the perturbed
-                   factors (sum of squared loadings over them): what protection will change.
-    options     -- effective options.
-    below_floor -- (variable, share) for each sensitive variable (each variable in general
-                   protection) whose perturbed share is below the floor: ``protect`` would
-                   refuse this configuration.
+    Attributes
+    ----------
+    loadings : DataFrame
+        Variables x factors (correlations), after rotation.
+    perturbed : tuple of int
+        1-based labels of the factors the options select.
+    variance : Series
+        Share of each factor's variance in the total (PCA: eigenvalue / m; FA: sum of
+        squared loadings / m).
+    perturbed_share : Series
+        Per variable, the share of its variance carried by the perturbed factors (sum of
+        squared loadings over them): what protection will change.
+    dependencies : dict
+        Exact linear combinations set aside, as in ``ProtectionResult``.
+    notes : tuple of str
+        Plain-language remarks.
+    options : dict
+        The effective options.
+    below_floor : tuple of (str, float)
+        (variable, share) for each sensitive variable (each variable in general protection)
+        whose perturbed share is below the floor: ``protect`` would refuse this
+        configuration.
     """
 
     loadings: pd.DataFrame
@@ -433,6 +456,11 @@ def decompose(data, method="fa", *, sensitive=None, **options):
 def protect(data, method="fa", *, sensitive=None, rng=None, allow_unsafe=None, **options):
     """Protect the numeric columns of ``data``; refuse a release that breaks a risk floor.
 
+    The pipeline: bind the options (``option_schema(method)``: types and choices, then the
+    limits that depend on the data), prepare the data (transform, exact linear dependencies
+    set aside), plan (factorization, rotation, which factors to perturb), perturb, assemble
+    (rebuild, bounds, rounding) and check every risk floor.
+
     Parameters
     ----------
     data : DataFrame
@@ -443,7 +471,8 @@ def protect(data, method="fa", *, sensitive=None, rng=None, allow_unsafe=None, *
         None protects every numeric column (general protection).  Otherwise selective
         protection: fa rotates to isolate the sensitive variables and perturbs the factors
         that carry them; pca perturbs the components that load on them; magg aggregates
-        only them; rankswap and noise touch only them.
+        only them; rankswap and noise touch only them; pca_remove changes every variable
+        and the floors check the sensitive ones.
     rng : None, int or numpy.random.Generator
         The seed actually used is recorded in ``result.options['seed']``; ``seed=`` is
         accepted as an alias so that ``protect(data, **result.options)`` reproduces a run.
@@ -452,27 +481,14 @@ def protect(data, method="fa", *, sensitive=None, rng=None, allow_unsafe=None, *
         ``UnsafeReleaseError`` naming the variable, the floor and the fix.  A reason given
         here returns it anyway, with the reason in ``result.unsafe_reason``.
     **options
-        every method: transform ('none', 'auto' or column names: log scale for skewed
-        non-negative variables), bounds ('sign', 'observed', 'none'), rounding ('original',
-        'none'), floors (dict of RiskFloors fields).
-        fa: n_factors, extraction ('minres', 'ml', 'principal'), rotation ('none',
-        'varimax', 'quartimax', 'equamax', 'isolate_sensitive', 'isolate_public'), factors
-        ('all', 'auto' or 1-based labels), criterion ('sensitive_threshold',
-        'public_threshold', 'sensitive_over_public') with threshold (default 0.3),
-        perturbation ('swap', 'rankswap' with p, 'noise' with noise, 'microagg' or
-        'microagg_noise' with k, 'bootstrap', 'synthetic', 'round'), residuals ('keep',
-        'swap_rows', 'bootstrap_rows'; default 'swap_rows' in general protection, 'keep' in
-        selective), scores ('whitened', 'regression').
-        pca: components ('all', 'auto' or labels), threshold, perturbation (+ parameter),
-        residuals.  magg: k (default 3), noise ('published', 'exact', 'none').
-        rankswap: p (percent, default 15).  noise: noise (percent of the covariance,
-        default 50).  pca_remove (D'Acquisto and Naldi; deterministic; see
-        ``sdccore._removal`` and ``removal_curve``): removed ('auto': the stop rule, or the
-        number of largest components to remove), metric (one of UTILITY_METRICS, default
-        'correlation'), threshold (default 0.5 for 'correlation'; other metrics need one).
-        It changes every variable, also with ``sensitive`` (which then says which variables
-        the risk floors check); it keeps the means exactly but NOT the variances and
-        covariances (each variable loses its share of the removed components).
+        The method's options: ``option_schema(method)`` lists each with its type, allowed
+        values, default, when it applies and what it does.  In short: every method takes
+        exclude, transform, bounds, rounding and floors; fa: n_factors, extraction,
+        rotation, factors, criterion, threshold, perturbation (with p, noise_sd or k),
+        residuals, scores; pca: components, threshold, perturbation (with p, noise_sd or
+        k), residuals; magg: k, noise_model; rankswap: p (default 40 %); noise: noise_cov;
+        pca_remove: removed, metric, threshold.  The old name ``noise`` (for noise_sd,
+        noise_model or noise_cov) still works with a DeprecationWarning.
 
     Returns
     -------
@@ -480,8 +496,24 @@ def protect(data, method="fa", *, sensitive=None, rng=None, allow_unsafe=None, *
 
     Raises
     ------
+    TypeError, ValueError
+        An option of the wrong type or out of range, naming the option and the fix.
     UnsafeReleaseError (a ValueError)
         When the release breaks a floor and ``allow_unsafe`` is not given.
+
+    Examples
+    --------
+    >>> import sdccore
+    >>> df = sdccore.load_dataset("tarragona")
+    >>> res = sdccore.protect(df, "fa", rng=12345)
+    >>> res.options["seed"], res.risk.ok, res.data.shape
+    (12345, True, (834, 13))
+
+    Without clipping at zero and rounding, the means are kept exactly:
+
+    >>> exact = sdccore.protect(df, "fa", rng=12345, bounds="none", rounding="none")
+    >>> bool(abs(exact.data["SALES"].mean() - df["SALES"].mean()) < 1e-9 * df["SALES"].std())
+    True
     """
     if allow_unsafe is not None and (not isinstance(allow_unsafe, str) or not allow_unsafe.strip()):
         raise TypeError("allow_unsafe must be a non-empty reason, e.g. allow_unsafe='internal test file, not published'.")

@@ -86,18 +86,45 @@ def _tie_label(means, ses, names):
     return " or ".join(tied)
 
 
-def simulate_bw_map(grid=np.round(np.arange(0.0, 0.95, 0.1), 2), N=6, n=300, reps=5, rng=0, progress=None,
+def simulate_bw_map(*, grid=np.round(np.arange(0.0, 0.95, 0.1), 2), N=6, n=300, reps=5, rng=0, progress=None,
                     datasets=3, configs=None):
     """Mean overall score of FA, PCA and M-AGG (selective protection of variable S) on data
-    from eq. 5, for every valid (between, within) point of the grid.
+    from the FA paper's eq. 5, for every valid (between, within) point of the grid.
 
-    Each point gets ``datasets`` independent data sets and ``reps`` runs of each method on
-    each; columns: the mean over all runs, its standard error (``<method>_se``, from the
-    data-set means: the data set is the larger source of noise), ``best`` (the lowest mean,
-    or the methods within noise of it joined by ' or ') and ``winner`` (the lowest mean).
-    ``configs``: the methods (default MAP_CONFIGS, sdccore's defaults; PAPER_CONFIGS is the
-    FA paper's construction).  NaN: the method cannot protect S there (e.g. FA when no
-    factor carries it)."""
+    Parameters
+    ----------
+    grid : array_like
+        Values of between and within to try.
+    N : int
+        Variables per simulated data set.
+    n : int
+        Records per simulated data set.
+    reps : int
+        Runs of each method on each data set.
+    rng : None, int or numpy.random.Generator
+    progress : callable, optional
+        ``progress(done, total)``.
+    datasets : int
+        Independent data sets per point.
+    configs : dict, optional
+        The methods (default sdccore's defaults; ``PAPER_CONFIGS`` in ``sdccore._recommend``
+        is the FA paper's construction).
+
+    Returns
+    -------
+    DataFrame
+        Per point the mean over all runs of each method, its standard error
+        (``<method>_se``, from the data-set means), ``best`` (the lowest mean, or the
+        methods within noise of it joined by ' or ') and ``winner``.  NaN: the method
+        cannot protect S there.
+
+    Examples
+    --------
+    >>> import sdccore
+    >>> m = sdccore.simulate_bw_map(grid=[0.3], N=4, n=60, reps=1, datasets=1, rng=0)
+    >>> m[["between", "within"]].values.tolist()
+    [[0.3, 0.3]]
+    """
     configs = dict(configs or MAP_CONFIGS)
     rows = []
     pts = [(b, w) for b in grid for w in grid if eq5_valid(b, w, N)]
@@ -131,13 +158,46 @@ def simulate_bw_map(grid=np.round(np.arange(0.0, 0.95, 0.1), 2), N=6, n=300, rep
 
 
 def load_bw_map():
-    """The stored map (regenerate with studies/fa_paper_figures.py)."""
+    """The stored between/within map that ``recommend`` uses (regenerate it with
+    studies/fa_paper_figures.py).
+
+    Returns
+    -------
+    DataFrame
+        One row per (between, within) point: each method's mean overall score and standard
+        error, ``best`` and ``winner``.
+
+    Examples
+    --------
+    >>> import sdccore
+    >>> {"between", "within", "best"} <= set(sdccore.load_bw_map().columns)
+    True
+    """
     with resources.files("sdccore").joinpath("data", "bw_map.csv").open("rb") as fh:
         return pd.read_csv(fh)
 
 
 @dataclass(frozen=True)
 class Recommendation:
+    """What ``recommend`` returns.
+
+    Attributes
+    ----------
+    method : str or None
+        'fa', 'pca', 'magg' or 'rankswap'; None when nothing can be recommended.
+    label : str or None
+        The method as the dashboard names it (or 'FA or M-AGG' for a tie within noise).
+    reasons : tuple of str
+        Why, in words.
+    between, within : float or None
+        The correlation indices of the sensitive set.
+    map_best : str or None
+        The best method at the nearest point of the map.
+    map_point : dict or None
+        That point (between, within and the scores).
+    tournament : DataFrame or None
+        The tournament's scores, with ``tournament=True``.
+    """
     method: str | None          # 'fa', 'pca' or 'magg'; None when no method meets the risk floors
     label: str | None           # 'FA', 'PCA' or 'M-AGG'
     reasons: tuple
@@ -163,22 +223,35 @@ def _cookbook(b, w):
                   f"clear choice there")
 
 
-def recommend(data, sensitive=None, tournament=False, reps=5, rng=None):
+def recommend(data, *, sensitive=None, tournament=False, reps=5, rng=None):
     """Recommend FA, PCA or M-AGG, with the reasons.
 
     General protection (no sensitive variables, or all of them): PCA, the FA paper's and the
-    PCA paper's best general method.  Selective protection: evidence about sdccore's own
-    default methods decides, the simulated between/within map (sdccore/data/bw_map.csv,
-    several data sets and runs per point, ties within noise marked 'FA or M-AGG'); the FA
-    paper's cookbook (thresholds BETWEEN_LOW, WITHIN_HIGH, WITHIN_LOW) is reported beside it
-    as the paper's rule for the paper's FA.  They differ because sdccore's FA whitens its
-    scores with as many factors as variables: the residuals are zero, FA becomes an
-    orthogonal re-parameterisation of the data in which selectivity comes from the rotation
-    and the choice of factors only, and it can protect a weakly correlated sensitive
-    variable that the paper's FA (regression scores, residuals kept) cannot; with
-    ``scores='regression'`` the project's own comparisons reproduce the cookbook
-    (studies/fa_paper_figures.py).  ``tournament=True`` also runs FA, PCA, M-AGG and rank swapping ``reps``
-    times on the data itself and lets the lowest mean score among the floor-meeting ones win.
+    PCA paper's best general method.  Selective protection: the simulated between/within map
+    of sdccore's own default methods (``load_bw_map``); the FA paper's cookbook thresholds
+    are reported beside it as the paper's rule for the paper's FA (they differ because
+    sdccore's FA whitens its scores with as many factors as variables).
+
+    Parameters
+    ----------
+    data : DataFrame
+    sensitive : list of str, optional
+    tournament : bool
+        Also run FA, PCA, M-AGG and rank swapping ``reps`` times on the data itself and let
+        the lowest mean score among those that meet every floor win.
+    reps : int
+        Runs per method in the tournament.
+    rng : None, int or numpy.random.Generator
+
+    Returns
+    -------
+    Recommendation
+
+    Examples
+    --------
+    >>> import sdccore
+    >>> sdccore.recommend(sdccore.load_dataset("tarragona")).method
+    'pca'
     """
     data = check_dataframe(data)
     num = numeric_columns(data)
@@ -203,7 +276,7 @@ def recommend(data, sensitive=None, tournament=False, reps=5, rng=None):
                        "protection in both papers (FA paper Fig. 4, PCA paper Table 4)")
         target = "summary"
     else:
-        ci = correlation_indices(data, sensitive)
+        ci = correlation_indices(data, sensitive=sensitive)
         b, w = ci.between, ci.within
         mp = load_bw_map()
         d = (mp.between - b) ** 2 + (mp.within - w) ** 2

@@ -264,13 +264,19 @@ def removal_keeps(prep, share, Xk, Xpk):
 class RemovalCurve:
     """Utility and risk of removing the r largest principal components, r = 0, 1, ...
 
-    table  -- one row per r: ``removed``, ``variance_removed`` (share of the total
-              variance), each metric of UTILITY_METRICS, ``min_share`` (the smallest
-              share of a checked variable's variance removed: what the risk floors check),
-              ``max_cor_change`` (largest change of a correlation between two variables).
-    shares -- variables x r: the share of each variable's variance removed.
-    eigenvalues -- of the correlation matrix, largest first.
-    metrics -- {metric: (label, higher is better)}.
+    Attributes
+    ----------
+    table : DataFrame
+        One row per r: ``removed``, ``variance_removed`` (share of the total variance), each
+        metric of UTILITY_METRICS, ``min_share`` (the smallest share of a checked
+        variable's variance removed: what the risk floors check), ``max_cor_change``
+        (largest change of a correlation between two variables).
+    shares : DataFrame
+        Variables x r: the share of each variable's variance removed.
+    eigenvalues : ndarray
+        Of the correlation matrix, largest first.
+    metrics : dict
+        {metric: (label, higher is better)}.
     """
 
     table: pd.DataFrame
@@ -300,19 +306,37 @@ def curve_arrays(Z, A, w, active, check, max_removed):
     return pd.DataFrame(rows), np.array(shares).T
 
 
-def removal_curve(data, sensitive=None, exclude=None, max_removed=None, transform="none"):
+def removal_curve(data, *, sensitive=None, exclude=None, max_removed=None, transform="none"):
     """Utility and risk after removing the r largest principal components, r = 0, 1, ...
 
     What ``protect(data, method='pca_remove', removed=r)`` would release, before bounds and
-    rounding, for every r up to ``max_removed`` (default: every component but one, at most
-    25): each utility metric of the framework paper (see the module docstring), the share of
-    each variable's variance removed (the risk floors need at least
+    rounding, for every r up to ``max_removed``: each utility metric of the framework paper,
+    the share of each variable's variance removed (the risk floors need at least
     ``RiskFloors.min_perturbed_share`` for each checked variable: every variable in general
     protection, the ``sensitive`` ones otherwise) and the largest change of a correlation.
+
+    Parameters
+    ----------
+    data : DataFrame
+    sensitive : list of str, optional
+        The variables the risk floors check (default every variable).
+    exclude : list of str, optional
+        Numeric columns left out.
+    max_removed : int, optional
+        Default every component but one, at most 25.
+    transform : {'none', 'auto'} or list of str
+        As for ``protect``.
 
     Returns
     -------
     RemovalCurve
+
+    Examples
+    --------
+    >>> import sdccore
+    >>> c = sdccore.removal_curve(sdccore.load_dataset("tarragona"), max_removed=2)
+    >>> c.table["removed"].tolist()
+    [0, 1, 2]
     """
     from . import _decomp as dc
     from ._protect import _prepare

@@ -43,9 +43,19 @@ def looks_like_id_name(name) -> bool:
 
 @dataclass(frozen=True)
 class RoleSuggestion:
-    """Attributes: ``roles`` (column -> role), ``reasons`` (column -> why, in words, for
-    every column not simply 'public'), ``flags`` (column -> kind: 'identifier', 'text',
-    'code', 'constant'), ``table`` (one row a column: type, distinct, role, reason)."""
+    """What ``suggest_roles`` returns.
+
+    Attributes
+    ----------
+    roles : dict
+        Column -> 'identifier', 'excluded' or 'public'.
+    reasons : dict
+        Column -> why, in words, for every column not simply 'public'.
+    flags : dict
+        Column -> kind: 'identifier', 'text', 'code', 'constant'.
+    table : DataFrame
+        One row a column: type, distinct values, role, reason.
+    """
 
     roles: dict
     reasons: dict
@@ -53,7 +63,7 @@ class RoleSuggestion:
     table: pd.DataFrame
 
 
-def suggest_roles(data, preset=None) -> RoleSuggestion:
+def suggest_roles(data, *, preset=None) -> RoleSuggestion:
     """A role for every column of ``data``, with the reason.
 
     * identifier: a text column with at least 90 % distinct values, or any column whose name
@@ -65,7 +75,23 @@ def suggest_roles(data, preset=None) -> RoleSuggestion:
       columns are flagged ('constant') and left to the data checks.
     * public: every other numeric column (choose the sensitive ones yourself).
 
-    ``preset``: {'identifier': [...], 'exclude': [...]} (a sample's known roles) wins.
+    Parameters
+    ----------
+    data : DataFrame
+    preset : dict, optional
+        {'identifier': [...], 'exclude': [...]} (a sample's known roles, ``dataset_roles``):
+        wins over the rules.
+
+    Returns
+    -------
+    RoleSuggestion
+
+    Examples
+    --------
+    >>> import pandas as pd, sdccore
+    >>> df = pd.DataFrame({"firm_id": ["a1", "b2", "c3", "d4"], "sales": [1.5, 2.25, 3.0, 8.5]})
+    >>> sdccore.suggest_roles(df).roles
+    {'firm_id': 'identifier', 'sales': 'public'}
     """
     data = check_dataframe(data)
     n = len(data)

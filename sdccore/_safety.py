@@ -63,7 +63,11 @@ LINK_SAMPLE = 5000  # original records linked (all of them up to this many; an e
 class UnsafeReleaseError(ValueError):
     """A release breaks a risk floor; the message names the variable, the floor and the fix.
 
-    ``risk`` holds the RiskProfile (figures only, never data) so that a caller can show why.
+    Attributes
+    ----------
+    risk : RiskProfile or None
+        The profile behind the refusal (figures only, never data), so that a caller can
+        show why.
     """
 
     def __init__(self, message, risk=None):
@@ -78,11 +82,17 @@ class RiskFloors:
     Attributes
     ----------
     min_perturbed_share : float in [0, 1]
+        The least share of each variable's variance the protection must change.
     max_abs_cor : float in [0, 1]
-    tolerance : float > 0, relative closeness |x' - x| <= tolerance |x|
-    max_close_share : float in [0, 1], the most records allowed within the tolerance
-    bands : int >= 1, size bands (quantiles of the original value)
-    top_records : int >= 1, the least number of records in the "largest 1 %" band
+        The largest |cor(original, protected)| allowed.
+    tolerance : float in (0, 1]
+        Relative closeness: a record is "close" when |x' - x| <= tolerance |x|.
+    max_close_share : float in [0, 1]
+        The most records allowed within the tolerance, in every size band.
+    bands : int in [1, 100]
+        Size bands (quantiles of the original value).
+    top_records : int in [1, 100]
+        The least number of records in the "largest 1 %" band.
     """
 
     min_perturbed_share: float = 0.3
@@ -136,17 +146,24 @@ class RiskProfile:
 
     Attributes
     ----------
-    variables : DataFrame, one row per checked variable: perturbed_share, abs_cor,
-        close_own, close_linked, close_reconstructed (shares of records within the
-        tolerance; close_reconstructed counts only records the intruder's knowledge alone
-        does not give, NaN where no reconstruction intruder applies), worst_band_close (the
-        largest closeness over the bands, own or reconstructed), worst_band, ok.
-    bands : DataFrame, one row per variable and band: variable, band ("1".."10", "top 1 %"),
-        lo, hi (original values), records, close_own, close_reconstructed, median_rel_error, ok.
-    violations : tuple of str, plain-language messages, each naming the variable, the
-        floor and the fix; empty when every floor is met.
-    floors : RiskFloors used.
-    linked_sample : number of original records linked (all of them up to 5000).
+    variables : DataFrame
+        One row per checked variable: perturbed_share, abs_cor, close_own, close_linked,
+        close_reconstructed (shares of records within the tolerance; close_reconstructed
+        counts only records the intruder's knowledge alone does not give, NaN where no
+        reconstruction intruder applies), worst_band_close (the largest closeness over the
+        bands, own or reconstructed), worst_band, ok.
+    bands : DataFrame
+        One row per variable and band: variable, band ("1".."10", "top 1 %"), lo, hi
+        (original values), records, close_own, close_reconstructed, median_rel_error, ok.
+    violations : tuple of str
+        Plain-language messages, each naming the variable, the floor and the fix; empty
+        when every floor is met.
+    floors : RiskFloors
+        The floors used.
+    linked_sample : int
+        Number of original records linked (all of them up to 5000).
+    failing : tuple of str
+        The variables that break a floor.
     """
 
     variables: pd.DataFrame
@@ -170,7 +187,7 @@ class RiskProfile:
 def _link(X, Y, rows, cols):
     """For each original record in ``rows``, the protected record nearest on ``cols``
     (standardised by the original's sd), the first of ties."""
-    from ._measures import _nearest, _standardized_pair  # the exact DBRL kernel and its scaling
+    from ._linkage import _nearest, _standardized_pair  # the exact DBRL kernel and its scaling
 
     A, B = _standardized_pair(X, Y, cols)
     if A.shape[1] == 0:

@@ -9,6 +9,7 @@ import pytest
 from streamlit.testing.v1 import AppTest
 
 import sdccore
+from sdccore import _io
 
 ROOT = Path(__file__).resolve().parents[1]
 PAGES = ["pages/1_data.py", "pages/2_explore.py", "pages/3_configure.py", "pages/4_run.py", "pages/5_download.py"]
@@ -190,11 +191,11 @@ def test_report_internal_has_seed_external_not(tarragona):
 
 def test_prepare_release_and_injection():
     df = pd.DataFrame({"id": [1, 2, 3], "name": ["=cmd()", "+1", "ok"], "x": [-1.0, 2.0, 3.0], "@col": ["a", "-b", "c"]})
-    out = sdccore.prepare_release(df, drop=["id"], shuffle=True, rng=[5, 1])
+    out = _io.prepare_release(df, drop=["id"], shuffle=True, rng=[5, 1])
     assert list(out.columns) == ["name", "x", "'@col"]
     assert set(out["name"]) == {"'=cmd()", "'+1", "ok"}
     assert sorted(out["x"]) == [-1.0, 2.0, 3.0]  # numbers untouched
-    again = sdccore.prepare_release(df, drop=["id"], shuffle=True, rng=[5, 1])
+    again = _io.prepare_release(df, drop=["id"], shuffle=True, rng=[5, 1])
     pd.testing.assert_frame_equal(out, again)
 
 
@@ -205,7 +206,7 @@ def test_cli_reproduces_dashboard_release(tmp_path, tarragona):
     res = sdccore.protect(tarragona, method="rankswap", sensitive=["SALES"], rng=99)
     recipe = dict(res.options)
     recipe["release"] = {"drop": [], "shuffle": True}
-    expected = sdccore.prepare_release(res.data, shuffle=True, rng=[99, 1]).to_csv(index=False)
+    expected = _io.prepare_release(res.data, shuffle=True, rng=[99, 1]).to_csv(index=False)
     (tmp_path / "r.json").write_text(json.dumps(recipe))
     tarragona.to_csv(tmp_path / "in.csv", index=False)
     p = subprocess.run([sys.executable, "-m", "sdccore", "protect", str(tmp_path / "in.csv"), "--recipe",

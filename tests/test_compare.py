@@ -13,7 +13,7 @@ from sdccore._compare import bootstrap_interval
 
 def test_indices_on_eq5_data_equal_b_and_w():
     data = rec.eq5_data(0.6, 0.2, 6, 400, 1)
-    ci = sdccore.correlation_indices(data, ["S"])
+    ci = sdccore.correlation_indices(data, sensitive=["S"])
     assert ci.between == pytest.approx(0.6, abs=1e-12)
     assert ci.within == pytest.approx(0.2, abs=1e-12)
     assert ci.per_variable.loc["S", "between"] == pytest.approx(0.6, abs=1e-12)
@@ -23,7 +23,7 @@ def test_indices_hand_case():
     # |cor| matrix: (a,b)=0.5, (a,c)=0.1, (b,c)=0.3 built exactly
     R = np.array([[1, 0.5, -0.1], [0.5, 1, 0.3], [-0.1, 0.3, 1]])
     data = pd.DataFrame(rec.eq5_data(0, 0, 3, 200, 0).to_numpy() @ np.linalg.cholesky(R).T, columns=list("abc"))
-    ci = sdccore.correlation_indices(data, ["a"])
+    ci = sdccore.correlation_indices(data, sensitive=["a"])
     assert ci.between == pytest.approx((0.5 + 0.1) / 2, abs=1e-12)  # eq. 6
     assert ci.within == pytest.approx(0.3, abs=1e-12)               # eq. 7
     assert ci.per_variable.loc["c", "between"] == pytest.approx(0.2, abs=1e-12)
@@ -96,7 +96,7 @@ def test_recommend_rests_on_the_map_and_shows_the_cookbook(b, w, paper):
     """The evidence about sdccore's own methods (the map) decides; the FA paper's cookbook is
     reported beside it as the paper's rule for the paper's FA."""
     data = rec.eq5_data(b, w, 6, 300, 0)
-    r = sdccore.recommend(data, ["S"])
+    r = sdccore.recommend(data, sensitive=["S"])
     mp = sdccore.load_bw_map()
     near = mp.loc[((mp.between - b) ** 2 + (mp.within - w) ** 2).idxmin()]
     winner = near.winner if "winner" in mp.columns else near.best
@@ -127,14 +127,14 @@ def test_recommend_follows_the_map():
     mp = sdccore.load_bw_map()
     for row in list(mp.itertuples())[::9]:
         data = rec.eq5_data(row.between, row.within, 6, 300, 1)
-        r = sdccore.recommend(data, ["S"])
+        r = sdccore.recommend(data, sensitive=["S"])
         assert r.map_best == row.best
         winner = getattr(row, "winner", row.best)
         assert r.label == winner or any("as configured by default breaks" in x for x in r.reasons)
 
 
 def test_tournament(tarragona):
-    r = sdccore.recommend(tarragona, ["SALES"], tournament=True, reps=2, rng=0)
+    r = sdccore.recommend(tarragona, sensitive=["SALES"], tournament=True, reps=2, rng=0)
     assert list(r.tournament.index) and r.tournament["mean"].is_monotonic_increasing
     safe = r.tournament[r.tournament.floors_met == 1.0]
     assert r.label == safe.index[0] == "Rank swap" and r.method == "rankswap"

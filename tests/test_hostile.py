@@ -11,6 +11,7 @@ import pytest
 from streamlit.testing.v1 import AppTest
 
 import sdccore
+from sdccore import _io
 from conftest import raw_protect
 from sdccore.__main__ import main as cli_main
 
@@ -123,7 +124,7 @@ def test_300_mb_file_refused_cleanly():
 def test_release_neutralises_injection():
     data = sdccore.read_table(BAD / "22_csv_injection.csv").data
     res = raw_protect(data, method="pca", rng=0)
-    out = sdccore.prepare_release(res.data)
+    out = _io.prepare_release(res.data)
     text = out.to_csv(index=False)
     assert "\n=cmd" not in text and "\n+1+1" not in text and "\n@SUM" not in text
     assert "'=cmd|/C calc!A0" in text

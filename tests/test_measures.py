@@ -8,7 +8,7 @@ from scipy import optimize, special
 
 import sdccore
 from conftest import raw_protect
-from sdccore import _measures as M
+from sdccore import _linkage, _utility
 
 from conftest import correlated
 
@@ -52,7 +52,7 @@ def test_dbrl_kernel_equals_brute_force():
     rng = np.random.default_rng(3)
     X = rng.standard_normal((300, 5))
     Y = X + rng.standard_normal((300, 5)) * 0.7
-    A, B = M._standardized_pair(X, Y, list(range(5)))
+    A, B = _linkage._standardized_pair(X, Y, list(range(5)))
     D = ((A[:, None, :] - B[None, :, :]) ** 2).sum(-1)
     brute = np.mean(D.argmin(axis=1) == np.arange(300))
     assert sdccore.dbrl(frame(X), frame(Y)) == pytest.approx(brute)
@@ -83,15 +83,15 @@ def test_interval_disclosure_linked_uses_dbrl_link():
 
 def test_pil_values_formula():
     # 2 Phi(1) - 1 = 0.682689...
-    assert M._pil_values([1.0], [1.0])[0] == pytest.approx(0.6826894921)
-    assert M._pil_values([0.0, 1.0], [0.0, 0.0]).tolist() == [0.0, 1.0]
+    assert _utility._pil_values([1.0], [1.0])[0] == pytest.approx(0.6826894921)
+    assert _utility._pil_values([0.0, 1.0], [0.0, 0.0]).tolist() == [0.0, 1.0]
 
 
 def test_pil_identity_zero_and_shift_one():
     syn = correlated(400, 4)
     assert sdccore.pil(syn, syn) == 0.0
     shifted = syn + 10 * syn.std(ddof=0)
-    per, _ = M._pil_arrays(syn.to_numpy(), shifted.to_numpy())
+    per, _ = _utility._pil_arrays(syn.to_numpy(), shifted.to_numpy())
     assert per["mean"] == pytest.approx(1.0)
     assert per["var"] < 1e-12 and per["cov"] < 1e-12  # a shift changes no central moment
 
@@ -150,7 +150,7 @@ def _independent_ps(X, Y):
     W = np.vstack([X, Y])
     t = np.r_[np.zeros(len(X)), np.ones(len(Y))]
     Z = (W - W.mean(0)) / W.std(0)
-    F = M.polynomial_features(Z)
+    F = _utility.polynomial_features(Z)
     F = (F - F.mean(0)) / F.std(0)
     A = np.c_[np.ones(len(F)), F]
 
@@ -179,8 +179,8 @@ def test_ps_identity_and_shift():
     syn = correlated(400, 4)
     assert sdccore.propensity_score(syn, syn) < 0.01
     assert sdccore.propensity_score(syn, syn + 10 * syn.std(ddof=0)) > 0.9
-    assert M.polynomial_features(np.ones((2, 13))).shape[1] == 104
-    assert M.polynomial_features(np.ones((2, 13)), 3).shape[1] == 117
+    assert _utility.polynomial_features(np.ones((2, 13))).shape[1] == 104
+    assert _utility.polynomial_features(np.ones((2, 13)), 3).shape[1] == 117
 
 
 # ------------------------------------------------------------------ selectivity and evaluate
@@ -190,12 +190,12 @@ def test_selectivity_extremes():
     rng = np.random.default_rng(0)
     destroyed = syn.copy()
     destroyed["v0"] = rng.permutation(syn["v0"].to_numpy())
-    sel = sdccore.selectivity(syn, destroyed, ["v0"])
+    sel = sdccore.selectivity(syn, destroyed, sensitive=["v0"])
     assert sel < 0.05  # |cor| of a random permutation is near 0, public kept exactly
     reverse = syn.copy()
     for c in ("v1", "v2", "v3"):
         reverse[c] = rng.permutation(syn[c].to_numpy())
-    assert sdccore.selectivity(syn, reverse, ["v0"]) > 0.95
+    assert sdccore.selectivity(syn, reverse, sensitive=["v0"]) > 0.95
     # exact: sensitive exactly uncorrelated (constructed orthogonal), public identical
     x = np.array([1.0, 2, 3, 4])
     X = frame(np.c_[x, [1.0, 0, 1, 0]])
@@ -203,10 +203,10 @@ def test_selectivity_extremes():
     xp = np.array([2.0, 4, 1, 3])  # cor(x, xp) = 0
     assert np.corrcoef(x, xp)[0, 1] == pytest.approx(0)
     Y = frame(np.c_[xp, [1.0, 0, 1, 0]])
-    assert sdccore.selectivity(X, Y, ["v0"]) == pytest.approx(0)
+    assert sdccore.selectivity(X, Y, sensitive=["v0"]) == pytest.approx(0)
     # sensitive kept exactly, public replaced by a column uncorrelated with it: selectivity 1
     assert np.corrcoef([1.0, 0, 1, 0], [1.0, 1, 0, 0])[0, 1] == pytest.approx(0)
-    assert sdccore.selectivity(X, frame(np.c_[x, [1.0, 1, 0, 0]]), ["v0"]) == pytest.approx(1)
+    assert sdccore.selectivity(X, frame(np.c_[x, [1.0, 1, 0, 0]]), sensitive=["v0"]) == pytest.approx(1)
 
 
 def test_evaluate_identity(tarragona):
@@ -277,7 +277,7 @@ def test_float32_screened_nearest_equals_exact_brute_force(seed):
     B = A + rng.standard_normal((n, m)) * 10.0 ** rng.uniform(-9, 0)
     B[50:100] = B[50]  # 50 identical protected records: overflows the 32-candidate buffer
     A[60] = B[50]
-    first, ties, own = M._nearest(A, B)
+    first, ties, own = _linkage._nearest(A, B)
     D = ((A[:, None, :] - B[None, :, :]) ** 2).sum(-1)
     for i in range(n):
         best = np.flatnonzero(D[i] == D[i].min())
@@ -302,7 +302,7 @@ def test_correlation_variance_reduces_to_normal_theory_on_normal_data():
     for rho in (0.0, 0.3, 0.8):
         x = rng.standard_normal(n)
         y = rho * x + np.sqrt(1 - rho ** 2) * rng.standard_normal(n)
-        v = sdccore._measures.correlation_variance(np.c_[x, y])[0]
+        v = sdccore._utility.correlation_variance(np.c_[x, y])[0]
         assert v == pytest.approx((1 - rho ** 2) ** 2 / n, rel=0.03)
         assert v == pytest.approx(_var_r_direct(x, y), rel=1e-9)
 
@@ -319,13 +319,13 @@ def test_correlation_variance_matches_monte_carlo_on_skewed_data():
     n, reps, big = 1000, 3000, 1_000_000
     rs = [np.corrcoef(draw(n), rowvar=False)[0, 1] for _ in range(reps)]
     mc = np.var(rs)
-    v = sdccore._measures.correlation_variance(draw(big))[0] * big / n
+    v = sdccore._utility.correlation_variance(draw(big))[0] * big / n
     assert v == pytest.approx(mc, rel=0.1)  # MC standard error of a variance over 3000 runs: ~3 %
     normal = (1 - np.mean(rs) ** 2) ** 2 / n
     assert mc > 2 * normal
     # on one sample it is what the direct formula gives, and non-negative
     X = draw(n)
-    assert sdccore._measures.correlation_variance(X)[0] == pytest.approx(_var_r_direct(X[:, 0], X[:, 1]), rel=1e-9)
+    assert sdccore._utility.correlation_variance(X)[0] == pytest.approx(_var_r_direct(X[:, 0], X[:, 1]), rel=1e-9)
 
 
 # ------------------------------------------------------------------ ID: the intruder (issue 10.2)
@@ -389,4 +389,4 @@ def test_normal_scores_are_van_der_waerden():
     W = np.array([[3.0], [1.0], [2.0], [2.0]])
     from scipy import stats
     expect = stats.norm.ppf((np.array([4.0, 1.0, 2.5, 2.5]) - 0.5) / 4)
-    np.testing.assert_allclose(sdccore._measures.normal_scores(W)[:, 0], expect)
+    np.testing.assert_allclose(sdccore._utility.normal_scores(W)[:, 0], expect)

@@ -15,6 +15,7 @@ from hypothesis import strategies as st
 from streamlit.testing.v1 import AppTest
 
 import sdccore
+from sdccore import _io
 from sdccore.__main__ import main as cli_main
 
 SENS2 = ["SALES", "NET.PROFIT"]
@@ -236,7 +237,7 @@ def test_released_values_are_plausible(tarragona):
             assert out[c].min() >= 0, c  # no negative sales, assets or costs
         assert out[c].dtype == np.int64, c  # integers stay integers
     assert "SALES" in res.options["transform"] and res.plausibility.loc["SALES", "transform"] == "log"
-    csv = sdccore.release_csv(out).decode()
+    csv = _io.release_csv(out).decode()
     assert ".0000000000" not in csv and "e+" not in csv
     # the guarantee that changes is stated: means kept on the log scale; the change is reported
     assert abs(res.plausibility.loc["SALES", "mean_change_sd"]) < 1.0

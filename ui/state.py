@@ -48,7 +48,7 @@ def role_suggestion(df: pd.DataFrame, name: str | None = None):
     """Roles safe by default (identifiers found, codes set apart) with their reasons; the
     samples' documented roles first."""
     preset = sdccore.dataset_roles(name) if name in sdccore.list_datasets().name.tolist() else None
-    return sdccore.suggest_roles(df, preset)
+    return sdccore.suggest_roles(df, preset=preset)
 
 
 def default_roles(df: pd.DataFrame, name: str | None = None) -> dict:
@@ -392,11 +392,11 @@ def _preview_body(df, method, sens, options, seed_, exclude):
 
 
 _CALLS = {
-    "problems": lambda df, cols: sdccore.inspect_data(df, cols),
+    "problems": lambda df, cols: sdccore.inspect_data(df, protect_columns=cols),
     "explore": lambda df: {"corr": sdccore.correlation_matrix(df), "adequacy": sdccore.sampling_adequacy(df),
                            "scree": sdccore.scree(df), "indices": sdccore.correlation_indices(df)},
-    "indices": lambda df, sens: sdccore.correlation_indices(df, sens),
-    "recommend": lambda df, sens: sdccore.recommend(df, sens),
+    "indices": lambda df, sens: sdccore.correlation_indices(df, sensitive=sens),
+    "recommend": lambda df, sens: sdccore.recommend(df, sensitive=sens),
     "decompose": lambda df, method, sens, options: sdccore.decompose(df, method=method, sensitive=sens, **options),
     "release": _release_body,
     "preview": _preview_body,
