@@ -238,6 +238,7 @@ def pca_remove_tab(m):
 def body():
     if not state.ready():
         return
+    state.warm_up()  # the Run page's worker processes start while the user configures
     sens = state.sensitive()
     m = len(state.protect_columns())
     # one method at a time: only the chosen method's widgets and live plots are computed

@@ -147,6 +147,7 @@ def search_section():
 def body():
     if not state.ready():
         return
+    state.warm_up()
     run_section()
     search_section()
     c = state.comparison()

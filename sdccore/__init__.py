@@ -25,23 +25,107 @@ The public names, by the step of the work they belong to:
   ``recommend``, ``Recommendation``, ``load_bw_map``, ``simulate_bw_map``.
 """
 
-from ._audit import Audit, audit_factor_scores
-from ._compare import Comparison, CorrelationIndices, SearchResult, compare, correlation_indices, search
-from ._datasets import dataset_roles, list_datasets, load_dataset
-from ._evaluate import Evaluation, Scores, evaluate
-from ._explore import Adequacy, correlation_matrix, sampling_adequacy, scree
-from ._io import Problem, ReadResult, drop_incomplete_rows, inspect_data, neutralize_formulas, read_table
-from ._linkage import ID_REFERENCE_TEXT, ID_REFERENCES, default_id_reference
-from ._mdav import mdav_groups
-from ._options import Option, option_schema
-from ._protect import METHODS, Decomposition, ProtectionResult, decompose, min_swap_percent, protect
-from ._recipe import RECIPE_VERSION, Recipe, Release, make_release
-from ._recommend import Recommendation, load_bw_map, recommend, simulate_bw_map
-from ._removal import UTILITY_METRICS, RemovalCurve, removal_curve
-from ._risk import dbrl, interval_disclosure
-from ._roles import RoleSuggestion, suggest_roles
-from ._safety import RiskFloors, RiskProfile, UnsafeReleaseError
-from ._utility import pil, propensity_score, propensity_score_shape, selectivity
+# Names are imported from their private modules on first use (PEP 562), so that
+# ``python -m sdccore datasets`` and ``import sdccore`` do not load scipy, scikit-learn and
+# numba before they are needed.  Static tools read the imports below.
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:  # pragma: no cover
+    from ._audit import Audit, audit_factor_scores
+    from ._compare import Comparison, CorrelationIndices, SearchResult, compare, correlation_indices, search
+    from ._datasets import dataset_roles, list_datasets, load_dataset
+    from ._evaluate import Evaluation, Scores, evaluate
+    from ._explore import Adequacy, correlation_matrix, sampling_adequacy, scree
+    from ._io import Problem, ReadResult, drop_incomplete_rows, inspect_data, neutralize_formulas, read_table
+    from ._linkage import ID_REFERENCE_TEXT, ID_REFERENCES, default_id_reference
+    from ._mdav import mdav_groups
+    from ._options import Option, option_schema
+    from ._protect import METHODS, Decomposition, ProtectionResult, decompose, min_swap_percent, protect
+    from ._recipe import RECIPE_VERSION, Recipe, Release, make_release
+    from ._recommend import Recommendation, load_bw_map, recommend, simulate_bw_map
+    from ._removal import UTILITY_METRICS, RemovalCurve, removal_curve
+    from ._risk import dbrl, interval_disclosure
+    from ._roles import RoleSuggestion, suggest_roles
+    from ._safety import RiskFloors, RiskProfile, UnsafeReleaseError
+    from ._utility import pil, propensity_score, propensity_score_shape, selectivity
+
+_EXPORTS = {
+    "Adequacy": "_explore",
+    "Audit": "_audit",
+    "Comparison": "_compare",
+    "CorrelationIndices": "_compare",
+    "Decomposition": "_protect",
+    "Evaluation": "_evaluate",
+    "ID_REFERENCES": "_linkage",
+    "ID_REFERENCE_TEXT": "_linkage",
+    "METHODS": "_protect",
+    "Option": "_options",
+    "Problem": "_io",
+    "ProtectionResult": "_protect",
+    "RECIPE_VERSION": "_recipe",
+    "ReadResult": "_io",
+    "Recipe": "_recipe",
+    "Recommendation": "_recommend",
+    "Release": "_recipe",
+    "RemovalCurve": "_removal",
+    "RiskFloors": "_safety",
+    "RiskProfile": "_safety",
+    "RoleSuggestion": "_roles",
+    "Scores": "_evaluate",
+    "SearchResult": "_compare",
+    "UTILITY_METRICS": "_removal",
+    "UnsafeReleaseError": "_safety",
+    "audit_factor_scores": "_audit",
+    "compare": "_compare",
+    "correlation_indices": "_compare",
+    "correlation_matrix": "_explore",
+    "dataset_roles": "_datasets",
+    "dbrl": "_risk",
+    "decompose": "_protect",
+    "default_id_reference": "_linkage",
+    "drop_incomplete_rows": "_io",
+    "evaluate": "_evaluate",
+    "inspect_data": "_io",
+    "interval_disclosure": "_risk",
+    "list_datasets": "_datasets",
+    "load_bw_map": "_recommend",
+    "load_dataset": "_datasets",
+    "make_release": "_recipe",
+    "mdav_groups": "_mdav",
+    "min_swap_percent": "_protect",
+    "neutralize_formulas": "_io",
+    "option_schema": "_options",
+    "pil": "_utility",
+    "propensity_score": "_utility",
+    "propensity_score_shape": "_utility",
+    "protect": "_protect",
+    "read_table": "_io",
+    "recommend": "_recommend",
+    "removal_curve": "_removal",
+    "sampling_adequacy": "_explore",
+    "scree": "_explore",
+    "search": "_compare",
+    "selectivity": "_utility",
+    "simulate_bw_map": "_recommend",
+    "suggest_roles": "_roles",
+}
+
+
+
+def __getattr__(name):
+    module = _EXPORTS.get(name)
+    if module is None:
+        raise AttributeError(f"module 'sdccore' has no attribute {name!r}")
+    import importlib
+
+    value = getattr(importlib.import_module("sdccore." + module), name)
+    globals()[name] = value
+    return value
+
+
+def __dir__():
+    return sorted(set(globals()) | set(__all__))
+
 
 __version__ = "0.1.0"
 

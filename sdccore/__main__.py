@@ -11,12 +11,9 @@ import json
 import os
 import sys
 
-import pandas as pd
-
-
-from . import compare, evaluate, list_datasets, read_table, recommend, suggest_roles
-from ._options import METHODS
-from ._recipe import RECIPE_VERSION, Recipe, make_release
+# the heavy modules (scipy, scikit-learn, numba) are imported by the command that needs them:
+# ``python -m sdccore datasets`` starts in well under a second
+METHODS = ("fa", "pca", "magg", "rankswap", "noise", "pca_remove")  # sdccore._options.METHODS (a test checks)
 
 
 def _value(text):
@@ -30,6 +27,7 @@ def _value(text):
 def _read(path):
     """The same reader as the dashboard's upload: separator, decimal mark and encoding detected.
     ``-`` reads standard input."""
+    from ._io import read_table
     if path == "-":
         res = read_table(sys.stdin.buffer.read(), "stdin.csv")
     else:
@@ -53,6 +51,7 @@ def _names(text):
 
 def _check_roles(data, drop, keep, exclude):
     """Identifier-like and text columns need an explicit role: dropped or kept unchanged."""
+    from ._roles import suggest_roles
     sug = suggest_roles(data)
     decided = set(drop) | set(keep) | set(exclude or ())
     ids = [c for c, f in sug.flags.items() if f == "identifier" and c not in decided]
@@ -107,6 +106,7 @@ def _check_paths(args):
 
 
 def _load_recipe(path):
+    from ._recipe import RECIPE_VERSION, Recipe
     try:
         with open(path, "rb") as fh:
             raw = fh.read()
@@ -155,6 +155,7 @@ def _atomic_write(pairs):
 
 
 def _protect(args):
+    from ._recipe import Recipe, make_release
     _check_paths(args)
     recipe = _load_recipe(args.recipe) if args.recipe else Recipe({}, shuffle=False)
     options = dict(recipe.options)
@@ -215,6 +216,7 @@ def _protect(args):
 
 
 def _evaluate(args):
+    from ._evaluate import evaluate
     orig = _read_csv(args.original)
     prot = _read_csv(args.protected)
     sens = [c.strip() for c in args.sensitive.split(",") if c.strip()] if args.sensitive else None
@@ -240,6 +242,7 @@ def _sens(args):
 
 
 def _compare(args):
+    from ._compare import compare
     data = _read_csv(args.input)
     configs = {"FA": {"method": "fa"}, "PCA": {"method": "pca"}, "M-AGG": {"method": "magg"}}
     def progress(d, t):
@@ -259,6 +262,7 @@ def _compare(args):
 
 
 def _recommend(args):
+    from ._recommend import recommend
     data = _read_csv(args.input)
     r = recommend(data, sensitive=_sens(args))
     print(f"recommended: {r.label}")
@@ -267,6 +271,7 @@ def _recommend(args):
 
 
 def _datasets(args):
+    from ._datasets import list_datasets
     print(list_datasets().to_string(index=False))
 
 

@@ -5,6 +5,8 @@ from __future__ import annotations
 
 import itertools
 import json
+import os
+import warnings
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -293,7 +295,106 @@ def _normalize_configs(configs):
     return [(lab, {k: v for k, v in cfg.items() if k != "label"}) for lab, cfg in items]
 
 
-def compare(data, configs, *, sensitive=None, reps=30, rng=None, progress=None, evaluate_options=None):
+@dataclass(frozen=True)
+class _RunOutput:
+    """What one protect + evaluate run sends back (never the released data)."""
+
+    scores: dict
+    risk: object      # RiskProfile
+    seconds: tuple    # (protect, evaluate)
+
+
+def _one_run(data, method, cfg, sensitive, seed, num, ev_opts):
+    import time
+
+    t0 = time.perf_counter()
+    # unchecked: every run is evaluated, and its risk profile recorded against the floors
+    res = _protect(data, method, sensitive, seed, cfg)
+    t1 = time.perf_counter()
+    ev = evaluate(data[num], res.data[num], sensitive=sensitive, _with_risk=False, **ev_opts)
+    t2 = time.perf_counter()
+    return _RunOutput(dict(ev.scores), res.risk, (t1 - t0, t2 - t1))
+
+
+def _one_run_single_threaded(*args):
+    """``_one_run`` with one BLAS and one numba thread: in a worker process the processes
+    themselves use the cores, and in this process the same thread count keeps the scores
+    bit-identical whatever ``n_jobs`` is (BLAS sums in another order with more threads:
+    the propensity score moves by 1e-14)."""
+    import numba
+    from threadpoolctl import threadpool_limits
+
+    before = numba.get_num_threads()
+    numba.set_num_threads(1)
+    try:
+        with threadpool_limits(1):
+            return _one_run(*args)
+    finally:
+        numba.set_num_threads(before)
+
+
+MIN_PARALLEL_TASKS = 4  # fewer runs are not worth starting worker processes for
+
+
+def _check_jobs(n_jobs):
+    if n_jobs is None:
+        env = os.environ.get("SDCCORE_JOBS", "").strip()
+        if env:
+            try:
+                return max(1, int(env))
+            except ValueError:
+                raise ValueError(f"SDCCORE_JOBS={env!r} must be a whole number of processes, e.g. 2.") from None
+        return max(1, os.cpu_count() or 1)
+    return check_number(n_jobs, "n_jobs", low=1, integer=True)
+
+
+def _warm():
+    from . import _evaluate, _protect  # noqa: F401  (imports scipy, scikit-learn, numba's cached kernels)
+
+    return os.getpid()
+
+
+_WARMING = []          # the warming thread
+_WARMED = [0.0]        # when the workers last answered (loky stops idle workers after 300 s)
+
+
+def warm_workers(n_jobs=None):
+    """Start the worker processes of ``compare`` in the background (about 3 s of imports on
+    this machine), so that the first comparison does not wait for them; returns at once."""
+    import threading
+
+    import time
+
+    jobs = _check_jobs(n_jobs)
+    if jobs <= 1 or any(t.is_alive() for t in _WARMING) or time.monotonic() - _WARMED[0] < 120:
+        return
+
+    def start():
+        from joblib import Parallel, delayed
+
+        Parallel(n_jobs=jobs, backend="loky", max_nbytes=None)(delayed(_warm)() for _ in range(jobs))
+        _WARMED[0] = time.monotonic()
+
+    t = threading.Thread(target=start, name="sdccore-warm-workers", daemon=True)
+    _WARMING[:] = [t]
+    t.start()
+
+
+def _runs(data, tasks, jobs):
+    """The outputs of ``tasks`` in order, as a generator: in this process, or in ``jobs``
+    worker processes (joblib's loky backend, kept warm between calls) when there are enough
+    runs.  Closing the generator cancels the runs not yet started."""
+    if jobs <= 1 or len(tasks) < MIN_PARALLEL_TASKS:
+        return (_one_run_single_threaded(data, *t) for t in tasks)
+    from joblib import Parallel, delayed
+
+    parallel = Parallel(n_jobs=min(jobs, len(tasks)), backend="loky", return_as="generator", batch_size=1,
+                        max_nbytes=None)
+    return parallel(delayed(_one_run_single_threaded)(data, *t) for t in tasks)
+
+
+def compare(data, configs, *, sensitive=None, reps=30, rng=None, progress=None, evaluate_options=None,
+            n_jobs=None):
     """Run every configuration ``reps`` times and summarise each score with its interval.
 
     Seeds: one master seed (recorded) gives one child seed per configuration and run
@@ -316,6 +417,11 @@ def compare(data, configs, *, sensitive=None, reps=30, rng=None, progress=None, 
         (``cancelled=True``, with the runs done so far).
     evaluate_options : dict, optional
         Passed to ``evaluate``.
+    n_jobs : int, optional
+        Processes that run the (independent) runs side by side; default the machine's
+        cores (environment variable ``SDCCORE_JOBS`` overrides), 1 runs everything in this
+        process.  Each process uses one BLAS and one numba thread, so cores are not
+        oversubscribed.  The results do not depend on it: every run has its own seed.
 
     Returns
     -------
@@ -329,10 +435,9 @@ def compare(data, configs, *, sensitive=None, reps=30, rng=None, progress=None, 
     >>> c.table("summary").index.tolist()
     ['PCA']
     """
-    import time
-
     items = _normalize_configs(configs)
     reps = check_number(reps, "reps", low=1, integer=True)
+    jobs = _check_jobs(n_jobs)
     seed = resolve_seed(rng)
     seeds = child_seeds(seed, "runs", (len(items), reps))
     ev_opts = dict(evaluate_options or {})
@@ -342,35 +447,34 @@ def compare(data, configs, *, sensitive=None, reps=30, rng=None, progress=None, 
     cancelled = False
     secs = {"protect": 0.0, "evaluate": 0.0}
     numeric = numeric_columns(data)
+    # one task per run; a deterministic method (pca_remove) is run once and stands for all reps
+    tasks, plan = [], []
     for c, (label, cfg) in enumerate(items):
         cfg = dict(cfg)
         method = cfg.pop("method")
         num = [col for col in numeric if col not in set(cfg.get("exclude") or [])]
-        first = None
         for r in range(reps):
-            t0 = time.perf_counter()
-            if first is not None:
-                # a deterministic method gives the same release for every seed: run it once
-                res, ev = first
-            else:
-                # unchecked: every run is evaluated, and its risk profile recorded against the floors
-                res = _protect(data, method, sensitive, int(seeds[c, r]), cfg)
-            t1 = time.perf_counter()
-            if first is None:
-                ev = evaluate(data[num], res.data[num], sensitive=sensitive, _with_risk=False, **ev_opts)
-                if method in DETERMINISTIC:
-                    first = (res, ev)
-            t2 = time.perf_counter()
-            secs["protect"] += t1 - t0
-            secs["evaluate"] += t2 - t1
-            rows.append({"config": label, "run": r, "seed": int(seeds[c, r]), **ev.scores,
-                         "floors_ok": res.risk.ok, "failing": ", ".join(res.risk.failing),
-                         "violation": res.risk.violations[0] if res.risk.violations else ""})
-            v = res.risk.variables.reset_index()
+            if r == 0 or method not in DETERMINISTIC:
+                tasks.append((method, cfg, sensitive, int(seeds[c, r]), num, ev_opts))
+            plan.append((label, r, int(seeds[c, r]), len(tasks) - 1))
+    results = _runs(data, tasks, jobs)
+    got = {}
+    try:
+        for label, r, run_seed, t in plan:
+            if t not in got:
+                got[t] = next(results)
+                secs["protect"] += got[t].seconds[0]
+                secs["evaluate"] += got[t].seconds[1]
+            out = got[t]
+            risk = out.risk
+            rows.append({"config": label, "run": r, "seed": run_seed, **out.scores,
+                         "floors_ok": risk.ok, "failing": ", ".join(risk.failing),
+                         "violation": risk.violations[0] if risk.violations else ""})
+            v = risk.variables.reset_index()
             v.insert(0, "run", r)
             v.insert(0, "config", label)
             var_rows.append(v)
-            b = res.risk.bands.copy()
+            b = risk.bands.copy()
             b.insert(0, "run", r)
             b.insert(0, "config", label)
             band_rows.append(b)
@@ -378,8 +482,10 @@ def compare(data, configs, *, sensitive=None, reps=30, rng=None, progress=None, 
             if progress is not None and progress(done, total) is False:
                 cancelled = True
                 break
-        if cancelled:
-            break
+    finally:
+        with warnings.catch_warnings():  # joblib says how many runs it dropped: that is the point
+            warnings.simplefilter("ignore", UserWarning)
+            results.close()  # a cancelled comparison stops the runs not yet started
     runs = pd.DataFrame(rows)
     summ = []
     for label, _ in items:

@@ -155,7 +155,7 @@ def evaluate(original, protected, *, sensitive=None, rng=None, _with_risk=True, 
     # one linking policy with interval_disclosure (see ID_REFERENCE_TEXT); linking on S alone
     # ('linked_sensitive') would find the protected record whose S is nearest the original
     # S, so its interval almost always holds it (0.999 on Tarragona/SALES for every method)
-    linked = linked_records(X, Y, id_vars, ref, link if linkage else None)
+    linked = linked_records(X, Y, id_vars, ref, link if linkage else None, known=(link, first))
     id_table = _id_arrays(X, Y, id_vars, linked)
     id_score = float(np.nanmean(id_table)) if np.isfinite(id_table).any() else 0.0
     per, comps = _pil_arrays(X, Y, stat_names)

@@ -230,10 +230,13 @@ def default_id_reference(selective):
     return "own" if selective else "linked_all"
 
 
-def linked_records(X, Y, var, reference, linkage=None):
+def linked_records(X, Y, var, reference, linkage=None, known=None):
     """The one linking policy (``dbrl``, ``interval_disclosure`` and ``evaluate``): which
     protected record each original record is read from, for the threat model
-    ``reference`` (one of ID_REFERENCES) and the measured variables ``var``."""
+    ``reference`` (one of ID_REFERENCES) and the measured variables ``var``.
+
+    ``known``: (columns, first nearest) of a DBRL already computed; reused when the policy
+    links on the same columns (general protection links on all variables for both)."""
     m = X.shape[1]
     if reference not in ID_REFERENCES:
         raise ValueError(f"id_reference={reference!r} is not supported; use one of {', '.join(map(repr, ID_REFERENCES))}.")
@@ -253,4 +256,6 @@ def linked_records(X, Y, var, reference, linkage=None):
                              "use 'own' or 'linked_all'.")
     else:
         cols = list(var)
+    if known is not None and list(known[0]) == cols:
+        return known[1]
     return _dbrl_arrays(X, Y, cols)[1]

@@ -150,3 +150,20 @@ def test_readme_library_example_runs():
     exec(compile(code, "README.md", "exec"), namespace)
     assert namespace["release"].data.shape == (834, 13)
     assert namespace["ev"].scores["selectivity"] is not None
+
+
+def test_lazy_imports_keep_the_cli_light():
+    """``import sdccore`` and ``python -m sdccore datasets`` load neither scipy, scikit-learn
+    nor numba (issue 12: CLI cold start under 1 s); the CLI's copy of METHODS is the schema's."""
+    import subprocess
+    import sys
+
+    from sdccore import __main__ as cli
+    from sdccore._options import METHODS
+
+    assert cli.METHODS == METHODS
+    code = ("import sys, runpy; sys.argv = ['sdccore', 'datasets']\n"
+            "try:\n    runpy.run_module('sdccore', run_name='__main__')\nexcept SystemExit:\n    pass\n"
+            "print(sorted(m for m in ('scipy', 'sklearn', 'numba', 'factor_analyzer') if m in sys.modules))")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
+    assert out.strip().splitlines()[-1] == "[]", out

@@ -235,3 +235,28 @@ def test_search_keeps_a_planted_best(monkeypatch):
         row = res.ranking[res.ranking.config.str.endswith("k=10")]
         lost += bool(row.eliminated.iloc[0])
     assert lost <= 5, lost
+
+
+def test_parallel_runs_give_the_same_numbers(tarragona):
+    """Runs in two worker processes give bit-identical scores and risk profiles to runs in
+    this process (issue 12: both cores, results independent of n_jobs)."""
+    cfgs = {"FA": {"method": "fa"}, "M-AGG": {"method": "magg"}, "PCA-R": {"method": "pca_remove", "removed": 2}}
+    one = sdccore.compare(tarragona, cfgs, reps=3, rng=5, n_jobs=1)
+    two = sdccore.compare(tarragona, cfgs, reps=3, rng=5, n_jobs=2)
+    pd.testing.assert_frame_equal(one.runs, two.runs, check_exact=True)
+    pd.testing.assert_frame_equal(one.summary, two.summary, check_exact=True)
+    pd.testing.assert_frame_equal(one.risk_bands, two.risk_bands, check_exact=True)
+    # the deterministic method ran once and stands for every rep
+    assert one.runs[one.runs.config == "PCA-R"].summary.nunique() == 1
+
+
+def test_parallel_cancel_and_jobs_validation(tarragona, monkeypatch):
+    calls = []
+    res = sdccore.compare(tarragona, {"PCA": {"method": "pca"}}, reps=8, rng=0, n_jobs=2,
+                          progress=lambda d, t: calls.append(d) or d < 3)
+    assert res.cancelled and len(res.runs) == 3 and calls == [1, 2, 3]
+    with pytest.raises(ValueError, match="n_jobs"):
+        sdccore.compare(tarragona, {"PCA": {"method": "pca"}}, reps=2, n_jobs=0)
+    monkeypatch.setenv("SDCCORE_JOBS", "two")
+    with pytest.raises(ValueError, match="SDCCORE_JOBS='two'"):
+        sdccore.compare(tarragona, {"PCA": {"method": "pca"}}, reps=2)

@@ -504,6 +504,13 @@ def current_configs(methods) -> dict:
     return {METHOD_LABELS[m]: with_floors(st.session_state[f"cfg_{m}"]) for m in methods}
 
 
+def warm_up():
+    """Start the comparison's worker processes in the background (once every few minutes)."""
+    from sdccore._compare import warm_workers
+
+    warm_workers()
+
+
 def run_comparison(methods, reps, progress):
     df = data()[protect_columns()]
     cfgs = current_configs(methods)
