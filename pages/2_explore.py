@@ -11,7 +11,10 @@ st.title("Explore")
 def body():
     if not state.ready():
         return
-    ex = state.explore()
+    with st.spinner("Correlations, adequacy and the recommendation ..."):
+        ex = state.explore()
+        state.indices()
+        state.recommendation()
     sens = state.sensitive()
     c1, c2 = st.columns([3, 2])
     c1.plotly_chart(figures.correlation_heatmap(ex["corr"]), key="corr_heatmap")

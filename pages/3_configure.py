@@ -245,6 +245,14 @@ def body():
     floors_section()
     method = st.radio("Method", ["FA", "PCA", "M-AGG", "Rank swap", "PCA-R"], horizontal=True, key="config_method",
                       help="PCA-R: removal of the largest principal components (D'Acquisto and Naldi).")
+    method_section(method, sens, m)
+
+
+@st.fragment
+def method_section(method, sens, m):
+    """The chosen method's widgets and live plots.  A fragment: changing one of its widgets
+    reruns only this part of the page (not the floors, the method choice or the sidebar),
+    which is what keeps each Configure interaction quick in the browser."""
     if method == "FA":
         state.safe(lambda: fa_tab(sens, m))
     elif method == "PCA":

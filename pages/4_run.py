@@ -40,6 +40,8 @@ def results_section(c):
     res = c["result"]
     sens = state.sensitive()
     key = "overall" if sens else "summary"
+    for label, why in res.errors.items():
+        st.warning(f"{label} was not run on these data and is left out of the comparison: {why}")
     st.caption(f"{len(res.runs)} runs, seeds derived from {state.seed()} (master {res.seed}); "
                f"time: protect {res.seconds['protect']:.1f} s, evaluate {res.seconds['evaluate']:.1f} s. "
                f"Interval disclosure (ID) centres its intervals on {state.id_intruder()}.")
@@ -103,7 +105,8 @@ def pick_section(c, best):
                 "see its figures, or change the configuration.")
         return
     state.choose_release(pick, options[pick])
-    res, ev, refused = state.release(options[pick])
+    with st.spinner(f"Protecting and checking the release with {pick} ..."):
+        res, ev, refused = state.release(options[pick])
     st.subheader(f"The release with {pick} (seed {state.seed()})")
     if refused is not None:
         st.error("This release is refused: it breaks the risk floors. " + " ".join(refused.risk.violations[:4]))

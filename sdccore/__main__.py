@@ -243,6 +243,7 @@ def _sens(args):
 
 def _compare(args):
     from ._compare import compare
+
     data = _read_csv(args.input)
     configs = {"FA": {"method": "fa"}, "PCA": {"method": "pca"}, "M-AGG": {"method": "magg"}}
     def progress(d, t):
@@ -250,6 +251,8 @@ def _compare(args):
             print(f"  {d}/{t} runs", file=sys.stderr)
 
     res = compare(data, configs, sensitive=_sens(args), reps=args.reps, rng=args.seed, progress=progress)
+    for label, why in res.errors.items():
+        print(f"  {label} was not run on these data: {_one_line(why)}", file=sys.stderr)
     if args.json:
         out = {lab: {r.score: {"mean": _digits(r.mean), "lo": _digits(r.lo), "hi": _digits(r.hi)} for r in res.summary[res.summary.config == lab].itertuples()}
                for lab in configs}

@@ -176,6 +176,10 @@ class Comparison:
         Time spent protecting and evaluating.
     risk_variables, risk_bands : DataFrame
         The risk profile of every run (per variable and per size band).
+    errors : dict
+        Label -> why a configuration could not be run on these data (for example
+        pca_remove whose utility threshold no removal meets); its runs are left out and the
+        other configurations are compared as usual.
     """
 
     summary: pd.DataFrame
@@ -187,6 +191,7 @@ class Comparison:
     seconds: dict = field(default_factory=dict)
     risk_variables: pd.DataFrame = field(default_factory=pd.DataFrame)
     risk_bands: pd.DataFrame = field(default_factory=pd.DataFrame)
+    errors: dict = field(default_factory=dict)
 
     def safety(self):
         """Per configuration: runs, share of runs meeting every risk floor, the variables
@@ -302,6 +307,7 @@ class _RunOutput:
     scores: dict
     risk: object      # RiskProfile
     seconds: tuple    # (protect, evaluate)
+    error: str = ""   # why the configuration cannot run on these data
 
 
 def _one_run(data, method, cfg, sensitive, seed, num, ev_opts):
@@ -309,11 +315,29 @@ def _one_run(data, method, cfg, sensitive, seed, num, ev_opts):
 
     t0 = time.perf_counter()
     # unchecked: every run is evaluated, and its risk profile recorded against the floors
-    res = _protect(data, method, sensitive, seed, cfg)
+    try:
+        res = _protect(data, method, sensitive, seed, cfg)
+    except ValueError as exc:  # a configuration these data do not allow: the others still run
+        return _RunOutput({}, None, (time.perf_counter() - t0, 0.0), str(exc))
     t1 = time.perf_counter()
     ev = evaluate(data[num], res.data[num], sensitive=sensitive, _with_risk=False, **ev_opts)
     t2 = time.perf_counter()
     return _RunOutput(dict(ev.scores), res.risk, (t1 - t0, t2 - t1))
+
+
+def _record(label, r, run_seed, out, rows, var_rows, band_rows):
+    risk = out.risk
+    rows.append({"config": label, "run": r, "seed": run_seed, **out.scores,
+                 "floors_ok": risk.ok, "failing": ", ".join(risk.failing),
+                 "violation": risk.violations[0] if risk.violations else ""})
+    v = risk.variables.reset_index()
+    v.insert(0, "run", r)
+    v.insert(0, "config", label)
+    var_rows.append(v)
+    b = risk.bands.copy()
+    b.insert(0, "run", r)
+    b.insert(0, "config", label)
+    band_rows.append(b)
 
 
 def _one_run_single_threaded(*args):
@@ -348,10 +372,34 @@ def _check_jobs(n_jobs):
     return check_number(n_jobs, "n_jobs", low=1, integer=True)
 
 
+WORKER_NICENESS = 5  # worker processes yield the CPU to the process that serves the user
+
+
+def _lower_priority():
+    """Called only in worker processes (``_warm``, ``_worker_run``)."""
+    if hasattr(os, "nice") and not _NICED:
+        try:
+            os.nice(WORKER_NICENESS)
+        except OSError:  # not allowed here: run at normal priority
+            pass
+        _NICED.append(True)
+
+
+_NICED = []
+
+
 def _warm():
+    _lower_priority()
     from . import _evaluate, _protect  # noqa: F401  (imports scipy, scikit-learn, numba's cached kernels)
 
     return os.getpid()
+
+
+def _worker_run(*args):
+    """One run in a worker process: at a lower priority than the dashboard's own process
+    (so that its pages stay responsive while runs are going), single-threaded."""
+    _lower_priority()
+    return _one_run_single_threaded(*args)
 
 
 _WARMING = []          # the warming thread
@@ -390,7 +438,7 @@ def _runs(data, tasks, jobs):
 
     parallel = Parallel(n_jobs=min(jobs, len(tasks)), backend="loky", return_as="generator", batch_size=1,
                         max_nbytes=None)
-    return parallel(delayed(_one_run_single_threaded)(data, *t) for t in tasks)
+    return parallel(delayed(_worker_run)(data, *t) for t in tasks)
 
 
 def compare(data, configs, *, sensitive=None, reps=30, rng=None, progress=None, evaluate_options=None,
@@ -458,7 +506,7 @@ def compare(data, configs, *, sensitive=None, reps=30, rng=None, progress=None, 
                 tasks.append((method, cfg, sensitive, int(seeds[c, r]), num, ev_opts))
             plan.append((label, r, int(seeds[c, r]), len(tasks) - 1))
     results = _runs(data, tasks, jobs)
-    got = {}
+    got, errors = {}, {}
     try:
         for label, r, run_seed, t in plan:
             if t not in got:
@@ -466,18 +514,10 @@ def compare(data, configs, *, sensitive=None, reps=30, rng=None, progress=None, 
                 secs["protect"] += got[t].seconds[0]
                 secs["evaluate"] += got[t].seconds[1]
             out = got[t]
-            risk = out.risk
-            rows.append({"config": label, "run": r, "seed": run_seed, **out.scores,
-                         "floors_ok": risk.ok, "failing": ", ".join(risk.failing),
-                         "violation": risk.violations[0] if risk.violations else ""})
-            v = risk.variables.reset_index()
-            v.insert(0, "run", r)
-            v.insert(0, "config", label)
-            var_rows.append(v)
-            b = risk.bands.copy()
-            b.insert(0, "run", r)
-            b.insert(0, "config", label)
-            band_rows.append(b)
+            if out.error:
+                errors.setdefault(label, out.error)
+            else:
+                _record(label, r, run_seed, out, rows, var_rows, band_rows)
             done += 1
             if progress is not None and progress(done, total) is False:
                 cancelled = True
@@ -486,6 +526,13 @@ def compare(data, configs, *, sensitive=None, reps=30, rng=None, progress=None, 
         with warnings.catch_warnings():  # joblib says how many runs it dropped: that is the point
             warnings.simplefilter("ignore", UserWarning)
             results.close()  # a cancelled comparison stops the runs not yet started
+    if len(errors) == len(items):
+        raise ValueError(next(iter(errors.values())))
+    if errors:  # a configuration that failed in some run is left out whole
+        rows = [x for x in rows if x["config"] not in errors]
+        var_rows = [v for v in var_rows if v["config"].iloc[0] not in errors]
+        band_rows = [b for b in band_rows if len(b) == 0 or b["config"].iloc[0] not in errors]
+
     runs = pd.DataFrame(rows)
     summ = []
     for label, _ in items:
@@ -502,7 +549,7 @@ def compare(data, configs, *, sensitive=None, reps=30, rng=None, progress=None, 
     risk_vars = pd.concat(var_rows, ignore_index=True) if var_rows else pd.DataFrame()
     risk_bands = pd.concat(band_rows, ignore_index=True) if band_rows else pd.DataFrame()
     return Comparison(pd.DataFrame(summ), runs, {lab: cfg for lab, cfg in items},
-                      tuple(sensitive) if sensitive else None, seed, cancelled, secs, risk_vars, risk_bands)
+                      tuple(sensitive) if sensitive else None, seed, cancelled, secs, risk_vars, risk_bands, errors)
 
 
 # ----------------------------------------------------------------------------- search

@@ -260,3 +260,17 @@ def test_parallel_cancel_and_jobs_validation(tarragona, monkeypatch):
     monkeypatch.setenv("SDCCORE_JOBS", "two")
     with pytest.raises(ValueError, match="SDCCORE_JOBS='two'"):
         sdccore.compare(tarragona, {"PCA": {"method": "pca"}}, reps=2)
+
+
+def test_a_configuration_the_data_do_not_allow_is_left_out_with_its_reason(tarragona):
+    """pca_remove with a utility threshold no removal meets cannot run; the comparison goes
+    on with the others and says why (it used to abort the whole comparison, and the Run
+    page with it, after every other run had finished)."""
+    cfgs = {"PCA": {"method": "pca"}, "PCA-R": {"method": "pca_remove", "threshold": 0.9999}}
+    for jobs in (1, 2):
+        res = sdccore.compare(tarragona, cfgs, reps=3, rng=0, n_jobs=jobs)
+        assert set(res.runs.config) == {"PCA"} and set(res.summary.config) == {"PCA"}
+        assert list(res.errors) == ["PCA-R"] and "threshold" in res.errors["PCA-R"]
+        assert set(res.risk_variables.config) == {"PCA"}
+    with pytest.raises(ValueError, match="threshold"):
+        sdccore.compare(tarragona, {"PCA-R": cfgs["PCA-R"]}, reps=2, rng=0)

@@ -36,6 +36,27 @@ METHOD_LABELS = {"fa": "FA", "pca": "PCA", "magg": "M-AGG", "rankswap": "Rank sw
 DEFAULT_CFG = {m: {"method": m} for m in METHOD_LABELS}
 
 
+def _preload():
+    """Import the library's heavy modules (scipy.stats, scikit-learn, numba's cached kernels:
+    2-3 s) in the background once per server process, so that the first Explore or
+    Configure page does not wait for them: ``sdccore`` loads them only when first used."""
+    import importlib
+    import threading
+
+    def load():
+        import time
+
+        time.sleep(2.0)  # after the first page has been drawn
+        for name in ("_explore", "_compare", "_recommend", "_protect", "_evaluate", "_safety"):
+            importlib.import_module("sdccore." + name)
+
+    if not any(t.name == "sdccore-preload" for t in threading.enumerate()) and "sdccore._recommend" not in sys.modules:
+        threading.Thread(target=load, name="sdccore-preload", daemon=True).start()
+
+
+_preload()
+
+
 def data_token(df: pd.DataFrame) -> str:
     h = hashlib.sha256()
     h.update(json.dumps([str(c) for c in df.columns]).encode())
