@@ -449,3 +449,20 @@ def test_selective_magg_keeps_means_exactly_and_covariance_in_expectation(tarrag
     # 'exact': every run keeps them exactly
     Y = raw_protect(tarragona, method="magg", sensitive=sens, rng=3, noise_model="exact").data.to_numpy(float)
     np.testing.assert_allclose(np.cov(Y, rowvar=False, bias=True), C0, rtol=0, atol=1e-9 * np.abs(C0).max())
+
+
+def test_rankswap_fenwick_equals_the_window_scan():
+    """The O(n log n) rank swap (Fenwick tree over the ranks not yet swapped) picks exactly
+    the rank the O(n x window) scan picks, for the same draws (issue 12: same distribution
+    of swaps; here the same swaps), including windows of 0, 1, all and more than all ranks."""
+    from sdccore._perturb import _rankswap_order, _rankswap_order_scan
+
+    rng = np.random.default_rng(11)
+    cases = [(1, 0), (2, 1), (3, 5), (7, 2), (64, 1), (65, 64), (500, 37), (834, 333), (1000, 1000), (1024, 100)]
+    cases += [(int(n), int(rng.integers(0, n + 3))) for n in rng.integers(1, 3000, 40)]
+    for n, w in cases:
+        u = rng.random(n)
+        fast, scan = _rankswap_order(n, w, u), _rankswap_order_scan(n, w, u)
+        assert np.array_equal(fast, scan), (n, w)
+        assert np.array_equal(fast[fast], np.arange(n))       # swaps are pairs
+        assert np.all(np.abs(fast - np.arange(n)) <= w)        # within the window
