@@ -71,26 +71,13 @@ def _settle(page, timeout=600000):
 
 def browser_main():
     import os
-    import socket
-    import subprocess
-    import urllib.request
 
     from playwright.sync_api import sync_playwright
 
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        port = sock.getsockname()[1]
-    proc = subprocess.Popen([sys.executable, "-m", "streamlit", "run", "app.py", "--server.headless", "true",
-                             "--server.port", str(port), "--server.address", "127.0.0.1"], cwd=ROOT,
-                            env=dict(os.environ, STREAMLIT_BROWSER_GATHER_USAGE_STATS="false"),
-                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-    url = f"http://127.0.0.1:{port}"
-    for _ in range(120):
-        try:
-            if urllib.request.urlopen(url + "/_stcore/health", timeout=2).read().strip() == b"ok":
-                break
-        except OSError:
-            time.sleep(0.5)
+    sys.path.insert(0, str(Path(__file__).resolve().parent))
+    from _server import start_streamlit
+
+    proc, url = start_streamlit()
     results = []
 
     def clock(label, target, action, done):

@@ -10,17 +10,17 @@ Starts `streamlit run app.py` on localhost, then with Debian's chromium (Playwri
 2. 5 sessions start a comparison on Tarragona at the same moment; prints each one's time.
 """
 
-import socket
-import subprocess
 import sys
 import tempfile
 import time
-import urllib.request
 from pathlib import Path
 
 import numpy as np
 import pandas as pd
 from playwright.sync_api import sync_playwright
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from _server import start_streamlit  # noqa: E402
 
 ROOT = Path(__file__).resolve().parents[1]
 ARGS = ["--no-sandbox", "--disable-gpu", "--disable-background-networking", "--disable-component-update", "--no-first-run"]
@@ -39,19 +39,7 @@ def idle(page):
 
 
 def main(cycles=20, mb=50):
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        port = s.getsockname()[1]
-    proc = subprocess.Popen([sys.executable, "-m", "streamlit", "run", "app.py", "--server.headless", "true",
-                             "--server.port", str(port), "--server.address", "127.0.0.1"], cwd=ROOT,
-                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-    url = f"http://127.0.0.1:{port}"
-    for _ in range(120):
-        try:
-            if urllib.request.urlopen(url + "/_stcore/health", timeout=2).read().strip() == b"ok":
-                break
-        except OSError:
-            time.sleep(0.5)
+    proc, url = start_streamlit()
     tmp = Path(tempfile.mkdtemp())
     rows = int(mb * 2**20 / 70)  # about 70 bytes a row
     rng = np.random.default_rng(0)
