@@ -18,7 +18,7 @@ from dataclasses import dataclass, field
 import numpy as np
 import pandas as pd
 
-from ._io import neutralize_formulas, release_csv
+from ._io import prepare_release, release_csv
 from ._options import LEGACY_DEFAULTS, translate_legacy
 from ._validation import check_dataframe
 
@@ -264,9 +264,7 @@ def make_release(data, recipe, *, allow_unsafe=None):
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", DeprecationWarning)  # old spellings in a user's own dict
         res = protect(work, allow_unsafe=allow_unsafe, **options)
-    out = res.data
-    if recipe.shuffle:
-        out = out.iloc[child_rng(res.options["seed"], "shuffle", recipe.version).permutation(len(out))]
-    out = neutralize_formulas(out.reset_index(drop=True))
+    shuffle_rng = child_rng(res.options["seed"], "shuffle", recipe.version) if recipe.shuffle else None
+    out = prepare_release(res.data, shuffle=recipe.shuffle, rng=shuffle_rng)  # identifiers were dropped above
     new = Recipe.from_result(res, drop=recipe.drop, keep=recipe.keep, shuffle=recipe.shuffle)
     return Release(out, res, new)
