@@ -28,7 +28,9 @@ def load_section():
         c1, c2 = st.columns(2)
         sep = c1.selectbox("Separator", ["detect", ",", ";", "tab", "|"], key="sep_choice")
         dec = c2.selectbox("Decimal mark", ["detect", ".", ","], key="decimal_choice")
-        up = st.file_uploader("CSV, Excel (.xlsx) or Parquet", type=["csv", "txt", "tsv", "xlsx", "parquet"], key="upload")
+        up = st.file_uploader("CSV, Excel (.xlsx), Parquet, SPSS (.sav), Stata (.dta) or SAS (.sas7bdat, .xpt)",
+                              type=["csv", "txt", "tsv", "xlsx", "parquet", "sav", "dta", "sas7bdat", "xpt"],
+                              key="upload")
         if up is not None:
             if state.upload(up, None if sep == "detect" else ("\t" if sep == "tab" else sep),
                             None if dec == "detect" else dec):
@@ -78,10 +80,37 @@ def problems_section():
             if st.button(f"Exclude {', '.join(p.columns)} (released as they are)", key="exclude_empty"):
                 state.set_roles({**state.roles(), **{c: "excluded" for c in p.columns}})
                 st.rerun()
-        if p.kind in ("missing", "infinite") and state.data().shape[0] - p.rows >= state.MIN_ROWS:
+        if p.kind == "missing" and not p.blocking:
+            missing_choice(p)
+        elif p.kind in ("missing", "infinite") and state.data().shape[0] - p.rows >= state.MIN_ROWS:
             if st.button(f"Drop the {p.rows} record(s)", key=f"drop_rows_{p.kind}"):
                 state.drop_incomplete(p.columns)
                 st.rerun()
+
+
+MISSING_CHOICES = {
+    "keep": "Keep them missing (default): the observed cells are protected, the missing ones stay empty in place",
+    "drop_records": "Drop the records that have them",
+    "drop_columns": "Leave the columns that have them out of the file",
+}
+
+
+def missing_choice(p):
+    """One click for what to do with missing cells; dropping is undone by uploading again."""
+    n_left = state.data().shape[0] - p.rows
+    options = ["keep", "drop_columns"] + (["drop_records"] if n_left >= state.MIN_ROWS else [])
+    choice = st.radio("Missing cells", options, format_func=MISSING_CHOICES.get, key="missing_choice",
+                      help="Dropping records or columns changes the file for this session only; your file is not "
+                           "touched: upload it again to undo.")
+    if choice != "keep":
+        label = (f"Drop the {p.rows} record(s)" if choice == "drop_records"
+                 else f"Leave out {', '.join(p.columns)}")
+        if st.button(label, key="apply_missing_choice", type="primary"):
+            if choice == "drop_records":
+                state.drop_incomplete(p.columns)
+            else:
+                state.drop_columns(p.columns)
+            st.rerun()
 
 
 def body():

@@ -63,12 +63,31 @@ def body():
     st.dataframe(out.head(50), key="release_preview")
     name = state.data_name().rsplit(".", 1)[0]
     sep, dec = state.read_format()
-    st.download_button("Download the protected CSV", rel.csv(sep=sep, decimal=dec),
-                       f"{name}_protected.csv", "text/csv", key="download_csv", type="primary")
-    st.caption(f"Written as the upload was: separator {'tab' if sep == chr(9) else repr(sep)}, decimal mark {dec!r}.")
+    labels, value_labels = state.labels()
+    formats = state.release_formats()
+    fmt = st.selectbox("File format", list(formats), format_func=formats.get, key="release_format",
+                       index=list(formats).index(state.default_release_format()),
+                       help="The format the data came in is the default; SPSS, Stata and SAS files keep their "
+                            "variable and value labels.")
+    try:
+        body_bytes = rel.to_bytes(fmt, labels=labels, value_labels=value_labels, sep=sep, decimal=dec)
+    except ValueError as exc:
+        st.error(f"The release cannot be written in this format: {exc}")
+        body_bytes = None
+    if body_bytes is not None:
+        st.download_button("Download the protected data" if fmt != "csv" else "Download the protected CSV",
+                           body_bytes, f"{name}_protected.{fmt}", state.MIME.get(fmt, "application/octet-stream"),
+                           key="download_csv", type="primary")
+    if fmt == "csv":
+        st.caption(f"Written as the upload was: separator {'tab' if sep == chr(9) else repr(sep)}, decimal mark {dec!r}.")
+    elif labels or value_labels:
+        st.caption(f"With {len([c for c in labels if c in out.columns])} variable label(s) and value labels on "
+                   f"{len([c for c in value_labels if c in out.columns])} column(s) from the original file.")
     st.download_button("Download the recipe (JSON)", rel.recipe.to_json(), f"{name}_recipe.json",
                        "application/json", key="download_recipe")
-    st.code(f"python -m sdccore protect ORIGINAL.csv --recipe {name}_recipe.json --out {name}_protected.csv", language="bash")
+    src_ext = state.file_format() if state.file_format() != "csv" else "csv"
+    st.code(f"python -m sdccore protect ORIGINAL.{src_ext} --recipe {name}_recipe.json --out {name}_protected.{fmt}",
+            language="bash")
     st.caption("The command line rebuilds the same file from the original and the recipe. Keep the recipe internal: "
                "with the seed and the original, anyone can rebuild the release.")
     kind = st.radio("Report", ["internal", "external"], horizontal=True, key="report_kind",

@@ -9,7 +9,8 @@ utility stop (pca_remove, general).  The papers the code follows are listed in t
 The public names, by the step of the work they belong to:
 
 * reading and checking data: ``read_table``, ``ReadResult``, ``inspect_data``, ``Problem``,
-  ``drop_incomplete_rows``, ``neutralize_formulas``, ``suggest_roles``, ``RoleSuggestion``,
+  ``drop_incomplete_rows``, ``drop_incomplete_columns``, ``neutralize_formulas``, ``write_table``,
+  ``suggest_roles``, ``RoleSuggestion``,
   ``list_datasets``, ``load_dataset``, ``dataset_roles``;
 * exploring: ``correlation_matrix``, ``sampling_adequacy``, ``Adequacy``, ``scree``,
   ``correlation_indices``, ``CorrelationIndices``, ``audit_factor_scores``, ``Audit``,
@@ -20,7 +21,8 @@ The public names, by the step of the work they belong to:
 * risk floors: ``RiskFloors``, ``RiskProfile``, ``UnsafeReleaseError``;
 * measuring: ``evaluate``, ``Evaluation``, ``Scores``, ``dbrl``, ``interval_disclosure``,
   ``ID_REFERENCES``, ``ID_REFERENCE_TEXT``, ``default_id_reference``, ``pil``,
-  ``propensity_score``, ``propensity_score_shape``, ``selectivity``, ``UTILITY_METRICS``;
+  ``propensity_score``, ``propensity_score_shape``, ``selectivity``, ``UTILITY_METRICS``,
+  ``regression_check``, ``RegressionCheck``;
 * comparing and choosing: ``compare``, ``Comparison``, ``search``, ``SearchResult``,
   ``recommend``, ``Recommendation``, ``load_bw_map``, ``simulate_bw_map``.
 """
@@ -36,13 +38,15 @@ if TYPE_CHECKING:  # pragma: no cover
     from ._datasets import dataset_roles, list_datasets, load_dataset
     from ._evaluate import Evaluation, Scores, evaluate
     from ._explore import Adequacy, correlation_matrix, sampling_adequacy, scree
-    from ._io import Problem, ReadResult, drop_incomplete_rows, inspect_data, neutralize_formulas, read_table
+    from ._io import (Problem, ReadResult, drop_incomplete_columns, drop_incomplete_rows, inspect_data,
+                      neutralize_formulas, read_table, write_table)
     from ._linkage import ID_REFERENCE_TEXT, ID_REFERENCES, default_id_reference
     from ._mdav import mdav_groups
     from ._options import Option, option_schema
     from ._protect import METHODS, Decomposition, ProtectionResult, decompose, min_swap_percent, protect
     from ._recipe import RECIPE_VERSION, Recipe, Release, make_release
     from ._recommend import Recommendation, load_bw_map, recommend, simulate_bw_map
+    from ._regression import RegressionCheck, regression_check
     from ._removal import UTILITY_METRICS, RemovalCurve, removal_curve
     from ._risk import dbrl, interval_disclosure
     from ._roles import RoleSuggestion, suggest_roles
@@ -66,6 +70,7 @@ _EXPORTS = {
     "ReadResult": "_io",
     "Recipe": "_recipe",
     "Recommendation": "_recommend",
+    "RegressionCheck": "_regression",
     "Release": "_recipe",
     "RemovalCurve": "_removal",
     "RiskFloors": "_safety",
@@ -83,6 +88,7 @@ _EXPORTS = {
     "dbrl": "_risk",
     "decompose": "_protect",
     "default_id_reference": "_linkage",
+    "drop_incomplete_columns": "_io",
     "drop_incomplete_rows": "_io",
     "evaluate": "_evaluate",
     "inspect_data": "_io",
@@ -101,6 +107,7 @@ _EXPORTS = {
     "protect": "_protect",
     "read_table": "_io",
     "recommend": "_recommend",
+    "regression_check": "_regression",
     "removal_curve": "_removal",
     "sampling_adequacy": "_explore",
     "scree": "_explore",
@@ -108,6 +115,7 @@ _EXPORTS = {
     "selectivity": "_utility",
     "simulate_bw_map": "_recommend",
     "suggest_roles": "_roles",
+    "write_table": "_io",
 }
 
 
@@ -133,8 +141,8 @@ __version__ = "0.1.0"
 __all__ = [
     # reading and checking data
     "Problem", "ReadResult", "RoleSuggestion",
-    "dataset_roles", "drop_incomplete_rows", "inspect_data", "list_datasets", "load_dataset", "neutralize_formulas",
-    "read_table", "suggest_roles",
+    "dataset_roles", "drop_incomplete_columns", "drop_incomplete_rows", "inspect_data", "list_datasets", "load_dataset", "neutralize_formulas",
+    "read_table", "suggest_roles", "write_table",
     # exploring
     "Adequacy", "Audit", "CorrelationIndices", "RemovalCurve",
     "audit_factor_scores", "correlation_indices", "correlation_matrix", "removal_curve", "sampling_adequacy", "scree",
@@ -147,9 +155,9 @@ __all__ = [
     # risk floors
     "RiskFloors", "RiskProfile", "UnsafeReleaseError",
     # measuring
-    "Evaluation", "ID_REFERENCES", "ID_REFERENCE_TEXT", "Scores", "UTILITY_METRICS",
+    "Evaluation", "ID_REFERENCES", "ID_REFERENCE_TEXT", "RegressionCheck", "Scores", "UTILITY_METRICS",
     "dbrl", "default_id_reference", "evaluate", "interval_disclosure", "pil", "propensity_score",
-    "propensity_score_shape", "selectivity",
+    "propensity_score_shape", "regression_check", "selectivity",
     # comparing and choosing
     "Comparison", "Recommendation", "SearchResult",
     "compare", "load_bw_map", "recommend", "search", "simulate_bw_map",

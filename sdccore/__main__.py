@@ -49,10 +49,10 @@ def _names(text):
     return [c.strip() for c in (text or "").split(",") if c.strip()]
 
 
-def _check_roles(data, drop, keep, exclude):
+def _check_roles(data, drop, keep, exclude, value_labels=None):
     """Identifier-like and text columns need an explicit role: dropped or kept unchanged."""
     from ._roles import suggest_roles
-    sug = suggest_roles(data)
+    sug = suggest_roles(data, value_labels=value_labels)
     decided = set(drop) | set(keep) | set(exclude or ())
     ids = [c for c, f in sug.flags.items() if f == "identifier" and c not in decided]
     text = [c for c, f in sug.flags.items() if f == "text" and c not in decided]
@@ -154,9 +154,48 @@ def _atomic_write(pairs):
         raise
 
 
+def _missing_cells(data, how, untouched):
+    """--missing: 'keep' (protect the observed cells, missing ones stay missing in place),
+    'drop-records' or 'drop-columns' (with a missing cell among the columns protected)."""
+    from ._io import drop_incomplete_columns, drop_incomplete_rows
+    from ._validation import numeric_columns
+
+    cols = [c for c in numeric_columns(data) if c not in untouched]
+    if how == "drop-records":
+        data, k = drop_incomplete_rows(data, cols)
+        if k:
+            print(f"note: {k} record(s) with missing cells dropped (--missing drop-records)", file=sys.stderr)
+    elif how == "drop-columns":
+        data, gone = drop_incomplete_columns(data, cols)
+        left = len(cols) - len(gone)
+        if gone and left < 2:
+            raise ValueError(f"--missing drop-columns would leave {left} numeric column(s) to protect ({len(gone)} "
+                             f"have missing cells); use --missing keep (the default) or drop-records.")
+        if gone:
+            print(f"note: column(s) with missing cells left out of the release: {', '.join(gone)} "
+                  f"(--missing drop-columns)", file=sys.stderr)
+    return data
+
+
+OUT_FORMATS = {".csv": "csv", ".txt": "csv", ".tsv": "csv", ".parquet": "parquet", ".xlsx": "xlsx", ".sav": "sav",
+               ".dta": "dta", ".xpt": "xpt"}
+
+
+def _out_format(out, read_format):
+    """The release's format from the --out extension (standard output: CSV)."""
+    if out == "-":
+        return "csv"
+    ext = os.path.splitext(out)[1].lower()
+    if ext == ".sas7bdat":
+        raise ValueError("--out: .sas7bdat cannot be written (no open writer exists); write the SAS release as .xpt "
+                         "(SAS transport, which SAS reads), or as .csv.")
+    return OUT_FORMATS.get(ext, "csv")  # any other name: CSV, as always
+
+
 def _protect(args):
     from ._recipe import Recipe, make_release
     _check_paths(args)
+    _out_format(args.out, None)  # an impossible format is refused before any work
     recipe = _load_recipe(args.recipe) if args.recipe else Recipe({}, shuffle=False)
     options = dict(recipe.options)
     for item in args.set or []:
@@ -177,15 +216,19 @@ def _protect(args):
     drop = list(recipe.drop) + _names(args.drop)
     keep = list(recipe.keep) + _names(args.keep)
     src = _read(args.input)
-    data = src.data
+    excl = options.get("exclude")
+    excl = {c for c in excl if isinstance(c, str)} if isinstance(excl, (list, tuple)) else set()  # validated later
+    data = _missing_cells(src.data, args.missing, set(drop) | set(keep) | excl)
     missing = [c for c in drop + keep if c not in data.columns]
     if missing:
         raise ValueError(f"--drop/--keep name column(s) not in {args.input}: {', '.join(missing)}.")
     recipe = Recipe(options, tuple(drop), tuple(keep), recipe.shuffle, recipe.version, recipe.versions)
     rel = make_release(data, recipe, allow_unsafe=args.allow_unsafe)
     res, out = rel.result, rel.data
-    _check_roles(data, drop, keep, res.options.get("exclude"))  # after the data's own checks
-    body = rel.csv(sep=src.sep or ",", decimal=src.decimal or ".")
+    _check_roles(data, drop, keep, res.options.get("exclude"), src.value_labels)  # after the data's own checks
+    fmt = _out_format(args.out, src.format)
+    body = rel.to_bytes(fmt, labels=src.labels, value_labels=src.value_labels, sep=src.sep or ",",
+                        decimal=src.decimal or ".")
     pairs = []
     if args.save_recipe:
         pairs.append((args.save_recipe, rel.recipe.to_json().encode("utf-8")))
@@ -282,16 +325,22 @@ def build_parser():
     p = _Parser(prog="python -m sdccore", description="Statistical disclosure control of continuous microdata.")
     sub = p.add_subparsers(dest="command", required=True, parser_class=_Parser)
     pr = sub.add_parser("protect", help="protect the numeric columns of a CSV file")
-    pr.add_argument("input", help="input CSV, Excel or Parquet (separator detected); - reads standard input")
+    pr.add_argument("input", help="input CSV, Excel, Parquet, SPSS (.sav), Stata (.dta) or SAS (.sas7bdat, .xpt); "
+                                  "- reads standard input (CSV)")
     pr.add_argument("--method", choices=list(METHODS))
     pr.add_argument("--sensitive", help="comma-separated sensitive column names (default: protect all)")
     pr.add_argument("--seed", type=int, help="random seed (recorded in the recipe)")
     pr.add_argument("--set", action="append", metavar="KEY=VALUE", help="an option, e.g. --set n_factors=4 (repeatable)")
     pr.add_argument("--recipe", help="JSON recipe with options (from --save-recipe)")
-    pr.add_argument("--out", required=True, help="output CSV; - writes standard output")
+    pr.add_argument("--out", required=True, help="output file; its extension chooses the format (.csv, .parquet, "
+                                                 ".xlsx, .sav, .dta, .xpt; variable and value labels of an SPSS, "
+                                                 "Stata or SAS input are kept); - writes CSV to standard output")
     pr.add_argument("--save-recipe", help="write the effective options as JSON here")
     pr.add_argument("--drop", help="comma-separated columns to drop from the release (identifiers)")
     pr.add_argument("--keep", help="comma-separated columns to release unchanged on purpose")
+    pr.add_argument("--missing", choices=("keep", "drop-records", "drop-columns"), default="keep",
+                    help="missing cells: keep them missing in place and protect the observed ones (default), drop "
+                         "the records that have them, or leave out the columns that have them")
     pr.add_argument("--allow-unsafe", metavar="REASON",
                     help="write a release that breaks a risk floor anyway (never for publication); the reason is "
                          "printed and recorded in the saved recipe")

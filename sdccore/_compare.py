@@ -15,6 +15,7 @@ import pandas as pd
 from ._evaluate import evaluate
 from ._protect import DETERMINISTIC, _protect, decompose
 from ._recipe import child_seeds
+from ._regression import regression_check
 from ._validation import check_names, check_number, numeric_columns, numeric_matrix, resolve_seed
 
 __all__ = ["correlation_indices", "compare", "search", "CorrelationIndices", "Comparison", "SearchResult"]
@@ -180,6 +181,9 @@ class Comparison:
         Label -> why a configuration could not be run on these data (for example
         pca_remove whose utility threshold no removal meets); its runs are left out and the
         other configurations are compared as usual.
+    regression : DataFrame
+        With ``models``: one row per configuration, run, model and coefficient, the
+        columns of ``RegressionCheck.table``; ``regression_summary()`` averages the runs.
     """
 
     summary: pd.DataFrame
@@ -192,6 +196,28 @@ class Comparison:
     risk_variables: pd.DataFrame = field(default_factory=pd.DataFrame)
     risk_bands: pd.DataFrame = field(default_factory=pd.DataFrame)
     errors: dict = field(default_factory=dict)
+    regression: pd.DataFrame = field(default_factory=pd.DataFrame)
+
+    def regression_summary(self, level=0.95):
+        """Per configuration, model and coefficient: the original's coefficient and interval,
+        the mean over runs of the release's coefficient, of the interval overlap (Karr et
+        al. 2006) with its t interval, of the standardised difference, and the share of runs
+        keeping the coefficient's sign.  Empty without ``models``."""
+        if self.regression.empty:
+            return pd.DataFrame()
+        rows = []
+        for (label, model, term), sub in self.regression.groupby(["config", "model", "term"], sort=False):
+            m, lo, hi = mean_interval(sub["overlap"].to_numpy(), level)
+            rows.append({"config": label, "model": model, "term": term,
+                         "coef_original": sub["coef_original"].iloc[0], "lo_original": sub["lo_original"].iloc[0],
+                         "hi_original": sub["hi_original"].iloc[0],
+                         "coef_protected": float(sub["coef_protected"].mean()),
+                         "lo_protected": float(sub["lo_protected"].mean()),
+                         "hi_protected": float(sub["hi_protected"].mean()),
+                         "overlap": m, "overlap_lo": lo, "overlap_hi": hi,
+                         "std_diff": float(sub["std_diff"].mean()), "sign_kept": float(sub["sign_kept"].mean()),
+                         "reps": len(sub)})
+        return pd.DataFrame(rows)
 
     def safety(self):
         """Per configuration: runs, share of runs meeting every risk floor, the variables
@@ -308,9 +334,10 @@ class _RunOutput:
     risk: object      # RiskProfile
     seconds: tuple    # (protect, evaluate)
     error: str = ""   # why the configuration cannot run on these data
+    regression: tuple = ()  # one coefficient table per model (no data, only the fits)
 
 
-def _one_run(data, method, cfg, sensitive, seed, num, ev_opts):
+def _one_run(data, method, cfg, sensitive, seed, num, ev_opts, models=()):
     import time
 
     t0 = time.perf_counter()
@@ -321,12 +348,19 @@ def _one_run(data, method, cfg, sensitive, seed, num, ev_opts):
         return _RunOutput({}, None, (time.perf_counter() - t0, 0.0), str(exc))
     t1 = time.perf_counter()
     ev = evaluate(data[num], res.data[num], sensitive=sensitive, _with_risk=False, **ev_opts)
+    reg = tuple(regression_check(data, res.data, m).table for m in models)
     t2 = time.perf_counter()
-    return _RunOutput(dict(ev.scores), res.risk, (t1 - t0, t2 - t1))
+    return _RunOutput(dict(ev.scores), res.risk, (t1 - t0, t2 - t1), regression=reg)
 
 
-def _record(label, r, run_seed, out, rows, var_rows, band_rows):
+def _record(label, r, run_seed, out, rows, var_rows, band_rows, reg_rows=None, models=()):
     risk = out.risk
+    for model, table in zip(models, out.regression):
+        t = table.reset_index()
+        t.insert(0, "model", model)
+        t.insert(0, "run", r)
+        t.insert(0, "config", label)
+        reg_rows.append(t)
     rows.append({"config": label, "run": r, "seed": run_seed, **out.scores,
                  "floors_ok": risk.ok, "failing": ", ".join(risk.failing),
                  "violation": risk.violations[0] if risk.violations else ""})
@@ -442,7 +476,7 @@ def _runs(data, tasks, jobs):
 
 
 def compare(data, configs, *, sensitive=None, reps=30, rng=None, progress=None, evaluate_options=None,
-            n_jobs=None):
+            n_jobs=None, models=None):
     """Run every configuration ``reps`` times and summarise each score with its interval.
 
     Seeds: one master seed (recorded) gives one child seed per configuration and run
@@ -470,6 +504,11 @@ def compare(data, configs, *, sensitive=None, reps=30, rng=None, progress=None, 
         cores (environment variable ``SDCCORE_JOBS`` overrides), 1 runs everything in this
         process.  Each process uses one BLAS and one numba thread, so cores are not
         oversubscribed.  The results do not depend on it: every run has its own seed.
+    models : str or list of str, optional
+        Linear regressions a researcher will fit ('SALES ~ LABOR.COSTS + FIXED.ASSETS'):
+        each is fitted on the original and on every run's release (``regression_check``);
+        the coefficients and their interval overlaps are in ``Comparison.regression`` and
+        averaged over runs by ``Comparison.regression_summary()``.
 
     Returns
     -------
@@ -489,7 +528,8 @@ def compare(data, configs, *, sensitive=None, reps=30, rng=None, progress=None, 
     seed = resolve_seed(rng)
     seeds = child_seeds(seed, "runs", (len(items), reps))
     ev_opts = dict(evaluate_options or {})
-    rows, var_rows, band_rows = [], [], []
+    models = _check_models(data, models)
+    rows, var_rows, band_rows, reg_rows = [], [], [], []
     total = len(items) * reps
     done = 0
     cancelled = False
@@ -503,7 +543,7 @@ def compare(data, configs, *, sensitive=None, reps=30, rng=None, progress=None, 
         num = [col for col in numeric if col not in set(cfg.get("exclude") or [])]
         for r in range(reps):
             if r == 0 or method not in DETERMINISTIC:
-                tasks.append((method, cfg, sensitive, int(seeds[c, r]), num, ev_opts))
+                tasks.append((method, cfg, sensitive, int(seeds[c, r]), num, ev_opts, models))
             plan.append((label, r, int(seeds[c, r]), len(tasks) - 1))
     results = _runs(data, tasks, jobs)
     got, errors = {}, {}
@@ -517,7 +557,7 @@ def compare(data, configs, *, sensitive=None, reps=30, rng=None, progress=None, 
             if out.error:
                 errors.setdefault(label, out.error)
             else:
-                _record(label, r, run_seed, out, rows, var_rows, band_rows)
+                _record(label, r, run_seed, out, rows, var_rows, band_rows, reg_rows, models)
             done += 1
             if progress is not None and progress(done, total) is False:
                 cancelled = True
@@ -532,6 +572,7 @@ def compare(data, configs, *, sensitive=None, reps=30, rng=None, progress=None, 
         rows = [x for x in rows if x["config"] not in errors]
         var_rows = [v for v in var_rows if v["config"].iloc[0] not in errors]
         band_rows = [b for b in band_rows if len(b) == 0 or b["config"].iloc[0] not in errors]
+        reg_rows = [t for t in reg_rows if t["config"].iloc[0] not in errors]
 
     runs = pd.DataFrame(rows)
     summ = []
@@ -548,8 +589,26 @@ def compare(data, configs, *, sensitive=None, reps=30, rng=None, progress=None, 
                              "run_lo": run_lo, "run_hi": run_hi, "reps": len(sub)})
     risk_vars = pd.concat(var_rows, ignore_index=True) if var_rows else pd.DataFrame()
     risk_bands = pd.concat(band_rows, ignore_index=True) if band_rows else pd.DataFrame()
+    regression = pd.concat(reg_rows, ignore_index=True) if reg_rows else pd.DataFrame()
     return Comparison(pd.DataFrame(summ), runs, {lab: cfg for lab, cfg in items},
-                      tuple(sensitive) if sensitive else None, seed, cancelled, secs, risk_vars, risk_bands, errors)
+                      tuple(sensitive) if sensitive else None, seed, cancelled, secs, risk_vars, risk_bands, errors,
+                      regression)
+
+
+def _check_models(data, models):
+    """The models as a tuple of formulas, each checked on the original before any run (a
+    formula that cannot be fitted is refused at once, not after the runs)."""
+    if models is None:
+        return ()
+    if isinstance(models, str):
+        models = [models]
+    if not isinstance(models, (list, tuple)) or not all(isinstance(m, str) for m in models):
+        raise TypeError(f"models={models!r} must be a formula or a list of formulas, e.g. "
+                        f"['SALES ~ LABOR.COSTS + FIXED.ASSETS'].")
+    models = tuple(dict.fromkeys(m.strip() for m in models if m.strip()))
+    for m in models:
+        regression_check(data, data, m)
+    return models
 
 
 # ----------------------------------------------------------------------------- search

@@ -10,10 +10,11 @@ from dataclasses import dataclass, field, fields
 import numpy as np
 import pandas as pd
 
-from ._linkage import _dbrl_arrays, _indices, _pair, default_id_reference, linked_records
+from ._linkage import _completed, _dbrl_arrays, _indices, _pair, default_id_reference, linked_records
 from ._risk import _id_arrays
 from ._safety import RiskProfile, risk_profile
-from ._utility import _extras, _ic_arrays, _pil_arrays, _pil_stat_names, _ps_arrays, check_ps_order, ps_terms
+from ._utility import (_extras, _ic_arrays, _pil_arrays, _pil_observed, _pil_stat_names, _ps_arrays, check_ps_order,
+                       ps_terms)
 from ._validation import make_rng
 
 __all__ = ["evaluate", "Evaluation", "Scores"]
@@ -108,7 +109,10 @@ def evaluate(original, protected, *, sensitive=None, rng=None, _with_risk=True, 
     Parameters
     ----------
     original, protected : DataFrame
-        Same shape and numeric columns, record i of one is record i of the other.
+        Same shape and numeric columns, record i of one is record i of the other.  Missing
+        cells (NaN) are allowed: PIL, selectivity and the risk floors compare the cells
+        observed in both files; linkage, interval disclosure (counted on observed cells) and
+        the propensity score use each file completed at its EM conditional means.
     sensitive : list of str, optional
         Selective protection: the variables to protect (adds selectivity and overall).
     rng : None, int or numpy.random.Generator
@@ -141,7 +145,9 @@ def evaluate(original, protected, *, sensitive=None, rng=None, _with_risk=True, 
     unknown = sorted(set(options) - allowed)
     if unknown:
         raise ValueError(f"unknown option(s) {', '.join(map(repr, unknown))}; evaluate takes {', '.join(sorted(allowed))}.")
-    X, Y, cols = _pair(original, protected)
+    X, Y, cols = _pair(original, protected, missing=True)
+    X0, Y0 = X, Y  # with missing cells (NaN)
+    X, Y, obs = _completed(X, Y)
     sens = _indices(sensitive, cols, "sensitive") if sensitive else None
     linkage = options.get("linkage")
     link = _indices(linkage, cols, "linkage") if linkage else (sens or list(range(len(cols))))
@@ -156,13 +162,13 @@ def evaluate(original, protected, *, sensitive=None, rng=None, _with_risk=True, 
     # ('linked_sensitive') would find the protected record whose S is nearest the original
     # S, so its interval almost always holds it (0.999 on Tarragona/SALES for every method)
     linked = linked_records(X, Y, id_vars, ref, link if linkage else None, known=(link, first))
-    id_table = _id_arrays(X, Y, id_vars, linked)
+    id_table = _id_arrays(X, Y, id_vars, linked, observed=obs)
     id_score = float(np.nanmean(id_table)) if np.isfinite(id_table).any() else 0.0
-    per, comps = _pil_arrays(X, Y, stat_names)
+    per, comps = _pil_arrays(X, Y, stat_names) if obs is None else _pil_observed(X0, Y0, obs, stat_names)
     pil_score = float(np.mean(list(per.values())))
     ps_score, converged, _ = _ps_arrays(X, Y, order)
     ps_shape = _ps_arrays(X, Y, order, "normal_scores")[0]
-    ic, cors = _ic_arrays(X, Y, set(sens or range(len(cols))))
+    ic, cors = _ic_arrays(X, Y, set(sens or range(len(cols))), obs)
     sel = float(ic.mean()) if sens else None
     # ps_shape is reported beside the papers' PS, not inside their summary/overall (so those
     # stay comparable)
@@ -177,14 +183,15 @@ def evaluate(original, protected, *, sensitive=None, rng=None, _with_risk=True, 
         "ic": pd.DataFrame({"abs_cor": cors, "ic": ic, "sensitive": [j in set(sens or range(len(cols))) for j in range(len(cols))]}, index=cols),
         "ps_converged": converged,
         "ps_terms": ps_terms(len(cols), order, 2 * X.shape[0]),
+        "missing_cells": 0 if obs is None else int((~obs).sum()),
     }
     with warnings.catch_warnings(), np.errstate(all="ignore"):
         warnings.simplefilter("ignore")  # constant columns make skewness/KL undefined: NaN/inf, no spam
         details.update(_extras(X, Y))
     check = sens or list(range(len(cols)))
     pub = [j for j in range(len(cols)) if j not in set(check)]
-    risk = risk_profile(X, Y, cols, check, options.get("floors"), link_on=pub if sens and pub else None) \
-        if _with_risk else None
+    risk = risk_profile(X, Y, cols, check, options.get("floors"), link_on=pub if sens and pub else None,
+                        observed=obs) if _with_risk else None
     eff = {"sensitive": [cols[j] for j in sens] if sens else None, "linkage": [cols[j] for j in link],
            "id_reference": ref, "pil_statistics": len(stat_names), "ps_order": order,
            "floors": risk.floors.to_dict() if risk else None}

@@ -10,7 +10,7 @@ import csv
 import io
 import os
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from decimal import Decimal as decimal_type
 
@@ -44,12 +44,21 @@ class ReadResult:
         The text encoding used (None for Excel and Parquet).
     notes : tuple of str
         What was detected or converted, in words (for the user to check).
+    format : str
+        'csv', 'xlsx', 'parquet', 'sav' (SPSS), 'dta' (Stata), 'sas7bdat' or 'xpt' (SAS).
+    labels : dict
+        Column -> variable label (SPSS, Stata and SAS files), else empty.
+    value_labels : dict
+        Column -> {value: label} (SPSS and Stata files), else empty.
     """
     data: pd.DataFrame
     sep: str | None
     decimal: str | None
     encoding: str | None
     notes: tuple = ()
+    format: str = "csv"
+    labels: dict = field(default_factory=dict)
+    value_labels: dict = field(default_factory=dict)
 
 
 def _decode(raw: bytes):
@@ -248,8 +257,21 @@ MAX_EXCEL_CELLS = 1_000_000   # Excel reads at about 17 microseconds a cell (mea
 MAX_UNPACKED = 1 << 30        # bytes an .xlsx may unpack to
 
 
+_SAS7BDAT_MAGIC = bytes.fromhex("000000000000000000000000c2ea8160b31411cfbd92080009c7318c181f1011")
+STAT_FORMATS = {"sav": "SPSS", "dta": "Stata", "sas7bdat": "SAS", "xpt": "SAS transport"}
+
+
 def _kind(raw: bytes, name: str) -> str:
-    """What the bytes are, whatever the file is called: xlsx, xls, parquet, text or binary."""
+    """What the bytes are, whatever the file is called: xlsx, xls, parquet, sav, dta,
+    sas7bdat, xpt, text or binary."""
+    if raw[:4] in (b"$FL2", b"$FL3"):
+        return "sav"
+    if raw[:11] == b"<stata_dta>" or (name.endswith(".dta") and raw[:1] in (b"\x71", b"\x72", b"\x73")):
+        return "dta"
+    if raw[:32] == _SAS7BDAT_MAGIC:
+        return "sas7bdat"
+    if raw[:20] == b"HEADER RECORD*******" and raw[20:24] in (b"LIBR", b"LIBV"):
+        return "xpt"
     if raw[:4] == b"PK\x03\x04":
         return "xlsx"
     if raw[:8] == b"\xd0\xcf\x11\xe0\xa1\xb1\x1a\xe1":
@@ -340,8 +362,38 @@ def _read_excel(raw):
     return df, notes
 
 
+def _read_stat(raw, kind):
+    """SPSS, Stata and SAS files through pyreadstat (from memory, nothing written to disk):
+    (data, variable labels, value labels, notes).  Value labels are not applied: the codes
+    stay numbers, and the labels mark the column as categorical (``suggest_roles``)."""
+    import pyreadstat
+
+    reader = {"sav": pyreadstat.read_sav, "dta": pyreadstat.read_dta, "sas7bdat": pyreadstat.read_sas7bdat,
+              "xpt": pyreadstat.read_xport}[kind]
+    try:
+        meta = reader(io.BytesIO(raw), metadataonly=True)[1]
+        _too_many(meta.number_rows or 0, meta.number_columns or 0, MAX_CELLS, f"{STAT_FORMATS[kind]} file")
+        df, meta = reader(io.BytesIO(raw))
+    except ValueError:
+        raise
+    except Exception as exc:
+        raise ValueError(f"the {STAT_FORMATS[kind]} file could not be read ({type(exc).__name__}); save it again from "
+                         f"{STAT_FORMATS[kind]}, or as CSV.") from None
+    labels = {str(c): str(v) for c, v in (meta.column_names_to_labels or {}).items() if v}
+    value_labels = {str(c): {k: str(v) for k, v in d.items()}
+                    for c, d in (getattr(meta, "variable_value_labels", None) or {}).items() if d}
+    back = "as SAS transport (.xpt)" if kind == "sas7bdat" else "in this format"
+    notes = [f"{STAT_FORMATS[kind]} file: {len(labels)} variable label(s) and value labels on {len(value_labels)} "
+             f"column(s) read; the release can be written back {back} with its labels"]
+    return df, labels, value_labels, notes
+
+
 def read_table(source, filename: str = "data.csv", *, sep: str | None = None, decimal: str | None = None) -> ReadResult:
-    """Read a CSV/TSV, Excel (.xlsx) or Parquet file into a DataFrame, as the dashboard does.
+    """Read a CSV/TSV, Excel (.xlsx), Parquet, SPSS (.sav), Stata (.dta) or SAS
+    (.sas7bdat, .xpt) file into a DataFrame, as the dashboard does.
+
+    SPSS, Stata and SAS: variable labels and value labels are kept in the result (the
+    values stay numeric codes).
 
     CSV: encoding UTF-8 (BOM accepted; otherwise Windows-1252 with a note), separator
     detected among , ; tab | unless given, decimal mark detected (',' when numbers such as
@@ -395,7 +447,13 @@ def read_table(source, filename: str = "data.csv", *, sep: str | None = None, de
         notes.append("the file is a Parquet file (its name says otherwise); it was read as Parquet")
     if kind == "xls":
         raise ValueError("the file is an old Excel .xls workbook; save it as .xlsx or CSV and upload that.")
-    if kind == "xlsx":
+    labels, value_labels = {}, {}
+    if kind in STAT_FORMATS:
+        df, labels, value_labels, st_notes = _read_stat(raw, kind)
+        notes.extend(st_notes)
+        enc = sep_used = dec_used = None
+        notes.extend(_convert_text_numbers(df, "."))
+    elif kind == "xlsx":
         df, xl_notes = _read_excel(raw)
         notes.extend(xl_notes)
         enc = sep_used = dec_used = None
@@ -406,7 +464,8 @@ def read_table(source, filename: str = "data.csv", *, sep: str | None = None, de
         notes.extend(_convert_text_numbers(df, "."))
     else:
         if kind == "binary":
-            raise ValueError("this looks like a binary file, not CSV text; upload CSV, Excel (.xlsx) or Parquet.")
+            raise ValueError("this looks like a binary file, not CSV text; upload CSV, Excel (.xlsx), Parquet, SPSS "
+                             "(.sav), Stata (.dta) or SAS (.sas7bdat, .xpt).")
         text, enc, enc_notes = _decode(raw)
         notes.extend(enc_notes)
         if not text.strip():
@@ -460,7 +519,10 @@ def read_table(source, filename: str = "data.csv", *, sep: str | None = None, de
     if df.shape[0] == 0:
         raise ValueError("the file has a header but no records.")
     _too_many(df.shape[0], df.shape[1], MAX_CELLS, "file")
-    return ReadResult(df, sep_used, dec_used, enc, tuple(notes))
+    fmt = kind if kind in STAT_FORMATS or kind in ("xlsx", "parquet") else "csv"
+    labels = {c: v for c, v in labels.items() if c in df.columns}
+    value_labels = {c: v for c, v in value_labels.items() if c in df.columns}
+    return ReadResult(df, sep_used, dec_used, enc, tuple(notes), fmt, labels, value_labels)
 
 
 @dataclass(frozen=True)
@@ -560,18 +622,28 @@ def inspect_data(data: pd.DataFrame, *, protect_columns=None):
                                int(nan[:, empty].any(axis=1).sum())))
         rest = np.ones(X.shape[1], dtype=bool)
         rest[empty] = False
-        for kind, mask, what, fix in (("missing", nan & rest, "missing", " (or impute them before uploading)"),
-                                      ("infinite", inf, "infinite", "")):
-            if mask.any():
-                rows = int(mask.any(axis=1).sum())
-                which = [numeric_cols[j] for j in np.flatnonzero(mask.any(axis=0))]
-                if n - rows >= 3:
-                    fix_text = f"drop those {rows} records{fix}"
-                else:
-                    fix_text = (f"only {n - rows} record(s) would remain after dropping them, too few to protect: "
-                                f"correct or impute the values, or give the column(s) the role 'excluded'")
-                out.append(Problem(kind, tuple(which), f"{rows} record(s) have {what} values (in {', '.join(which[:8])})",
-                                   fix_text, rows))
+        miss = nan & rest
+        if miss.any():
+            rows = int(miss.any(axis=1).sum())
+            which = [numeric_cols[j] for j in np.flatnonzero(miss.any(axis=0))]
+            few = [numeric_cols[j] for j in np.flatnonzero(rest & ((~nan).sum(axis=0) < 3))]
+            if few:
+                out.append(Problem("missing", tuple(few), f"column(s) {', '.join(few)} have fewer than 3 observed "
+                                   f"values", "give them the role 'excluded' or remove them from the file", rows))
+            else:
+                out.append(Problem("missing", tuple(which),
+                                   f"{int(miss.sum())} missing cell(s) in {rows} record(s) (in {', '.join(which[:8])}): "
+                                   f"they stay missing, in place, in the release, and the observed cells are protected",
+                                   "nothing to do; or drop those records, or leave those columns out of the file",
+                                   rows, blocking=False))
+        if inf.any():
+            rows = int(inf.any(axis=1).sum())
+            which = [numeric_cols[j] for j in np.flatnonzero(inf.any(axis=0))]
+            fix_text = (f"drop those {rows} records" if n - rows >= 3 else
+                        f"only {n - rows} record(s) would remain after dropping them, too few to protect: correct the "
+                        f"values, or give the column(s) the role 'excluded'")
+            out.append(Problem("infinite", tuple(which), f"{rows} record(s) have infinite values (in "
+                               f"{', '.join(which[:8])})", fix_text, rows))
         ok = ~((nan & rest) | inf).any(axis=1)
         Xo = X[ok][:, rest]
         full_cols = [c for c, r in zip(numeric_cols, rest) if r]
@@ -653,6 +725,34 @@ def drop_incomplete_rows(data: pd.DataFrame, columns):
     return data.loc[~bad].copy(), int(bad.sum())
 
 
+def drop_incomplete_columns(data: pd.DataFrame, columns):
+    """Remove the columns (of ``columns``) with a missing or infinite value: they are left
+    out of the file and so out of the release.
+
+    Parameters
+    ----------
+    data : DataFrame
+    columns : list of str
+        The columns checked (usually the ones to protect).
+
+    Returns
+    -------
+    (DataFrame, list of str)
+        The remaining columns and the names removed.
+
+    Examples
+    --------
+    >>> import pandas as pd, sdccore
+    >>> df = pd.DataFrame({"a": [1.0, None, 3.0], "b": [1.0, 2.0, 3.0]})
+    >>> kept, removed = sdccore.drop_incomplete_columns(df, ["a", "b"])
+    >>> list(kept.columns), removed
+    (['b'], ['a'])
+    """
+    X = data[list(columns)].apply(pd.to_numeric, errors="coerce").to_numpy(dtype=float)
+    bad = [c for c, ok in zip(columns, np.isfinite(X).all(axis=0)) if not ok]
+    return data.drop(columns=bad), bad
+
+
 _FORMULA = re.compile(r"^[=+\-@\t\r]")
 
 
@@ -708,3 +808,93 @@ def release_csv(release: pd.DataFrame, sep: str = ",", decimal: str = ".") -> by
     if sep == decimal:
         raise ValueError(f"sep and decimal are both {sep!r}; use different marks, e.g. sep=';' with decimal=','.")
     return release.to_csv(index=False, sep=sep, decimal=decimal).encode("utf-8")
+
+
+WRITE_FORMATS = ("csv", "parquet", "xlsx", "sav", "dta", "xpt")
+_STATA_NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]{0,31}$")
+
+
+def _write_stat(data, fmt, labels, value_labels):
+    """SPSS, Stata or SAS transport bytes through pyreadstat, written to an anonymous
+    in-memory file (``os.memfd_create``): the release never touches the disk."""
+    import pyreadstat
+
+    if fmt in ("dta", "xpt"):
+        bad = [str(c) for c in data.columns if not _STATA_NAME.match(str(c))]
+        if bad:
+            what = "Stata" if fmt == "dta" else "SAS"
+            raise ValueError(f"column name(s) {', '.join(bad[:8])} are not valid {what} names (letters, digits and "
+                             f"underscores, at most 32, not starting with a digit); rename them, or write the release "
+                             f"as CSV, Parquet, Excel or SPSS.")
+    writer = {"sav": pyreadstat.write_sav, "dta": pyreadstat.write_dta, "xpt": pyreadstat.write_xport}[fmt]
+    kwargs = {"column_labels": {c: labels[c] for c in data.columns if c in labels} or None}
+    if fmt in ("sav", "dta"):
+        vl = {c: {float(k) if fmt == "sav" else int(k): v for k, v in d.items()}
+              for c, d in (value_labels or {}).items() if c in data.columns}
+        if vl:
+            kwargs["variable_value_labels"] = vl
+    if fmt == "xpt":
+        kwargs["file_format_version"] = 8
+    fd = os.memfd_create("release", 0)
+    try:
+        path = f"/proc/self/fd/{fd}"
+        try:
+            writer(data, path, **{k: v for k, v in kwargs.items() if v is not None})
+        except Exception as exc:
+            raise ValueError(f"the release could not be written as {STAT_FORMATS[fmt]} ({type(exc).__name__}: "
+                             f"{str(exc)[:200]}); write it as CSV or Parquet instead.") from None
+        with open(path, "rb") as fh:
+            return fh.read()
+    finally:
+        os.close(fd)
+
+
+def write_table(data: pd.DataFrame, format: str = "csv", *, labels=None, value_labels=None, sep: str = ",",
+                decimal: str = ".") -> bytes:
+    """The bytes of a file holding ``data`` in ``format``, nothing written to disk.
+
+    Parameters
+    ----------
+    data : DataFrame
+        The release (``make_release(...).data``).
+    format : {'csv', 'parquet', 'xlsx', 'sav', 'dta', 'xpt'}
+        CSV (``sep``, ``decimal``), Parquet, Excel, SPSS, Stata, or SAS transport (SAS
+        files are read as .sas7bdat or .xpt and written as .xpt, the format SAS publishes;
+        nothing writes .sas7bdat).
+    labels : dict, optional
+        Column -> variable label, written into SPSS, Stata and SAS files.
+    value_labels : dict, optional
+        Column -> {code: label}, written into SPSS and Stata files.
+    sep, decimal : str
+        For CSV.
+
+    Returns
+    -------
+    bytes
+
+    Examples
+    --------
+    >>> import pandas as pd, sdccore
+    >>> raw = sdccore.write_table(pd.DataFrame({"income": [1.5, 2.0]}), "sav", labels={"income": "Income (EUR)"})
+    >>> sdccore.read_table(raw, "x.sav").labels
+    {'income': 'Income (EUR)'}
+    """
+    if format not in WRITE_FORMATS:
+        raise ValueError(f"format={format!r} is not supported; use one of {', '.join(WRITE_FORMATS)}.")
+    labels = dict(labels or {})
+    if format == "csv":
+        return release_csv(data, sep=sep, decimal=decimal)
+    if format == "parquet":
+        buf = io.BytesIO()
+        data.to_parquet(buf, index=False)
+        return buf.getvalue()
+    if format == "xlsx":
+        buf = io.BytesIO()
+        data.to_excel(buf, index=False, engine="openpyxl")
+        return buf.getvalue()
+    return _write_stat(data, format, labels, value_labels)
+
+
+def release_format(read_format: str) -> str:
+    """The format a release is written in by default: the original's (SAS files as .xpt)."""
+    return {"sas7bdat": "xpt"}.get(read_format, read_format if read_format in WRITE_FORMATS else "csv")

@@ -21,7 +21,9 @@ __all__ = []
 
 # ----------------------------------------------------------------------------- validation
 
-def _pair(original, protected, min_rows=2):
+def _pair(original, protected, min_rows=2, missing=False):
+    """Aligned float arrays of two files with the same shape and numeric columns.
+    ``missing=True`` lets missing cells (NaN) through; infinite values are always refused."""
     original = check_dataframe(original, "original")
     protected = check_dataframe(protected, "protected")
     if original.shape != protected.shape:
@@ -49,6 +51,8 @@ def _pair(original, protected, min_rows=2):
     X = original.to_numpy(dtype=float)
     Y = protected.to_numpy(dtype=float)
     for name, M in (("original", X), ("protected", Y)):
+        if missing and not np.isinf(M).any():
+            continue
         if not np.isfinite(M).all():
             cols = [original.columns[j] for j in np.flatnonzero(~np.isfinite(M).all(axis=0))]
             raise ValueError(f"{name} has missing or infinite values in {', '.join(map(str, cols[:10]))}; drop those records from both files.")
@@ -61,6 +65,23 @@ def _indices(names, columns, arg):
         return list(range(len(columns)))
     names = check_names(names, columns, arg, "the columns of the data")
     return [columns.index(c) for c in names]
+
+
+def _completed(X, Y):
+    """Both files with their missing cells at the EM conditional means (deterministic, each
+    file from its own estimate) and the mask of cells observed in both (None when nothing is
+    missing): linkage, interval disclosure and the propensity score run on the completed
+    files, PIL, selectivity and the risk floors compare observed cells only."""
+    nan = np.isnan(X) | np.isnan(Y)
+    if not nan.any():
+        return X, Y, None
+    from ._missing import complete
+
+    few = [j for j in range(X.shape[1]) if (~nan[:, j]).sum() < 3]
+    if few:
+        raise ValueError(f"column(s) at position(s) {few} have fewer than 3 cells observed in both files; leave them "
+                         f"out of the evaluation.")
+    return complete(X)[0], complete(Y)[0], ~nan
 
 
 # ----------------------------------------------------------------------------- DBRL

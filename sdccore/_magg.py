@@ -102,10 +102,17 @@ def _selective(X, Z, Zs, Zbar, W, labels, cols, others, noise, rng, mean, sd):
     return out
 
 
-def rankswap_columns(X, cols, p, rng):
+def rankswap_columns(X, cols, p, rng, observed=None):
+    """Rank swapping of ``cols``; with ``observed`` (an n x m mask) each column's observed
+    cells are swapped among themselves only, so the released values of a column are a
+    permutation of its observed values (never an imputed one)."""
     out = X.copy()
     for j in cols:
-        out[:, j] = rankswap(np.ascontiguousarray(X[:, j]), p, rng)
+        if observed is None or observed[:, j].all():
+            out[:, j] = rankswap(np.ascontiguousarray(X[:, j]), p, rng)
+        else:
+            ob = observed[:, j]
+            out[ob, j] = rankswap(np.ascontiguousarray(X[ob, j]), p, rng)
     return out
 
 

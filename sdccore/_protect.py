@@ -147,6 +147,7 @@ class _Prepared:
     log_cols: list       # indices into numeric of the log-scale columns
     log_scales: np.ndarray
     check: list          # indices into numeric of the variables the floors check
+    missing: np.ndarray | None = None  # n x len(numeric) mask of the cells missing in data (completed in X0)
 
 
 def _log_columns(transform, X, numeric, keep):
@@ -189,7 +190,27 @@ def _check_text_numbers(data, layout, exclude):
             f"missing-value marks; or pandas.to_numeric), or pass exclude={bad!r} to release them unchanged on purpose.")
 
 
-def _prepare(data, sensitive, exclude, transform="none"):
+def _complete_missing(X, numeric, seed):
+    """Fill the missing cells of X for protection (``_missing`` module docstring): refuse
+    infinite values and columns with fewer than 3 observed values, then draw each missing
+    cell from its conditional normal given the record's observed cells."""
+    from ._missing import complete
+    from ._recipe import child_rng
+
+    if np.isinf(X).any():
+        check_matrix(X, numeric)  # names the columns with infinite values
+    empty = [numeric[j] for j in range(X.shape[1]) if not np.isfinite(X[:, j]).any()]
+    if empty:
+        raise ValueError(f"empty column(s) {', '.join(map(str, empty))} hold no value; exclude them "
+                         f"(exclude={list(map(str, empty))!r}, released as they are) or drop them from the file.")
+    few = [numeric[j] for j in range(X.shape[1]) if np.isfinite(X[:, j]).sum() < 3]
+    if few:
+        raise ValueError(f"column(s) {', '.join(map(str, few))} have fewer than 3 observed values; exclude them "
+                         f"(exclude=[...]) or drop them: there is nothing to estimate their relations from.")
+    return complete(X, child_rng(0 if seed is None else seed, "impute"))
+
+
+def _prepare(data, sensitive, exclude, transform="none", seed=None):
     data = check_dataframe(data)
     layout = split_columns(data, exclude)
     numeric = list(layout.numeric)
@@ -202,6 +223,9 @@ def _prepare(data, sensitive, exclude, transform="none"):
             )
     _check_text_numbers(data, layout, exclude)
     X = data[numeric].to_numpy(dtype=np.float64, copy=True) if numeric else np.empty((len(data), 0))
+    missing = None
+    if X.size and np.isnan(X).any() and X.shape[1] >= 2 and X.shape[0] >= 3:
+        X, missing = _complete_missing(X, numeric, seed)
     check_matrix(X, numeric)
     check_scale(X, numeric)
     if X.shape[0] <= X.shape[1]:
@@ -242,8 +266,12 @@ def _prepare(data, sensitive, exclude, transform="none"):
         mean, sd, Z, R = dc.standardize_with_correlation(X)
         check_spread(X, sd, mean, numeric)
         notes.append(f"protected on the log scale (skewed, non-negative): {', '.join(numeric[j] for j in log_cols)}")
+    if missing is not None:
+        cols = [f"{numeric[j]} ({int(c)})" for j, c in enumerate(missing.sum(axis=0)) if c]
+        notes.append(f"{int(missing.sum())} missing cell(s) kept missing in the release, in place: {', '.join(cols)}; "
+                     f"they were filled by EM conditional draws only to protect the observed cells")
     return _Prepared(data, numeric, X0, X, mean, sd, Z, R, mean0, sd0, keep, deps, sens, tuple(notes), sens_names,
-                     list(exclude) if exclude is not None else None, log_cols, scales, check)
+                     list(exclude) if exclude is not None else None, log_cols, scales, check, missing)
 
 
 def _dependency_report(prep):
@@ -386,12 +414,13 @@ def _below_floor(prep, share, floors):
 
 # ----------------------------------------------------------------------------- public
 
-def _bind(data, method, sensitive, options, methods=METHODS):
+def _bind(data, method, sensitive, options, methods=METHODS, seed=None):
     """Steps 1-2 of the pipeline: options bound without the data (static pass), the data
-    prepared, then the options bound to it (data-bound pass)."""
+    prepared (missing cells completed from the seed's "impute" stream), then the options
+    bound to it (data-bound pass)."""
     method = check_choice(method, methods, "method")
     static = bind_static(method, options, selective=bool(sensitive))
-    prep = _prepare(data, sensitive, static["exclude"], static["transform"])
+    prep = _prepare(data, sensitive, static["exclude"], static["transform"], seed)
     ctx = Context(bool(prep.sensitive_names), prep.X.shape[0], len(prep.keep), len(prep.numeric))
     return method, prep, bind_data(method, static, ctx)
 
@@ -428,8 +457,9 @@ def decompose(data, method="fa", *, sensitive=None, **options):
     (13, 13)
     """
     options = dict(options)
-    options.pop("seed", None)
-    method, prep, o = _bind(data, method, sensitive, options, DECOMPOSING)
+    seed = options.pop("seed", None)
+    method, prep, o = _bind(data, method, sensitive, options, DECOMPOSING,
+                            seed=seed if isinstance(seed, (int, np.integer)) and not isinstance(seed, bool) else None)
     plan = _plan(prep, method, o)
     names = [prep.numeric[j] for j in prep.keep]
     prefix = "F" if method == "fa" else "PC"
@@ -536,7 +566,8 @@ def _check_released(data, res):
     (nothing was perturbed: a swap window below one rank, values at float resolution), and
     non-finite values in a protected column."""
     names = list(res.risk.variables.index)
-    same = [c for c in names if np.array_equal(res.data[c].to_numpy(), data[c].to_numpy())]
+    same = [c for c in names if np.array_equal(res.data[c].to_numpy(dtype=float), data[c].to_numpy(dtype=float),
+                                               equal_nan=True)]
     if same:
         floors = f"it breaks the risk floors: {res.risk.message()}. " if not res.risk.ok else ""
         raise UnsafeReleaseError(
@@ -544,7 +575,9 @@ def _check_released(data, res):
             f"(nothing was perturbed), which no allow_unsafe reason overrides. Use another method or stronger options "
             f"(a larger rank-swap window, other factors, more noise).", risk=res.risk)
     changed = [c for c in numeric_columns(res.data) if not res.data[c].equals(data[c])]
-    bad = [c for c in changed if not np.isfinite(res.data[c].to_numpy(dtype=float)).all()]
+    # a missing cell of the original stays missing; any other non-finite value is a failure
+    bad = [c for c in changed if (~np.isfinite(res.data[c].to_numpy(dtype=float))
+                                  & ~np.isnan(data[c].to_numpy(dtype=float))).any()]
     if bad:
         raise ValueError(f"protection produced values that are not finite in {', '.join(map(str, bad))}; nothing is "
                          f"released. Rescale those columns (e.g. to thousands or millions) and try again.")
@@ -562,15 +595,25 @@ def _protect(data, method, sensitive, rng, options):
         if rng is not None:
             raise ValueError("pass either rng= or seed=, not both.")
         rng = options.pop("seed")
-    method, prep, o = _bind(data, method, sensitive, options)
     seed = resolve_seed(rng)
+    method, prep, o = _bind(data, method, sensitive, options, seed=seed)
     gen = np.random.default_rng(seed)
     plan = _plan(prep, method, o) if method in DECOMPOSING else None
     step = _perturb(prep, plan, method, o, gen)
-    Xp, clipped, dec, as_int = _finish(prep, step.X, len(prep.keep) == prep.X.shape[1], o)
-    out = _assemble(prep.data, prep.numeric, Xp, as_int)
+    # rank swapping releases a permutation of each column's observed values: nothing to shift
+    Xp, clipped, dec, as_int = _finish(prep, step.X, len(prep.keep) == prep.X.shape[1], o, method != "rankswap")
+    observed = None
+    if prep.missing is not None:
+        observed = ~prep.missing
+        as_int = [c for c in as_int if not prep.missing[:, prep.numeric.index(c)].any()]
+        released = Xp.copy()
+        released[prep.missing] = np.nan
+    else:
+        released = Xp
+    out = _assemble(prep.data, prep.numeric, released, as_int)
     risk = risk_profile(prep.X0, Xp, prep.numeric, prep.check, o["floors"], step.planned,
-                        link_on=_link_columns(prep), structure=change_structure(prep, step.basis))
+                        link_on=_link_columns(prep), structure=change_structure(prep, step.basis),
+                        observed=observed)
     plaus = pl.report(prep.numeric, prep.X0, Xp, {prep.numeric[j] for j in prep.log_cols}, clipped, dec, o["bounds"])
     notes = list(prep.notes) + list(step.notes)
     for c, k in clipped.items():
@@ -642,7 +685,8 @@ def _perturb(prep, plan, method, o, gen):
         Xpk, groups = magg(Xk, cols, o["k"], o["noise_model"], gen)
         notes.append(f"MDAV formed {groups} groups of at least {o['k']} records")
     elif method == "rankswap":
-        Xpk = rankswap_columns(Xk, cols, o["p"], gen)
+        observed = None if prep.missing is None else ~(prep.missing if full else prep.missing[:, keep])
+        Xpk = rankswap_columns(Xk, cols, o["p"], gen, observed)
     else:
         Xpk = correlated_noise(Xk, cols, o["noise_cov"], gen)
     return _Perturbed(Xpk, None, (), None, None, tuple(notes))
@@ -656,7 +700,18 @@ def _link_columns(prep):
     return pub if prep.sensitive_names and pub else None
 
 
-def _finish(prep, Xpk, full, o):
+def _observed_means(Xpk, X0k, missing):
+    """Shift each column's released cells so that their mean is the original's observed
+    mean (the method kept the completed file's mean; the imputed cells are not released).
+    A constant per column: covariances and every record's relative position unchanged."""
+    for i in np.flatnonzero(missing.any(axis=0)):
+        ob = ~missing[:, i]
+        changed = Xpk[ob, i] != X0k[ob, i]
+        if changed.any():  # a column left unchanged (public in selective protection) stays so
+            Xpk[ob, i] += X0k[ob, i].mean() - Xpk[ob, i].mean()
+
+
+def _finish(prep, Xpk, full, o, shift_means=True):
     """Back to the original scale, bounds, rounding, exact dependencies rebuilt; returns
     (Xp, clipped per numeric column, decimals per numeric column, integer column names)."""
     keep = prep.keep
@@ -664,6 +719,8 @@ def _finish(prep, Xpk, full, o):
         pos = [keep.index(j) for j in prep.log_cols]
         pl.inverse(Xpk, pos, prep.log_scales)
     X0k = prep.X0 if full else prep.X0[:, keep]
+    if prep.missing is not None and shift_means:
+        _observed_means(Xpk, X0k, prep.missing if full else prep.missing[:, keep])
     clipped_k = pl.apply_bounds(Xpk, X0k, o["bounds"])
     clipped = {keep[i]: int(c) for i, c in enumerate(clipped_k)}
     dec = {}

@@ -27,7 +27,7 @@ __all__ = ["Recipe", "Release", "make_release", "child_seeds", "child_rng", "REC
 # 3: option names noise_sd / noise_model / noise_cov, versions stamped, SeedSequence streams
 # 2: transform, bounds, rounding and floors recorded; no stamp: recipes from before them
 RECIPE_VERSION = 3
-STREAMS = {"shuffle": 1, "runs": 2, "search": 3, "bw_map": 4}
+STREAMS = {"shuffle": 1, "runs": 2, "search": 3, "bw_map": 4, "impute": 5}
 _TOP = ("recipe_version", "release", "unsafe_reason", "versions")
 
 
@@ -210,6 +210,13 @@ class Release:
     def csv(self, sep=",", decimal="."):
         """The release as UTF-8 CSV bytes in the original file's separator and decimal mark."""
         return release_csv(self.data, sep=sep, decimal=decimal)
+
+    def to_bytes(self, format="csv", *, labels=None, value_labels=None, sep=",", decimal="."):
+        """The release in ``format`` (see ``write_table``), with the original's variable and
+        value labels for SPSS, Stata and SAS (only for the columns released)."""
+        from ._io import write_table
+
+        return write_table(self.data, format, labels=labels, value_labels=value_labels, sep=sep, decimal=decimal)
 
 
 def make_release(data, recipe, *, allow_unsafe=None):

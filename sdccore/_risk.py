@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ._linkage import _dbrl_arrays, _indices, _pair, default_id_reference, linked_records
+from ._linkage import _completed, _dbrl_arrays, _indices, _pair, default_id_reference, linked_records
 
 __all__ = ["dbrl", "interval_disclosure"]
 
@@ -38,11 +38,12 @@ def dbrl(original, protected, *, linkage=None):
     >>> sdccore.dbrl(o, o.iloc[::-1].reset_index(drop=True))
     0.0
     """
-    X, Y, cols = _pair(original, protected)
+    X, Y, cols = _pair(original, protected, missing=True)
+    X, Y, _ = _completed(X, Y)
     return _dbrl_arrays(X, Y, _indices(linkage, cols, "linkage"))[0]
 
 
-def _id_arrays(X, Y, cols, linked, ps=range(1, 11)):
+def _id_arrays(X, Y, cols, linked, ps=range(1, 11), observed=None):
     n = X.shape[0]
     out = np.zeros((len(cols), len(ps)))
     for a, j in enumerate(cols):
@@ -60,7 +61,8 @@ def _id_arrays(X, Y, cols, linked, ps=range(1, 11)):
             w = int(np.ceil(p * n / 100.0))
             lo = ys[np.maximum(0, r - w)]
             hi = ys[np.minimum(n - 1, r + w)]
-            out[a, b] = np.mean((x >= lo) & (x <= hi))
+            hit = (x >= lo) & (x <= hi)
+            out[a, b] = np.mean(hit if observed is None else hit[observed[:, j]])
     return out
 
 
@@ -102,11 +104,12 @@ def interval_disclosure(original, protected, *, variables=None, linkage=None, re
     >>> sdccore.interval_disclosure(o, o)
     1.0
     """
-    X, Y, cols = _pair(original, protected)
+    X, Y, cols = _pair(original, protected, missing=True)
+    X, Y, obs = _completed(X, Y)
     var = _indices(variables, cols, "variables")
     lk = _indices(linkage, cols, "linkage") if linkage else None
     if reference is None:
         reference = "linked" if lk else default_id_reference(len(var) < len(cols))
     linked = linked_records(X, Y, var, reference, lk)
-    table = _id_arrays(X, Y, var, linked)
+    table = _id_arrays(X, Y, var, linked, observed=obs)
     return float(np.nanmean(table)) if np.isfinite(table).any() else 0.0

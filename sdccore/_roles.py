@@ -63,7 +63,7 @@ class RoleSuggestion:
     table: pd.DataFrame
 
 
-def suggest_roles(data, *, preset=None) -> RoleSuggestion:
+def suggest_roles(data, *, preset=None, value_labels=None) -> RoleSuggestion:
     """A role for every column of ``data``, with the reason.
 
     * identifier: a text column with at least 90 % distinct values, or any column whose name
@@ -72,7 +72,9 @@ def suggest_roles(data, *, preset=None) -> RoleSuggestion:
     * excluded (released unchanged) and flagged: other text columns ('text') and whole-number
       columns with at most 15 distinct values, each repeated (at least 4 records a value on
       average) and below 100,000 in size ('code': sex, month, region codes).  Constant
-      columns are flagged ('constant') and left to the data checks.
+      columns are flagged ('constant') and left to the data checks.  A numeric column with
+      value labels (SPSS, Stata: ``ReadResult.value_labels``) is a code too, whatever its
+      number of values.
     * public: every other numeric column (choose the sensitive ones yourself).
 
     Parameters
@@ -81,6 +83,8 @@ def suggest_roles(data, *, preset=None) -> RoleSuggestion:
     preset : dict, optional
         {'identifier': [...], 'exclude': [...]} (a sample's known roles, ``dataset_roles``):
         wins over the rules.
+    value_labels : dict, optional
+        Column -> {code: label} as read from an SPSS or Stata file.
 
     Returns
     -------
@@ -121,6 +125,10 @@ def suggest_roles(data, *, preset=None) -> RoleSuggestion:
             whole = fin.size > 0 and bool(np.all(fin == np.round(fin)))
             if distinct <= 1:
                 why, flag = "constant: nothing to protect (the checks below say what to do)", "constant"
+            elif value_labels and value_labels.get(c):
+                role, flag = "excluded", "code"
+                why = (f"has value labels ({len(value_labels[c])} coded categories in the original file): a "
+                       f"categorical variable, released unchanged unless you decide otherwise")
             elif looks_like_id_name(c) and whole:
                 role, why, flag = "identifier", "whole numbers under a name that says identifier", "identifier"
             elif whole and n >= 5 and distinct == n and _is_sequence(fin):

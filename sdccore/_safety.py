@@ -364,7 +364,7 @@ def _fix(floor):
     }[floor]
 
 
-def risk_profile(X, Y, names, check, floors=None, planned_share=None, link_on=None, structure=None):
+def risk_profile(X, Y, names, check, floors=None, planned_share=None, link_on=None, structure=None, observed=None):
     """Residual risk of release ``Y`` of original ``X`` (numpy arrays, rows aligned) for the
     columns ``check`` (indices), against ``floors``.
 
@@ -372,7 +372,9 @@ def risk_profile(X, Y, names, check, floors=None, planned_share=None, link_on=No
     perturbed variance share of FA/PCA; otherwise 1 - cor(x, x')^2 stands in.
     ``link_on``: the columns the intruder knows and links on (the public ones in selective
     protection); None links on every column but the one read (leave-one-out), the intruder
-    of general protection.  The same intruder also reconstructs each checked value from what
+    of general protection.  ``observed`` (optional n x m mask): the cells released; X and Y
+    are then completed files, and a cell missing from the release is never counted as close
+    or reconstructed (it discloses nothing), while linkage uses the completed values.  The same intruder also reconstructs each checked value from what
     it knows: with ``structure`` = (basis, forward, inverse) from protect, by solving for the
     record's change in the span of the perturbed factors (``_structural_estimate``: exact
     when the known variables determine it); in selective protection also by the linear law
@@ -404,10 +406,12 @@ def risk_profile(X, Y, names, check, floors=None, planned_share=None, link_on=No
     for a, j in enumerate(check):
         name = names[j]
         x, y = X[:, j], Y[:, j]
-        if x.std() > 0 and y.std() > 0:
-            cor = abs(float(np.corrcoef(x, y)[0, 1]))
+        ob = observed[:, j] if observed is not None else None
+        xo, yo = (x, y) if ob is None else (x[ob], y[ob])
+        if xo.std() > 0 and yo.std() > 0:
+            cor = abs(float(np.corrcoef(xo, yo)[0, 1]))
         else:
-            cor = 1.0 if np.array_equal(x, y) else 0.0
+            cor = 1.0 if np.array_equal(xo, yo) else 0.0
         planned = planned_share[a] if planned_share is not None else None
         share = float(planned) if planned is not None else float(1.0 - cor ** 2)
         if shared is not None:
@@ -420,8 +424,12 @@ def risk_profile(X, Y, names, check, floors=None, planned_share=None, link_on=No
             else:
                 linked = _link(X, Y, rows, others) if others else rows
         own = _close(x, y, tol)
+        hit_linked = _close(x[rows], y[linked], tol)
+        if ob is not None:
+            own &= ob
+            hit_linked &= ob[rows] & ob[linked]
         close_own = float(own.mean())
-        close_linked = float(_close(x[rows], y[linked], tol).mean()) if len(rows) else 0.0
+        close_linked = float(hit_linked.mean()) if len(rows) else 0.0
         known = list(link_on) if link_on else [i for i in range(m) if i != j and i not in proxies[j]]
         recon = np.zeros(len(rows), dtype=bool)
         assessed = False
@@ -441,6 +449,8 @@ def risk_profile(X, Y, names, check, floors=None, planned_share=None, link_on=No
                 # predict from what it knows (an exact combination of known variables is not
                 # the release's doing); the intruder's best estimate counts
                 prior = _close(x[rows], _prior_estimate(X, rows, j, known), tol)
+                if ob is not None:
+                    prior |= ~ob[rows]  # a missing cell is not released: nothing to reconstruct
                 for est in estimates:
                     hit = _close(x[rows], est, tol) & ~prior
                     if hit.mean() > recon.mean():

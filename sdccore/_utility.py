@@ -13,7 +13,7 @@ import warnings
 import numpy as np
 from scipy import stats
 
-from ._linkage import _indices, _pair
+from ._linkage import _completed, _indices, _pair
 
 __all__ = ["pil", "propensity_score", "propensity_score_shape", "selectivity", "polynomial_features"]
 
@@ -77,7 +77,7 @@ def correlation_variance(X, pairs=None):
     return np.clip(v, 0.0, None) / n
 
 
-def _pil_arrays(X, Y, statistics=PIL_STATISTICS):
+def _pil_arrays(X, Y, statistics=PIL_STATISTICS, quantiles=True):
     n, m = X.shape
     mu = _central_moments(X, range(2, 9))
     muY = _central_moments(Y, (2, 3, 4))
@@ -103,7 +103,7 @@ def _pil_arrays(X, Y, statistics=PIL_STATISTICS):
     qx = np.quantile(X, QUANTILE_LEVELS, axis=0)
     qy = np.quantile(Y, QUANTILE_LEVELS, axis=0)
     Vq = np.zeros_like(qx)
-    for j in range(m):
+    for j in range(m if quantiles else 0):
         if mu[2][j] > 0:
             dens = stats.gaussian_kde(X[:, j])(qx[:, j])
             with np.errstate(divide="ignore"):
@@ -117,6 +117,33 @@ def _pil_arrays(X, Y, statistics=PIL_STATISTICS):
     res["skew"] = _pil_values(mu[3] - muY[3], vm(3))
     res["kurt"] = _pil_values(mu[4] - muY[4], vm(4))
     per = {s: float(np.mean(res[s])) if res[s].size else 0.0 for s in statistics}
+    return per, res
+
+
+def _pil_observed(X, Y, observed, statistics=PIL_STATISTICS):
+    """PIL over the cells observed in both files: each variable's statistics (mean, variance,
+    quantiles, moments) on its observed records, each pair's covariance and correlation on
+    the records observed on both (pairwise deletion).  Equals ``_pil_arrays`` when nothing is
+    missing."""
+    n, m = X.shape
+    comps = {s: [] for s in PIL_STATISTICS}
+    for j in range(m):
+        r = observed[:, j]
+        _, c = _pil_arrays(X[r][:, [j]], Y[r][:, [j]], ())
+        for s in ("mean", "var", "quantiles", "skew", "kurt"):
+            comps[s].append(c[s])
+    iu = np.triu_indices(m, 1)
+    for i, j in zip(*iu):
+        r = observed[:, i] & observed[:, j]
+        if r.sum() < 3:
+            comps["cov"].append(np.array([np.nan]))
+            comps["corr"].append(np.array([np.nan]))
+            continue
+        _, c = _pil_arrays(X[r][:, [i, j]], Y[r][:, [i, j]], (), quantiles=False)
+        comps["cov"].append(c["cov"])
+        comps["corr"].append(c["corr"])
+    res = {s: (np.concatenate(v) if v else np.empty(0)) for s, v in comps.items()}
+    per = {s: float(np.nanmean(res[s])) if np.isfinite(res[s]).any() else 0.0 for s in statistics}
     return per, res
 
 
@@ -146,8 +173,10 @@ def pil(original, protected, *, statistics="7"):
     >>> sdccore.pil(df, df)
     0.0
     """
-    X, Y, _ = _pair(original, protected)
-    per, _ = _pil_arrays(X, Y, _pil_stat_names(statistics, "statistics"))
+    X, Y, _ = _pair(original, protected, missing=True)
+    names = _pil_stat_names(statistics, "statistics")
+    _, _, obs = _completed(X, Y)
+    per, _ = _pil_arrays(X, Y, names) if obs is None else _pil_observed(X, Y, obs, names)
     return float(np.mean(list(per.values())))
 
 
@@ -276,7 +305,8 @@ def propensity_score_shape(original, protected, *, order=2):
     True
     """
     order = check_ps_order(order, "order")
-    X, Y, _ = _pair(original, protected)
+    X, Y, _ = _pair(original, protected, missing=True)
+    X, Y, _ = _completed(X, Y)
     return _ps_arrays(X, Y, order, "normal_scores")[0]
 
 
@@ -306,18 +336,21 @@ def propensity_score(original, protected, *, order=2):
     True
     """
     order = check_ps_order(order, "order")
-    X, Y, _ = _pair(original, protected)
+    X, Y, _ = _pair(original, protected, missing=True)
+    X, Y, _ = _completed(X, Y)
     return _ps_arrays(X, Y, order)[0]
 
 
 # ----------------------------------------------------------------------------- selectivity
 
-def _ic_arrays(X, Y, sens):
+def _ic_arrays(X, Y, sens, observed=None):
     m = X.shape[1]
     ic = np.empty(m)
     cors = np.empty(m)
     for j in range(m):
         x, y = X[:, j], Y[:, j]
+        if observed is not None:
+            x, y = x[observed[:, j]], y[observed[:, j]]
         if not (x.std() > 0 and y.std() > 0):
             c = 1.0 if np.array_equal(x, y) else 0.0
         else:
@@ -350,9 +383,10 @@ def selectivity(original, protected, *, sensitive):
     >>> sdccore.selectivity(o, o, sensitive=["s"])
     0.5
     """
-    X, Y, cols = _pair(original, protected)
+    X, Y, cols = _pair(original, protected, missing=True)
     sens = set(_indices(sensitive, cols, "sensitive"))
-    return float(_ic_arrays(X, Y, sens)[0].mean())
+    _, _, obs = _completed(X, Y)
+    return float(_ic_arrays(X, Y, sens, obs)[0].mean())
 
 
 # ----------------------------------------------------------------------------- extras

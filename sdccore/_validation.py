@@ -200,6 +200,12 @@ def numeric_matrix(data, columns=None, min_columns=MIN_COLUMNS, name="data"):
     data = check_dataframe(data, name)
     cols = list(columns) if columns is not None else numeric_columns(data)
     X = data[cols].to_numpy(dtype=float) if cols else np.empty((len(data), 0))
+    if X.size and X.shape[1] >= 2 and X.shape[0] >= 3 and np.isnan(X).any() and not np.isinf(X).any():
+        # missing cells: completed as protect completes them (EM conditional draws), from the
+        # "impute" stream of seed 0, so exploring an incomplete file shows what protection sees
+        from ._protect import _complete_missing
+
+        X = _complete_missing(X, cols, None)[0]
     check_matrix(X, cols, name, min_columns=min_columns)
     check_scale(X, cols, name)
     check_spread(X, X.std(axis=0), X.mean(axis=0), cols, name)

@@ -19,7 +19,7 @@ PUBLIC = [(n, getattr(sdccore, n)) for n in sdccore.__all__]
 FUNCTIONS = [(n, o) for n, o in PUBLIC if inspect.isfunction(o)]
 CLASSES = [(n, o) for n, o in PUBLIC if inspect.isclass(o)]
 # the data (and method, configs) come first; every option after them is keyword-only
-POSITIONAL = {"original", "protected", "data", "method", "configs", "source", "filename", "X", "k", "n", "name",
+POSITIONAL = {"original", "protected", "data", "method", "configs", "source", "filename", "X", "k", "n", "name", "format",
               "selective", "columns", "recipe"}
 
 

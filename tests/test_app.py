@@ -122,7 +122,7 @@ def _upload(raw, name):
     (b"", "empty.csv", "the file is empty"),
     (b"just some words\nand more words here\n", "text.csv", "0 numeric column(s) to protect"),
     (b"a;b;c\n1,5;2,25;3\n2,5;3,5;1\n4,0;1,0;2\n3,1;2,2;9\n", "semi.csv", "ok 4 x 3"),
-    (b"a,b,c\n1,2,3\n,3,1\n4,,2\n5,6,7\n", "nan.csv", "2 record(s) have missing values"),
+    (b"a,b,c\n1,2,3\n,3,1\n4,,2\n5,6,7\n", "nan.csv", "2 missing cell(s) in 2 record(s)"),
     (b"a,b\n1,2\n", "onerow.csv", "1 record(s)"),
     (b"a,b,c\nx1,2,3\n4,5,6\n7,8,1\n", "mixed.csv", "column 'a' is mostly numbers but has 1 non-numeric value(s)"),
     (b"\x89PNG\r\n\x1a\n\x00\x00\x00", "image.csv", "binary file"),

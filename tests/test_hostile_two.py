@@ -75,8 +75,9 @@ def test_missing_marks_are_missing_not_text(name, mark):
     assert res.data.alpha.dtype == float and int(res.data.alpha.isna().sum()) == 2
     if mark != "n/a":  # pandas reads 'n/a' as missing itself; '-' and '.' are ours, with a note
         assert "missing-value mark" in " ".join(res.notes)
-    with pytest.raises(ValueError, match="missing values"):
-        sdccore.protect(res.data, method="fa", rng=1)
+    # the marks are missing cells: kept missing in the release, in place (issue 14, part 1)
+    rel = sdccore.protect(res.data, method="fa", rng=1, allow_unsafe="a 20-record test file").data
+    assert rel.alpha.isna().tolist() == res.data.alpha.isna().tolist()
 
 
 def test_a_quoted_decimal_comma_is_never_read_as_a_thousands_separator():
@@ -422,7 +423,8 @@ def test_dropping_records_is_only_offered_when_enough_remain():
     d = pd.DataFrame({"a": [1.0, np.nan, 3, 4, 5], "b": [1.0, 2, np.nan, 4, 5], "c": [3.0, 1, 2, np.nan, 5]})
     probs = sdccore.inspect_data(d)
     miss = [p for p in probs if p.kind == "missing"][0]
-    assert miss.rows == 3 and "only 2 record(s) would remain" in miss.fix
+    # missing cells no longer block: they are kept missing; dropping is one of the offered choices
+    assert miss.rows == 3 and not miss.blocking and "3 missing cell(s) in 3 record(s)" in miss.message
     assert sdccore.inspect_data(d.iloc[:4].assign(a=[1.0, 2, 3, 4]).fillna(1.0)) == []
 
 

@@ -243,7 +243,8 @@ def test_evaluate_on_tarragona_close_to_pca_paper_table4(tarragona):
     (lambda X: (X, X.iloc[:-1]), "834 x 13 but protected is 833"),
     (lambda X: (X, X.rename(columns={"SALES": "S"})), "column names differ"),
     (lambda X: (X.assign(SALES=X.SALES.astype(str)), X.assign(SALES=X.SALES.astype(str))), "not numeric"),
-    (lambda X: (X, X.assign(SALES=np.nan)), "missing or infinite"),
+    (lambda X: (X, X.assign(SALES=np.nan)), "fewer than 3 cells observed in both files"),
+    (lambda X: (X, X.assign(SALES=np.inf)), "infinite"),
     (lambda X: (X.iloc[:1], X.iloc[:1]), "at least 2 records"),
 ])
 def test_evaluate_bad_input(tarragona, mk, match):

@@ -80,11 +80,11 @@ def data_token(df: pd.DataFrame) -> str:
     return h.hexdigest()
 
 
-def role_suggestion(df: pd.DataFrame, name: str | None = None):
-    """Roles safe by default (identifiers found, codes set apart) with their reasons; the
-    samples' documented roles first."""
+def role_suggestion(df: pd.DataFrame, name: str | None = None, value_labels=None):
+    """Roles safe by default (identifiers found, codes set apart, value-labelled columns
+    treated as codes) with their reasons; the samples' documented roles first."""
     preset = sdccore.dataset_roles(name) if name in sdccore.list_datasets().name.tolist() else None
-    return sdccore.suggest_roles(df, preset=preset)
+    return sdccore.suggest_roles(df, preset=preset, value_labels=value_labels)
 
 
 def default_roles(df: pd.DataFrame, name: str | None = None) -> dict:
@@ -107,12 +107,15 @@ def init():
     ss.setdefault("upload_error", None)
     ss.setdefault("audit_token", None)
     if "data" not in ss:
-        set_data(sdccore.load_dataset("tarragona"), "tarragona", (), sample=True)
+        set_data(sdccore.load_dataset("tarragona"), "tarragona", (), sample=True, file_format="csv")
 
 
-def set_data(df: pd.DataFrame, name: str, notes=(), sample=False, sep=None, decimal=None):
+def set_data(df: pd.DataFrame, name: str, notes=(), sample=False, sep=None, decimal=None, file_format=None,
+             labels=None, value_labels=None):
     """Make ``df`` the session's data.  Roles the user set survive a new file with the same
-    columns (a corrected upload); otherwise the safe suggestions are applied."""
+    columns (a corrected upload); otherwise the safe suggestions are applied.  ``file_format``,
+    ``labels``, ``value_labels``: what ``read_table`` found (kept when a record or column is
+    dropped from the same file: pass None)."""
     ss = st.session_state
     same_columns = "data" in ss and list(ss["data"].columns) == list(df.columns)
     ss["data"] = df
@@ -120,7 +123,11 @@ def set_data(df: pd.DataFrame, name: str, notes=(), sample=False, sep=None, deci
     ss["data_token"] = data_token(df)
     ss["read_notes"] = list(notes)
     ss["read_format"] = (sep or ",", decimal or ".")
-    sug = role_suggestion(df, name if sample else None)
+    if file_format is not None or "file_format" not in ss:
+        ss["file_format"] = file_format or "csv"
+        ss["labels"] = dict(labels or {})
+        ss["value_labels"] = dict(value_labels or {})
+    sug = role_suggestion(df, name if sample else None, ss["value_labels"])
     ss["role_reasons"] = dict(sug.reasons)
     ss["role_flags"] = dict(sug.flags)
     ss["role_table"] = sug.table
@@ -149,7 +156,8 @@ def handle_upload(raw: bytes, name: str, sep=None, decimal=None):
         res = sdccore.read_table(raw, name, sep=sep, decimal=decimal)
     except ValueError as exc:
         return f"{name}: {exc}"
-    set_data(res.data, name, res.notes, sep=res.sep, decimal=res.decimal)
+    set_data(res.data, name, res.notes, sep=res.sep, decimal=res.decimal, file_format=res.format,
+             labels=res.labels, value_labels=res.value_labels)
     return None
 
 
@@ -287,6 +295,34 @@ def data_name() -> str:
     return str(st.session_state["data_name"])
 
 
+def file_format() -> str:
+    """The uploaded file's format ('csv', 'xlsx', 'parquet', 'sav', 'dta', 'sas7bdat', 'xpt')."""
+    return st.session_state.get("file_format", "csv")
+
+
+def labels() -> tuple[dict, dict]:
+    """(variable labels, value labels) read from an SPSS, Stata or SAS file."""
+    return dict(st.session_state.get("labels", {})), dict(st.session_state.get("value_labels", {}))
+
+
+MIME = {"csv": "text/csv", "parquet": "application/vnd.apache.parquet",
+        "xlsx": "application/vnd.openxmlformats-officedocument.spreadsheetml.sheet",
+        "sav": "application/x-spss-sav", "dta": "application/x-stata-dta", "xpt": "application/x-sas-xport"}
+
+
+def release_formats() -> dict:
+    """The formats the release can be written in, with their labels."""
+    return {"csv": "CSV", "parquet": "Parquet", "xlsx": "Excel (.xlsx)", "sav": "SPSS (.sav)", "dta": "Stata (.dta)",
+            "xpt": "SAS transport (.xpt)"}
+
+
+def default_release_format() -> str:
+    """The uploaded file's format (SAS .sas7bdat is written as .xpt)."""
+    from sdccore._io import release_format
+
+    return release_format(file_format())
+
+
 def read_format() -> tuple:
     """(separator, decimal mark) of the loaded file: the release is written the same way."""
     return tuple(st.session_state.get("read_format", (",", ".")))
@@ -315,7 +351,7 @@ def set_source_choice(src: str):
 def load_sample():
     """Callback of the Data page's sample selectbox."""
     name = st.session_state["sample_choice"]
-    set_data(sdccore.load_dataset(name), name, (), sample=True)
+    set_data(sdccore.load_dataset(name), name, (), sample=True, file_format="csv")
 
 
 def upload(up, sep, decimal) -> bool:
@@ -372,6 +408,17 @@ def drop_incomplete(columns):
     clean, n = sdccore.drop_incomplete_rows(data(), list(columns))
     sep, dec = read_format()
     set_data(clean, data_name(), [f"{n} record(s) with missing or infinite values dropped"], sep=sep, decimal=dec)
+
+
+def drop_columns(columns):
+    """Leave ``columns`` out of the session's data (and so of the release); the other roles
+    are kept."""
+    clean, gone = sdccore.drop_incomplete_columns(data(), list(columns))
+    old = dict(roles())
+    sep, dec = read_format()
+    set_data(clean, data_name(), [f"column(s) with missing cells left out of the file: {', '.join(map(str, gone))}"],
+             sep=sep, decimal=dec)
+    set_roles({c: r for c, r in old.items() if c in clean.columns})
 
 
 def max_risk() -> float:

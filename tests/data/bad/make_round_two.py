@@ -73,8 +73,8 @@ for name, mark in (("39_dash_missing.csv", "-"), ("40_dot_missing.csv", "."), ("
         parts = body[i].split(",")
         parts[0] = mark
         body[i] = ",".join(parts)
-    text(name, "\n".join(body) + "\n", "missing values (NaN) in 2 record", "2 record(s) have missing values",
-         f"'{mark}' read as missing; the records are dropped or imputed by choice, never passed through")
+    text(name, "\n".join(body) + "\n", "ok", "missing cell(s) in 2 record(s)",
+         f"'{mark}' read as missing; kept missing in the release, in place (issue 14, part 1)")
 
 # 9. a quoted decimal comma in a comma-separated file
 d = base()
