@@ -18,6 +18,7 @@ def run_section():
     reps = c2.slider("Repetitions per method", 2, 100, 10, key="run_reps",
                      help="Each repetition protects with a different seed derived from the session seed; "
                           "intervals narrow as repetitions grow (the papers used 100).")
+    models_section()
     if st.button("Run comparison", type="primary", key="run_button", disabled=not methods):
         bar = st.progress(0.0, text="Starting...")
         # any click (this button included) stops the run at its next step; the results
@@ -34,6 +35,28 @@ def run_section():
         state.run_comparison([LABELS[m] for m in methods], int(reps), progress)
         bar.empty()
         cancel.empty()
+
+
+def models_section():
+    text = st.text_area("Does your analysis still hold? Linear regressions to check, one per line (optional)",
+                        value=state.models_text(), key="run_models", height=80,
+                        placeholder=state.example_model() + "\nnp.log(...) ~ ... (transformations as in patsy)",
+                        help="Each regression is fitted on the original and on every run's release; the coefficients "
+                             "with their 95 % intervals are shown side by side with the interval overlap of Karr et al. "
+                             "(1 = the same interval, 0 = touching, below 0 = apart), averaged over the runs. Names "
+                             "with dots (FIXED.ASSETS) work as they are.")
+    for model, problem in state.set_models(text):
+        if problem:
+            st.error(f"`{model}` is left out: {problem}")
+
+
+def regression_section(table, note, where):
+    """The coefficients side by side and a forest plot, one model at a time."""
+    st.subheader("Does the analysis still hold?")
+    st.caption(note)
+    for i, (model, sub) in enumerate(table.groupby("model", sort=False)):
+        st.dataframe(figures.regression_table(sub.drop(columns="model")), hide_index=True, key=f"{where}_regression_table_{i}")
+        st.plotly_chart(figures.regression_figure(sub.drop(columns="model"), model), key=f"{where}_regression_plot_{i}")
 
 
 def results_section(c):
@@ -71,6 +94,11 @@ def results_section(c):
     fl = state.floors()
     c4.plotly_chart(figures.band_risk_figure(res.band_risk(), fl["max_close_share"], fl["tolerance"], "close_mean"),
                     key="band_risk_plot")
+    reg = res.regression_summary()
+    if len(reg):
+        regression_section(reg, f"Protected coefficients and intervals are averaged over the runs of each method; "
+                                f"'CI overlap' is the mean over runs (Karr et al. 2006: 1 = the same interval, "
+                                f"below 0 = apart).", "comparison")
     max_risk = st.slider("Risk ceiling for the suggested release (disclosure risk = mean of DBRL and ID, upper end of "
                          "its interval)", 0.0, 1.0, state.max_risk(), 0.05, key="max_risk_input")
     state.set_max_risk(max_risk)
@@ -122,6 +150,18 @@ def pick_section(c, best):
     R0 = state.explore()["corr"]  # cached, clustered order
     R1 = sdccore.correlation_matrix(res.data[cols], order=None).loc[R0.index, R0.columns]
     c2.plotly_chart(figures.correlation_pair_figure(R0, R1), key="cor_pair_plot")
+    table, checks = state.release_regressions(res)
+    if checks:
+        used = "; ".join(f"{c.model}: {c.n_original} original and {c.n_protected} released records used"
+                         for c in checks)
+        regression_section(table, f"This release (seed {state.seed()}). {used} (records with a missing or "
+                                  f"non-finite value in the model are left out of that fit).", "release")
+        for c in checks:
+            if c.n_protected < 0.95 * c.n_original:
+                st.warning(f"`{c.model}` uses {c.n_protected} released records against {c.n_original} original ones: "
+                           f"transformations such as np.log drop the released values they cannot take (negative or "
+                           f"zero amounts). Choose a method that keeps values positive (M-AGG, rank swapping) or "
+                           f"another transformation.")
     st.caption("Go to **5 Download** for the protected file, the recipe and the report.")
 
 

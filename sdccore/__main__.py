@@ -263,17 +263,55 @@ def _evaluate(args):
     orig = _read_csv(args.original)
     prot = _read_csv(args.protected)
     sens = [c.strip() for c in args.sensitive.split(",") if c.strip()] if args.sensitive else None
+    checks = []
+    if args.model:
+        from ._regression import regression_check
+        checks = [regression_check(orig, prot, m) for m in args.model]  # a bad formula fails before the scores
     ev = evaluate(orig, prot, sensitive=sens)
     if args.json:
         # 12 significant digits: the last digits of a sum change with the BLAS kernel and
         # thread count (reduction order), so more would not be the same on another machine
-        print(json.dumps({k: _digits(v) for k, v in ev.scores.items()}, indent=2))
+        out = {k: _digits(v) for k, v in ev.scores.items()}
+        if checks:
+            out["regression"] = [_regression_json(c.model, c.table, n_original=c.n_original,
+                                                  n_protected=c.n_protected, mean_overlap=c.mean_overlap)
+                                 for c in checks]
+        print(json.dumps(out, indent=2))
     else:
         labels = {"dbrl": "record linkage (DBRL)", "id": "interval disclosure (ID)", "pil": "information loss (PIL)",
                   "ps": "propensity score (PS)", "ps_shape": "PS on normal scores", "summary": "summary", "selectivity": "selectivity", "overall": "overall"}
         print("score (0 best, 1 worst)")
         for k, v in ev.scores.items():
             print(f"  {labels[k]:<28s} {v:.4f}")
+        for c in checks:
+            print(f"\nregression {c.model} (records used: original {c.n_original}, protected {c.n_protected}; "
+                  f"mean interval overlap {c.mean_overlap:.3f}, 1 = same interval):")
+            _print_coefficients(c.table)
+
+
+_COEF_COLUMNS = ("coef_original", "lo_original", "hi_original", "coef_protected", "lo_protected", "hi_protected",
+                 "overlap", "std_diff")
+
+
+def _regression_json(model, table, **extra):
+    terms = {}
+    for term, row in table.iterrows():
+        terms[term] = {k: _digits(float(row[k])) for k in table.columns if k in _COEF_COLUMNS or k in
+                       ("overlap_lo", "overlap_hi")}
+        if "sign_kept" in table:
+            terms[term]["sign_kept"] = bool(row["sign_kept"]) if table["sign_kept"].dtype == bool \
+                else _digits(float(row["sign_kept"]))
+    return {"model": model, **{k: _digits(v) if isinstance(v, float) else v for k, v in extra.items()},
+            "coefficients": terms}
+
+
+def _print_coefficients(table):
+    w = max(12, *(len(str(t)) for t in table.index))
+    print(f"  {'term':<{w}s} {'original [95% CI]':>36s} {'protected [95% CI]':>36s} {'overlap':>8s}")
+    for term, r in table.iterrows():
+        o = f"{r.coef_original:.4g} [{r.lo_original:.4g}, {r.hi_original:.4g}]"
+        p = f"{r.coef_protected:.4g} [{r.lo_protected:.4g}, {r.hi_protected:.4g}]"
+        print(f"  {str(term):<{w}s} {o:>36s} {p:>36s} {r.overlap:8.3f}")
 
 
 def _digits(v, sig=12):
@@ -293,18 +331,29 @@ def _compare(args):
         if not args.json and (d == t or d % max(1, t // 10) == 0):
             print(f"  {d}/{t} runs", file=sys.stderr)
 
-    res = compare(data, configs, sensitive=_sens(args), reps=args.reps, rng=args.seed, progress=progress)
+    res = compare(data, configs, sensitive=_sens(args), reps=args.reps, rng=args.seed, progress=progress,
+                  models=args.model)
+    reg = res.regression_summary()
     for label, why in res.errors.items():
         print(f"  {label} was not run on these data: {_one_line(why)}", file=sys.stderr)
     if args.json:
         out = {lab: {r.score: {"mean": _digits(r.mean), "lo": _digits(r.lo), "hi": _digits(r.hi)} for r in res.summary[res.summary.config == lab].itertuples()}
                for lab in configs}
-        print(json.dumps({"reps": args.reps, "seed": res.seed, "results": out}, indent=2))
+        doc = {"reps": args.reps, "seed": res.seed, "results": out}
+        if len(reg):
+            doc["regression"] = [dict(_regression_json(model, sub.set_index("term").drop(columns=["config", "model"])),
+                                      config=label)
+                                 for (label, model), sub in reg.groupby(["config", "model"], sort=False)]
+        print(json.dumps(doc, indent=2))
     else:
         key = "overall" if _sens(args) else "summary"
-        print(f"{key} score over {args.reps} runs (mean and 95 % bootstrap interval; lower is better):")
+        print(f"{key} score over {args.reps} runs (mean and 95 % t interval of the mean; lower is better):")
         for r in res.summary[res.summary.score == key].sort_values("mean").itertuples():
             print(f"  {r.config:<6s} {r.mean:.4f}  [{r.lo:.4f}, {r.hi:.4f}]")
+        for (label, model), sub in (reg.groupby(["config", "model"], sort=False) if len(reg) else ()):
+            print(f"\n{label}: regression {model}, protected coefficients and intervals averaged over {args.reps} "
+                  f"runs; overlap 1 = same interval:")
+            _print_coefficients(sub.set_index("term"))
 
 
 def _recommend(args):
@@ -350,6 +399,9 @@ def build_parser():
     ev.add_argument("protected")
     ev.add_argument("--sensitive", help="comma-separated sensitive column names")
     ev.add_argument("--json", action="store_true", help="print the scores as JSON")
+    ev.add_argument("--model", action="append", metavar="FORMULA",
+                    help="a linear regression to fit on both files, e.g. 'SALES ~ LABOR.COSTS + FIXED.ASSETS' "
+                         "(repeatable): coefficients, 95%% intervals and their overlap")
     ev.set_defaults(func=_evaluate)
     cp = sub.add_parser("compare", help="compare FA, PCA and M-AGG over repeated runs")
     cp.add_argument("input")
@@ -357,6 +409,9 @@ def build_parser():
     cp.add_argument("--reps", type=int, default=30)
     cp.add_argument("--seed", type=int)
     cp.add_argument("--json", action="store_true")
+    cp.add_argument("--model", action="append", metavar="FORMULA",
+                    help="a linear regression to fit on the original and every run's release (repeatable); "
+                         "the interval overlaps are averaged over the runs")
     cp.set_defaults(func=_compare)
     rc = sub.add_parser("recommend", help="recommend a method with its reasons")
     rc.add_argument("input")

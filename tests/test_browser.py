@@ -242,3 +242,56 @@ def test_round_two_uploads_and_cancel(server, browser, tmp_path):
     page.close()
     print(f"exclude click to settled: {exclude_s:.1f} s; cancel click to settled: {cancel_s:.1f} s")
     assert cancel_s < 30
+
+
+def test_missing_cells_and_regression_check(server, browser, tmp_path):
+    """A file with text ids and missing cells: kept missing (the default), a regression typed
+    in the Run page's box is checked on the comparison and the release, and the downloaded
+    file has its missing cells where the original had them (counted per column)."""
+    data = sdccore.load_dataset("tarragona")
+    rng = np.random.default_rng(3)
+    d = data.astype(float)
+    for c in ("SALES", "LABOR.COSTS", "CURRENT.ASSETS"):
+        d.loc[rng.random(len(d)) < 0.04, c] = np.nan
+    d.loc[100:119, "TREASURY"] = np.nan  # a block
+    d.insert(0, "firm", [f"F{i:05d}" for i in range(len(d))])
+    src = tmp_path / "firms_missing.csv"
+    d.to_csv(src, index=False)
+    page = browser.new_page(viewport={"width": 1400, "height": 1000}, accept_downloads=True)
+    _upload_in(page, server, src)
+    page.get_by_text("missing cell(s) in").first.wait_for(timeout=60000)
+    box = page.get_by_role("combobox", name="Sensitive (protected most)")
+    box.click()
+    box.fill("SALES")
+    page.get_by_role("option", name="SALES", exact=True).click()
+    page.keyboard.press("Escape")
+    _idle(page)
+    _shot(page, "missing_1_data")
+    _goto(page, "4 Run and compare")
+    area = page.locator(".st-key-run_models textarea")
+    area.fill("SALES ~ LABOR.COSTS + FIXED.ASSETS")
+    area.press("Control+Enter")
+    _idle(page)
+    page.get_by_role("button", name="Run comparison").click()
+    page.get_by_text("Configuration to release").wait_for(timeout=180000)
+    _idle(page)
+    page.get_by_text("Does the analysis still hold?").first.wait_for(timeout=60000)
+    page.locator(".st-key-release_pick").get_by_text("Rank swap", exact=True).click()
+    _idle(page)
+    page.get_by_text("This release (seed").wait_for(timeout=60000)
+    _shot(page, "missing_4_run_regression")
+    _goto(page, "5 Download")
+    page.get_by_role("button", name="Download the protected CSV").wait_for(timeout=60000)
+    with page.expect_download() as dl:
+        page.get_by_role("button", name="Download the protected CSV").click()
+    out = pd.read_csv(dl.value.path())
+    with page.expect_download() as dl:
+        page.get_by_role("button", name="Download the report (HTML)").click()
+    report = Path(dl.value.path()).read_text()
+    page.close()
+    assert "firm" not in out.columns  # the identifier is dropped
+    num = [c for c in d.columns if c != "firm"]
+    assert out[num].isna().sum().to_dict() == d[num].isna().sum().to_dict()
+    # rank swapping of SALES keeps its observed values, only swapped among records
+    assert np.array_equal(np.sort(out.SALES.dropna().to_numpy()), np.sort(d.SALES.dropna().to_numpy()))
+    assert "Does the analysis still hold?" in report and "LABOR.COSTS" in report

@@ -147,3 +147,108 @@ def test_compare_refuses_a_bad_model_before_any_run(tarr):
     assert calls == []
     with pytest.raises(TypeError, match="models="):
         sdccore.compare(tarr, {"PCA": {"method": "pca"}}, reps=2, rng=0, models=[1])
+
+
+def _cli(args):
+    out, err = io.StringIO(), io.StringIO()
+    from contextlib import redirect_stderr
+    with redirect_stdout(out), redirect_stderr(err):
+        code = cli_main(args)
+    return code, out.getvalue(), err.getvalue()
+
+
+def test_cli_evaluate_model(tarr, tmp_path):
+    rel = sdccore.protect(tarr, "pca", rng=1).data
+    tarr.to_csv(tmp_path / "o.csv", index=False)
+    rel.to_csv(tmp_path / "p.csv", index=False)
+    code, out, err = _cli(["evaluate", str(tmp_path / "o.csv"), str(tmp_path / "p.csv"), "--model", MODEL, "--json"])
+    assert code == 0, err
+    import json
+    reg = json.loads(out)["regression"][0]
+    want = sdccore.regression_check(pd.read_csv(tmp_path / "o.csv"), pd.read_csv(tmp_path / "p.csv"), MODEL)
+    assert reg["model"] == MODEL and reg["n_protected"] == want.n_protected
+    assert reg["coefficients"]["FIXED.ASSETS"]["overlap"] == pytest.approx(want.table.loc["FIXED.ASSETS", "overlap"],
+                                                                          rel=1e-10)
+    code, out, _ = _cli(["evaluate", str(tmp_path / "o.csv"), str(tmp_path / "p.csv"), "--model", MODEL,
+                         "--model", "np.log(SALES) ~ np.log(LABOR.COSTS)"])
+    assert code == 0 and out.count("regression ") == 2 and "FIXED.ASSETS" in out and "overlap" in out
+    code, out, err = _cli(["evaluate", str(tmp_path / "o.csv"), str(tmp_path / "p.csv"), "--model", "SALES ~ NOPE"])
+    assert code == 2 and err.count("\n") == 1 and "could not be read on the original data" in err and out == ""
+
+
+def test_cli_compare_model(tarr, tmp_path):
+    import json
+    tarr.to_csv(tmp_path / "o.csv", index=False)
+    code, out, err = _cli(["compare", str(tmp_path / "o.csv"), "--reps", "2", "--seed", "3", "--model", MODEL, "--json"])
+    assert code == 0, err
+    regs = json.loads(out)["regression"]
+    assert {r["config"] for r in regs} <= {"FA", "PCA", "M-AGG"} and len(regs) >= 2
+    want = sdccore.compare(tarr, {"FA": {"method": "fa"}, "PCA": {"method": "pca"}, "M-AGG": {"method": "magg"}},
+                           reps=2, rng=3, models=[MODEL]).regression_summary()
+    r = next(x for x in regs if x["config"] == "PCA")
+    w = want[(want.config == "PCA") & (want.term == "LABOR.COSTS")].iloc[0]
+    assert r["coefficients"]["LABOR.COSTS"]["overlap"] == pytest.approx(w["overlap"], rel=1e-10)
+
+
+# ----------------------------------------------------------------------------- dashboard
+
+def test_dashboard_run_page_regression(monkeypatch):
+    from pathlib import Path
+
+    from streamlit.testing.v1 import AppTest
+    root = Path(__file__).resolve().parents[1]
+    monkeypatch.setenv("SDC_DEBUG", "1")
+    monkeypatch.chdir(root)
+    at = AppTest.from_file(str(root / "app.py"), default_timeout=180).run()
+    # selective rank swapping of two variables meets the floors on Tarragona (test_app.py)
+    at.multiselect(key="sensitive_select").set_value(["SALES", "NET.PROFIT"]).run()
+    at.switch_page("pages/4_run.py").run()
+    # a typo is said at once, the good formula is kept
+    at.text_area(key="run_models").input(MODEL + "\nSALES ~ NOPE").run()
+    assert not at.exception
+    assert any("`SALES ~ NOPE` is left out" in e.value for e in at.error)
+    assert at.session_state["models"] == [MODEL]
+    at.multiselect(key="run_methods").set_value(["M-AGG", "Rank swap"]).run()
+    at.slider(key="run_reps").set_value(2).run()
+    at.button(key="run_button").click().run()
+    assert not at.exception, [e.value for e in at.exception]
+    res = at.session_state["comparison"]["result"]
+    assert set(res.regression["model"]) == {MODEL} and set(res.regression["config"]) == {"M-AGG", "Rank swap"}
+    tables = [d for d in at.dataframe if "original [95 % CI]" in list(d.value.columns)]
+    assert tables, "the coefficients are shown side by side"
+    shown = tables[0].value
+    assert list(shown.columns[:4]) == ["method", "coefficient", "original [95 % CI]", "protected [95 % CI]"]
+    # the chosen release's own check
+    at.radio(key="release_pick").set_value("Rank swap").run()
+    assert not at.exception
+    assert any("This release (seed" in c.value for c in at.caption)
+    # into the report
+    at.switch_page("pages/5_download.py").run()
+    assert not at.exception
+    assert at.session_state["models"] == [MODEL]
+
+
+def test_regression_figure_and_table_are_pure():
+    from ui import figures
+    d = pd.DataFrame({"x": [0.0, 1, 2, 3, 4], "y": [1.0, 2, 3, 5, 4]})
+    chk = sdccore.regression_check(d, d.assign(y=d.y + [0.5, -0.5, 0.5, -0.5, 0.0]), "y ~ x")
+    fig = figures.regression_figure(chk.table, chk.model)
+    # the original's interval is -1..1 on the common scale, for every coefficient
+    assert list(fig.data[0].x) == [0.0, 0.0] and list(fig.data[0].error_x.array) == [1.0, 1.0]
+    t = chk.table
+    want = (t.loc["x", "coef_protected"] - t.loc["x", "coef_original"]) / (t.loc["x", "hi_original"] - t.loc["x", "coef_original"])
+    assert fig.data[1].x[1] == pytest.approx(want)
+    tab = figures.regression_table(chk.table)
+    assert tab["coefficient"].tolist() == ["Intercept", "x"] and tab["sign kept"].tolist() == ["yes", "yes"]
+
+
+def test_report_has_the_regression(tarr):
+    from ui import report
+    res = sdccore.protect(tarr, method="pca", rng=7)
+    ev = sdccore.evaluate(tarr, res.data)
+    chk = sdccore.regression_check(tarr, res.data, MODEL)
+    html = report.build_report("internal", "t", (834, 13), {"SALES": "public"}, "PCA", res.options, ev,
+                               regressions=[chk])
+    assert "Does the analysis still hold?" in html and "FIXED.ASSETS" in html and f"{chk.mean_overlap:.3f}" in html
+    plain = report.build_report("internal", "t", (834, 13), {"SALES": "public"}, "PCA", res.options, ev)
+    assert "Does the analysis still hold?" not in plain

@@ -261,3 +261,69 @@ def removal_curve_figure(table: pd.DataFrame, metric: str, label: str, threshold
     fig.update_yaxes(title_text=label, secondary_y=False)
     fig.update_yaxes(title_text="% of variance removed", range=[0, 105], secondary_y=True)
     return fig
+
+
+def regression_figure(table: pd.DataFrame, model: str):
+    """Forest plot of one regression: per coefficient, the original's 95 % interval (grey)
+    and each release's (a colour per configuration; for a comparison, the intervals
+    averaged over runs).  Every coefficient is drawn on the same scale: its distance from
+    the original's estimate in half-widths of the original's interval, so the grey bar is
+    always -1..1 and a protected bar outside it is a changed conclusion.
+
+    ``table``: one row per term (and per configuration if it has a 'config' column) with
+    coef/lo/hi_original, coef/lo/hi_protected and overlap."""
+    t = table.reset_index() if "term" not in table.columns else table
+    if "config" not in t.columns:
+        t = t.assign(config="release")
+    terms = list(dict.fromkeys(t["term"]))
+    configs = list(dict.fromkeys(t["config"]))
+    first = t.drop_duplicates("term").set_index("term").loc[terms]
+    half = (first["hi_original"] - first["coef_original"]).replace(0, float("nan"))
+
+    def scaled(v, term):
+        return (v - first.loc[term, "coef_original"]) / half[term]
+
+    fig = go.Figure()
+    fig.add_scatter(x=[0.0] * len(terms), y=terms, mode="markers", name="original", marker=dict(color="#555", size=10),
+                    error_x=dict(type="data", array=[1.0] * len(terms), color="#999", thickness=6, width=0),
+                    customdata=[[first.loc[s, "coef_original"], first.loc[s, "lo_original"],
+                                 first.loc[s, "hi_original"]] for s in terms],
+                    hovertemplate="%{y}, original: %{customdata[0]:.4g} [%{customdata[1]:.4g}, "
+                                  "%{customdata[2]:.4g}]<extra></extra>")
+    for i, cfg in enumerate(configs):
+        sub = t[t["config"] == cfg].set_index("term").reindex(terms)
+        x = [scaled(sub.loc[s, "coef_protected"], s) for s in terms]
+        lo = [x[j] - scaled(sub.loc[s, "lo_protected"], s) for j, s in enumerate(terms)]
+        hi = [scaled(sub.loc[s, "hi_protected"], s) - x[j] for j, s in enumerate(terms)]
+        fig.add_scatter(x=x, y=terms, mode="markers", name=str(cfg), marker=dict(color=_color(str(cfg), i + 1), size=9),
+                        error_x=dict(type="data", symmetric=False, array=hi, arrayminus=lo),
+                        customdata=[[sub.loc[s, "coef_protected"], sub.loc[s, "lo_protected"],
+                                     sub.loc[s, "hi_protected"], sub.loc[s, "overlap"]] for s in terms],
+                        hovertemplate=f"%{{y}}, {cfg}: %{{customdata[0]:.4g}} [%{{customdata[1]:.4g}}, "
+                                      f"%{{customdata[2]:.4g}}], overlap %{{customdata[3]:.2f}}<extra></extra>")
+    fig.add_vline(x=-1, line=dict(color="#bbb", dash="dot"))
+    fig.add_vline(x=1, line=dict(color="#bbb", dash="dot"))
+    fig.update_layout(title=f"{model}: coefficients and 95 % intervals",
+                      xaxis=dict(title="distance from the original's estimate, in half-widths of its 95 % interval"),
+                      yaxis=dict(autorange="reversed"), height=max(260, 60 * len(terms) + 140),
+                      legend=dict(orientation="h", y=-0.35), **_LAYOUT)
+    return fig
+
+
+def regression_table(table: pd.DataFrame) -> pd.DataFrame:
+    """The coefficients side by side, readable: 'estimate [lo, hi]' for the original and the
+    release, the interval overlap (1 = the same interval, below 0 = apart) and the
+    standardised difference."""
+    t = table.reset_index() if "term" not in table.columns else table.copy()
+
+    def ci(r, which):
+        return f"{r['coef_' + which]:.4g} [{r['lo_' + which]:.4g}, {r['hi_' + which]:.4g}]"
+
+    out = pd.DataFrame({"coefficient": t["term"].astype(str), "original [95 % CI]": t.apply(ci, axis=1, which="original"),
+                        "protected [95 % CI]": t.apply(ci, axis=1, which="protected"),
+                        "CI overlap": t["overlap"].round(3), "(b' - b) / se": t["std_diff"].round(2)})
+    if "config" in t.columns:
+        out.insert(0, "method", t["config"].astype(str))
+    if "sign_kept" in t.columns:
+        out["sign kept"] = (t["sign_kept"].map(lambda v: "yes" if v is True else "no" if v is False else f"{v:.0%} of runs"))
+    return out

@@ -27,7 +27,7 @@ def id_intruder(evaluation):
 
 
 def build_report(kind, data_name, shape, roles, label, options, evaluation, comparison=None, dependencies=None,
-                 notes=(), risk=None, plausibility=None, unsafe_reason=None):
+                 notes=(), risk=None, plausibility=None, unsafe_reason=None, regressions=()):
     internal = kind == "internal"
     opts = dict(options)
     if not internal:
@@ -70,6 +70,20 @@ def build_report(kind, data_name, shape, roles, label, options, evaluation, comp
     if plausibility is not None:
         risk_html += ("<h2>Plausible values and what they change</h2>"
                       + _table(figures.plausibility_table(plausibility)))
+    reg_html = ""
+    for chk in regressions or ():
+        reg_html += (f"<h3>{esc(chk.model)}</h3><p>Records used: original {chk.n_original}, release "
+                     f"{chk.n_protected}; mean interval overlap {chk.mean_overlap:.3f}.</p>"
+                     + _table(figures.regression_table(chk.table).set_index("coefficient")))
+    reg_sum = comparison.regression_summary() if comparison is not None else pd.DataFrame()
+    if len(reg_sum):
+        reg_html += (f"<h3>Over the comparison's runs (averaged)</h3>"
+                     + _table(figures.regression_table(reg_sum.rename(columns={"model": "regression"}))
+                              .assign(regression=reg_sum["model"].to_numpy()).set_index(["regression", "method"])))
+    if reg_html:
+        reg_html = ("<h2>Does the analysis still hold?</h2><p>Linear regressions fitted on the original and on the "
+                    "release: coefficients with 95 % intervals side by side and their overlap (Karr et al. 2006: "
+                    "1 = the same interval, below 0 = apart).</p>" + reg_html)
     stamp = datetime.now(timezone.utc).strftime("%Y-%m-%d %H:%M UTC")
     return f"""<!doctype html><html lang="en"><head><meta charset="utf-8">
 <title>Disclosure control report: {esc(str(data_name))}</title>
@@ -92,6 +106,7 @@ Utility loss: probabilistic information loss (PIL) and propensity score (PS).
 ID assumes an intruder who centres the intervals on {esc(id_intruder(evaluation))}.</p>
 {_table(scores)}
 {cmp_html}
+{reg_html}
 <h2>Plots</h2>{''.join(parts)}
 <h2>Factor and component scores</h2><p>Scores are never released: when a variable is nearly uncorrelated with
 the others, its factor score reproduces it (Drechsler, Ronning and Bleninger).</p>

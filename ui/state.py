@@ -594,10 +594,51 @@ def warm_up():
     warm_workers()
 
 
+def models() -> list:
+    """The regressions the user asked to check (one formula a line on the Run page)."""
+    return list(st.session_state.get("models", []))
+
+
+def models_text() -> str:
+    return "\n".join(models())
+
+
+def set_models(text: str) -> list:
+    """Keep the formulas of the Run page's box; returns [(formula, problem or None)], each
+    formula tried on the original (so a typo is said at once, not after the runs)."""
+    lines = [ln.strip() for ln in str(text or "").splitlines() if ln.strip()]
+    checked = []
+    df = data()[protect_columns()]
+    for m in dict.fromkeys(lines):
+        try:
+            sdccore.regression_check(df, df, m)
+            checked.append((m, None))
+        except ValueError as exc:
+            checked.append((m, str(exc)))
+    st.session_state["models"] = [m for m, err in checked if err is None]
+    return checked
+
+
+def example_model() -> str:
+    """A formula from the data's own columns, shown as a placeholder."""
+    cols = [str(c) for c in protect_columns()][:3]
+    return f"{cols[0]} ~ {' + '.join(cols[1:])}" if len(cols) >= 2 else "y ~ x1 + x2"
+
+
+def release_regressions(res):
+    """The regression checks of the chosen release, one per formula, and their coefficient
+    tables stacked with a 'model' column (None without formulas)."""
+    checks = [sdccore.regression_check(data()[protect_columns()], res.data, m) for m in models()]
+    if not checks:
+        return None, []
+    return pd.concat([c.table.reset_index().assign(model=c.model) for c in checks], ignore_index=True), checks
+
+
 def run_comparison(methods, reps, progress):
     df = data()[protect_columns()]
     cfgs = current_configs(methods)
-    res = sdccore.compare(df, cfgs, sensitive=sensitive(), reps=reps, rng=seed(), progress=progress)
+    res = sdccore.compare(df, cfgs, sensitive=sensitive(), reps=reps, rng=seed(), progress=progress,
+                          models=models() or None)
     st.session_state["comparison"] = {"result": res, "configs": cfgs, "token": token(),
                                       "roles": _key(roles())}
     return res
