@@ -50,6 +50,7 @@ def roles_section():
                    help="Leave empty to protect every numeric column (general protection).")
     c2.multiselect("Identifiers (dropped)", cols, key="identifier_select", on_change=state.roles_from_widgets)
     c3.multiselect("Excluded (released unchanged)", cols, key="excluded_select", on_change=state.roles_from_widgets)
+    design_section(df, num)
     reasons = state.role_reasons()
     if reasons:
         st.caption("Suggested roles and why (change them above if they are wrong):")
@@ -67,6 +68,22 @@ def roles_section():
         st.checkbox("Release these columns unchanged: they identify no one", key="confirm_passthrough",
                     value=state.passthrough_confirmed(), on_change=state.confirm_passthrough)
     st.dataframe(state.numeric_summary(df), hide_index=True, key="column_table")
+
+
+def design_section(df, num):
+    """Strata and sampling weights (survey files): released unchanged, used by the methods."""
+    state.seed_design_widgets()
+    c1, c2 = st.columns(2)
+    sens = set(state.columns_with("sensitive"))
+    c1.multiselect("Strata: protect within groups (FA, PCA, M-AGG)", [c for c in df.columns if c not in sens],
+                   key="strata_select", on_change=state.design_from_widgets,
+                   help="Each group (e.g. region or industry) is protected on its own: no record is mixed with "
+                        "another group's, every group's means are kept, and the risk floors are checked within each "
+                        "group. Small groups are refused with their size and the fix. Released unchanged.")
+    c2.selectbox("Sampling weight", [None] + [c for c in num if c not in sens], key="weight_select",
+                 on_change=state.design_from_widgets, format_func=lambda c: "none" if c is None else str(c),
+                 help="Released unchanged; FA, PCA and M-AGG keep the weighted means (population estimates) "
+                      "exactly instead of the unweighted ones.")
 
 
 def problems_section():

@@ -213,11 +213,20 @@ def _protect(args):
         options["seed"] = args.seed
     elif "rng" in options:
         options["seed"] = options.pop("rng")
+    if args.strata is not None:
+        options["strata"] = _names(args.strata) or None
+        if options["strata"] is None:
+            options.pop("strata")
+    if args.weights is not None:
+        options["weights"] = args.weights.strip() or None
     drop = list(recipe.drop) + _names(args.drop)
     keep = list(recipe.keep) + _names(args.keep)
     src = _read(args.input)
     excl = options.get("exclude")
     excl = {c for c in excl if isinstance(c, str)} if isinstance(excl, (list, tuple)) else set()  # validated later
+    for key in ("strata", "weights"):  # design columns are released unchanged
+        val = options.get(key)
+        excl |= {c for c in ([val] if isinstance(val, str) else val or []) if isinstance(c, str)}
     data = _missing_cells(src.data, args.missing, set(drop) | set(keep) | excl)
     missing = [c for c in drop + keep if c not in data.columns]
     if missing:
@@ -267,11 +276,14 @@ def _evaluate(args):
     if args.model:
         from ._regression import regression_check
         checks = [regression_check(orig, prot, m) for m in args.model]  # a bad formula fails before the scores
-    ev = evaluate(orig, prot, sensitive=sens)
+    ev = evaluate(orig, prot, sensitive=sens, **({"weights": args.weights} if args.weights else {}))
     if args.json:
         # 12 significant digits: the last digits of a sum change with the BLAS kernel and
         # thread count (reduction order), so more would not be the same on another machine
         out = {k: _digits(v) for k, v in ev.scores.items()}
+        if args.weights:
+            out["weighted"] = {v: {k: _digits(float(x)) for k, x in row.items()}
+                               for v, row in ev.details["weighted"].iterrows()}
         if checks:
             out["regression"] = [_regression_json(c.model, c.table, n_original=c.n_original,
                                                   n_protected=c.n_protected, mean_overlap=c.mean_overlap)
@@ -283,6 +295,11 @@ def _evaluate(args):
         print("score (0 best, 1 worst)")
         for k, v in ev.scores.items():
             print(f"  {labels[k]:<28s} {v:.4f}")
+        if args.weights:
+            t = ev.details["weighted"]
+            print(f"\nweighted by {args.weights}: largest change of a weighted mean "
+                  f"{t.mean_change_sd.abs().max():.2e} weighted sd (variable {t.mean_change_sd.abs().idxmax()}), "
+                  f"of a weighted correlation {ev.details['weighted_cor_gap']:.4f}")
         for c in checks:
             print(f"\nregression {c.model} (records used: original {c.n_original}, protected {c.n_protected}; "
                   f"mean interval overlap {c.mean_overlap:.3f}, 1 = same interval):")
@@ -387,6 +404,11 @@ def build_parser():
     pr.add_argument("--save-recipe", help="write the effective options as JSON here")
     pr.add_argument("--drop", help="comma-separated columns to drop from the release (identifiers)")
     pr.add_argument("--keep", help="comma-separated columns to release unchanged on purpose")
+    pr.add_argument("--strata", metavar="COLUMNS",
+                    help="comma-separated columns whose groups are protected on their own (fa, pca, magg): group "
+                         "means kept, no record mixed with another group's; released unchanged")
+    pr.add_argument("--weights", metavar="COLUMN",
+                    help="a sampling-weight column: released unchanged, weighted means kept (fa, pca, magg)")
     pr.add_argument("--missing", choices=("keep", "drop-records", "drop-columns"), default="keep",
                     help="missing cells: keep them missing in place and protect the observed ones (default), drop "
                          "the records that have them, or leave out the columns that have them")
@@ -399,6 +421,8 @@ def build_parser():
     ev.add_argument("protected")
     ev.add_argument("--sensitive", help="comma-separated sensitive column names")
     ev.add_argument("--json", action="store_true", help="print the scores as JSON")
+    ev.add_argument("--weights", metavar="COLUMN", help="a sampling-weight column in both files: left out of the "
+                    "measures; weighted means and correlations of both files are reported")
     ev.add_argument("--model", action="append", metavar="FORMULA",
                     help="a linear regression to fit on both files, e.g. 'SALES ~ LABOR.COSTS + FIXED.ASSETS' "
                          "(repeatable): coefficients, 95%% intervals and their overlap")

@@ -15,7 +15,7 @@ from ._risk import _id_arrays
 from ._safety import RiskProfile, risk_profile
 from ._utility import (_extras, _ic_arrays, _pil_arrays, _pil_observed, _pil_stat_names, _ps_arrays, check_ps_order,
                        ps_terms)
-from ._validation import make_rng
+from ._validation import check_dataframe, make_rng
 
 __all__ = ["evaluate", "Evaluation", "Scores"]
 
@@ -123,7 +123,12 @@ def evaluate(original, protected, *, sensitive=None, rng=None, _with_risk=True, 
         ID_REFERENCES, explained in ID_REFERENCE_TEXT; default 'own' in selective
         protection, 'linked_all' in general protection; 'linked' with ``linkage``),
         ``pil_statistics`` ('7' or '5'), ``ps_order`` (2 or 3), ``floors`` (a dict of
-        ``RiskFloors`` fields).
+        ``RiskFloors`` fields), ``weights`` (the name of a sampling-weight column present in
+        both files: it is left out of the measures, and ``details['weighted']`` gives per
+        variable the weighted mean of each file, their difference in weighted sds and the
+        ratio of weighted sds; ``details['weighted_cor_gap']`` the largest change of a
+        weighted correlation).  The risk measures stay unweighted: they are about the
+        records in the file.
 
     Returns
     -------
@@ -141,7 +146,15 @@ def evaluate(original, protected, *, sensitive=None, rng=None, _with_risk=True, 
     True
     """
     make_rng(rng)
-    allowed = {"linkage", "id_reference", "pil_statistics", "ps_order", "floors"}
+    weights = options.pop("weights", None)
+    if weights is not None:
+        from ._strata import check_weights
+
+        wname, w = check_weights(check_dataframe(original, "original"), weights)
+        if wname not in protected.columns:
+            raise ValueError(f"weights={wname!r} must be a column of both files; the protected file has none.")
+        original, protected = original.drop(columns=[wname]), protected.drop(columns=[wname])
+    allowed = {"linkage", "id_reference", "pil_statistics", "ps_order", "floors", "weights"}
     unknown = sorted(set(options) - allowed)
     if unknown:
         raise ValueError(f"unknown option(s) {', '.join(map(repr, unknown))}; evaluate takes {', '.join(sorted(allowed))}.")
@@ -188,11 +201,42 @@ def evaluate(original, protected, *, sensitive=None, rng=None, _with_risk=True, 
     with warnings.catch_warnings(), np.errstate(all="ignore"):
         warnings.simplefilter("ignore")  # constant columns make skewness/KL undefined: NaN/inf, no spam
         details.update(_extras(X, Y))
+    if weights is not None:
+        details.update(_weighted(X0, Y0, w, cols))
     check = sens or list(range(len(cols)))
     pub = [j for j in range(len(cols)) if j not in set(check)]
     risk = risk_profile(X, Y, cols, check, options.get("floors"), link_on=pub if sens and pub else None,
                         observed=obs) if _with_risk else None
     eff = {"sensitive": [cols[j] for j in sens] if sens else None, "linkage": [cols[j] for j in link],
+           **({"weights": wname} if weights is not None else {}),
            "id_reference": ref, "pil_statistics": len(stat_names), "ps_order": order,
            "floors": risk.floors.to_dict() if risk else None}
     return Evaluation(scores, details, eff, risk)
+
+
+def _weighted(X, Y, w, cols):
+    """Weighted means, sds and correlations of both files (cells observed in both; a
+    pair of variables on the records observed in both files for both)."""
+    obs = ~(np.isnan(X) | np.isnan(Y))
+    rows = []
+    for j, c in enumerate(cols):
+        o = obs[:, j]
+        wo = w[o] / w[o].sum()
+        m0, m1 = wo @ X[o, j], wo @ Y[o, j]
+        s0 = np.sqrt(wo @ (X[o, j] - m0) ** 2)
+        s1 = np.sqrt(wo @ (Y[o, j] - m1) ** 2)
+        rows.append({"variable": c, "mean_original": m0, "mean_protected": m1,
+                     "mean_change_sd": (m1 - m0) / s0 if s0 > 0 else 0.0, "sd_ratio": s1 / s0 if s0 > 0 else 1.0})
+    gap = 0.0
+    full = obs.all(axis=1)
+    if full.sum() >= 3:
+        wf = w[full] / w[full].sum()
+
+        def wcor(A):
+            D = A - wf @ A
+            C = (D * wf[:, None]).T @ D
+            d = np.sqrt(np.diag(C))
+            with np.errstate(invalid="ignore", divide="ignore"):
+                return C / np.outer(d, d)
+        gap = float(np.nanmax(np.abs(wcor(X[full]) - wcor(Y[full]))))
+    return {"weighted": pd.DataFrame(rows).set_index("variable"), "weighted_cor_gap": gap}

@@ -148,6 +148,7 @@ class _Prepared:
     log_scales: np.ndarray
     check: list          # indices into numeric of the variables the floors check
     missing: np.ndarray | None = None  # n x len(numeric) mask of the cells missing in data (completed in X0)
+    weights: np.ndarray | None = None  # sampling weights: weighted means kept instead of unweighted (_strata)
 
 
 def _log_columns(transform, X, numeric, keep):
@@ -518,7 +519,11 @@ def protect(data, method="fa", *, sensitive=None, rng=None, allow_unsafe=None, *
         residuals, scores; pca: components, threshold, perturbation (with p, noise_sd or
         k), residuals; magg: k, noise_model; rankswap: p (default 40 %); noise: noise_cov;
         pca_remove: removed, metric, threshold.  The old name ``noise`` (for noise_sd,
-        noise_model or noise_cov) still works with a DeprecationWarning.
+        noise_model or noise_cov) still works with a DeprecationWarning.  Survey design
+        (any method unless said): ``strata=[columns]`` protects each group on its own
+        (fa, pca, magg; group means kept, floors checked within groups, small groups
+        refused), ``weights=column`` keeps the weighted means instead of the unweighted
+        ones; both columns are released unchanged (``sdccore._strata`` says what is exact).
 
     Returns
     -------
@@ -596,7 +601,20 @@ def _protect(data, method, sensitive, rng, options):
             raise ValueError("pass either rng= or seed=, not both.")
         rng = options.pop("seed")
     seed = resolve_seed(rng)
+    strata = options.pop("strata", None)
+    if strata is not None:  # each group protected on its own (_strata module docstring)
+        from ._strata import protect_strata
+
+        out, risk, plaus, notes, eff = protect_strata(data, method, sensitive, seed, options, strata, _protect)
+        return ProtectionResult(out, None, (), eff, {}, notes, risk, plaus)
+    from ._strata import check_weights
+
+    wname, w = check_weights(data, options.pop("weights", None))
+    if wname is not None:
+        options["exclude"] = list(dict.fromkeys(list(options.get("exclude") or []) + [wname]))
     method, prep, o = _bind(data, method, sensitive, options, seed=seed)
+    if w is not None:
+        prep = replace(prep, weights=w)
     gen = np.random.default_rng(seed)
     plan = _plan(prep, method, o) if method in DECOMPOSING else None
     step = _perturb(prep, plan, method, o, gen)
@@ -620,8 +638,14 @@ def _protect(data, method, sensitive, rng, options):
         if k:
             notes.append(f"{prep.numeric[c]}: {k} value(s) outside the original's "
                          f"{'sign' if o['bounds'] == 'sign' else 'range'} were clipped")
-    return ProtectionResult(out, step.loadings, step.perturbed, _effective(method, prep, o, seed),
-                            _dependency_report(prep), tuple(notes), risk, plaus)
+    eff = _effective(method, prep, o, seed)
+    if wname is not None:
+        eff["weights"] = wname
+        notes.append(f"sampling weights {wname!r}: released unchanged; "
+                     + ("the weighted means are kept (a constant shift per column)" if method != "rankswap" else
+                        "rank swapping keeps each column's values, so its weighted means change"))
+    return ProtectionResult(out, step.loadings, step.perturbed, eff, _dependency_report(prep), tuple(notes), risk,
+                            plaus)
 
 
 @dataclass(frozen=True)
@@ -719,7 +743,12 @@ def _finish(prep, Xpk, full, o, shift_means=True):
         pos = [keep.index(j) for j in prep.log_cols]
         pl.inverse(Xpk, pos, prep.log_scales)
     X0k = prep.X0 if full else prep.X0[:, keep]
-    if prep.missing is not None and shift_means:
+    if prep.weights is not None and shift_means:
+        from ._strata import weighted_shift
+
+        weighted_shift(Xpk, X0k, prep.weights, None if prep.missing is None else
+                       prep.missing if full else prep.missing[:, keep])
+    elif prep.missing is not None and shift_means:
         _observed_means(Xpk, X0k, prep.missing if full else prep.missing[:, keep])
     clipped_k = pl.apply_bounds(Xpk, X0k, o["bounds"])
     clipped = {keep[i]: int(c) for i, c in enumerate(clipped_k)}

@@ -27,7 +27,7 @@ __all__ = ["Recipe", "Release", "make_release", "child_seeds", "child_rng", "REC
 # 3: option names noise_sd / noise_model / noise_cov, versions stamped, SeedSequence streams
 # 2: transform, bounds, rounding and floors recorded; no stamp: recipes from before them
 RECIPE_VERSION = 3
-STREAMS = {"shuffle": 1, "runs": 2, "search": 3, "bw_map": 4, "impute": 5}
+STREAMS = {"shuffle": 1, "runs": 2, "search": 3, "bw_map": 4, "impute": 5, "strata": 6}
 _TOP = ("recipe_version", "release", "unsafe_reason", "versions")
 
 

@@ -30,7 +30,8 @@ MIN_ROWS = 3  # as sdccore protects (records)
 DEFAULT_PLAUSIBLE = {"transform": "none", "bounds": "sign", "rounding": "original"}
 DEFAULT_MAX_RISK = 0.5   # ceiling of the disclosure risk (mean of DBRL and ID) for the suggested release
 # widget keys whose options depend on the columns: reset when new data arrive
-WIDGETS_TIED_TO_DATA = ("sensitive_select", "identifier_select", "excluded_select", "release_pick")
+WIDGETS_TIED_TO_DATA = ("sensitive_select", "identifier_select", "excluded_select", "release_pick", "strata_select",
+                        "weight_select")
 METHOD_LABELS = {"fa": "FA", "pca": "PCA", "magg": "M-AGG", "rankswap": "Rank swap", "pca_remove": "PCA-R"}
 # every option left to the library's schema (sdccore.option_schema): the pages show its defaults
 DEFAULT_CFG = {m: {"method": m} for m in METHOD_LABELS}
@@ -138,6 +139,7 @@ def set_data(df: pd.DataFrame, name: str, notes=(), sample=False, sep=None, deci
         ss["search"] = None
         return
     ss["roles"] = dict(sug.roles)
+    ss["design"] = {}
     ss["passthrough_confirmed"] = False
     for m, cfg in DEFAULT_CFG.items():
         ss[f"cfg_{m}"] = dict(cfg)
@@ -542,8 +544,56 @@ def decompose(method: str, options: dict):
 
 
 def with_floors(config: dict) -> dict:
-    """A configuration with the session's risk floors and plausible-value choices."""
-    return {**config, **plausible(), "floors": floors()}
+    """A configuration with the session's risk floors, plausible-value choices and survey
+    design (strata for the methods that take them, sampling weights)."""
+    cfg = {**config, **plausible(), "floors": floors()}
+    d = design()
+    if d.get("strata") and config.get("method") in STRATA_METHODS:
+        cfg["strata"] = list(d["strata"])
+    if d.get("weights"):
+        cfg["weights"] = d["weights"]
+    return cfg
+
+
+STRATA_METHODS = ("fa", "pca", "magg")
+
+
+def design() -> dict:
+    """The survey design set on the Data page: {'strata': [...], 'weights': name}, only the
+    parts that are set and still name columns of the data."""
+    d = dict(st.session_state.get("design") or {})
+    cols = set(data().columns)
+    out = {}
+    if d.get("strata") and all(c in cols for c in d["strata"]):
+        out["strata"] = list(d["strata"])
+    if d.get("weights") in cols:
+        out["weights"] = d["weights"]
+    return out
+
+
+def design_columns() -> list:
+    d = design()
+    return list(dict.fromkeys(list(d.get("strata", [])) + ([d["weights"]] if d.get("weights") else [])))
+
+
+def design_from_widgets():
+    """Callback of the strata and weight widgets: the columns become 'excluded' (released
+    unchanged), the design is remembered."""
+    ss = st.session_state
+    strata = [c for c in ss.get("strata_select") or [] if c in data().columns]
+    w = ss.get("weight_select")
+    w = w if w in data().columns else None
+    ss["design"] = {"strata": strata, "weights": w}
+    new = dict(roles())
+    for c in strata + ([w] if w else []):
+        new[c] = "excluded"
+    set_roles(new)
+
+
+def seed_design_widgets():
+    d = design()
+    st.session_state["strata_select"] = list(d.get("strata", []))
+    st.session_state["weight_select"] = d.get("weights")
 
 
 def plausible() -> dict:
@@ -559,7 +609,9 @@ def _with_session(name, config: dict):
     plausible-value choices and seed."""
     cfg = with_floors(config)
     method = cfg.pop("method")
-    return cached(name, work_frame(), method, sensitive(), cfg, seed(), excluded())
+    # a configuration from the comparison names the design columns in exclude: they are excluded anyway
+    extra = [c for c in cfg.pop("exclude", None) or [] if c not in excluded()]
+    return cached(name, work_frame(), method, sensitive(), cfg, seed(), excluded() + extra)
 
 
 def release(config: dict):
@@ -584,7 +636,11 @@ def audit():
 
 def current_configs(methods) -> dict:
     """The configured methods as compare() configurations, labelled as METHOD_LABELS."""
-    return {METHOD_LABELS[m]: with_floors(st.session_state[f"cfg_{m}"]) for m in methods}
+    num = set(numeric_columns(data()))
+    # the design columns travel with the data; numeric ones are not measured as variables
+    extra = [c for c in design_columns() if c in num]
+    return {METHOD_LABELS[m]: {**with_floors(st.session_state[f"cfg_{m}"]), **({"exclude": extra} if extra else {})}
+            for m in methods}
 
 
 def warm_up():
@@ -635,7 +691,7 @@ def release_regressions(res):
 
 
 def run_comparison(methods, reps, progress):
-    df = data()[protect_columns()]
+    df = data()[protect_columns() + [c for c in design_columns() if c not in protect_columns()]]
     cfgs = current_configs(methods)
     res = sdccore.compare(df, cfgs, sensitive=sensitive(), reps=reps, rng=seed(), progress=progress,
                           models=models() or None)
