@@ -85,6 +85,14 @@ def body():
                    f"{len([c for c in value_labels if c in out.columns])} column(s) from the original file.")
     st.download_button("Download the recipe (JSON)", rel.recipe.to_json(), f"{name}_recipe.json",
                        "application/json", key="download_recipe")
+    book = state.codebook(rel)
+    c5, c6 = st.columns(2)
+    c5.download_button("Download the codebook (CSV)", state.codebook_bytes(book, "csv"), f"{name}_codebook.csv",
+                       "text/csv", key="download_codebook_csv")
+    c6.download_button("Download the codebook (JSON)", state.codebook_bytes(book, "json"), f"{name}_codebook.json",
+                       "application/json", key="download_codebook_json")
+    with st.expander("Codebook: what was done to each variable, what is kept exactly and what in expectation"):
+        st.dataframe(figures.codebook_table(book), key="codebook_table")
     src_ext = state.file_format() if state.file_format() != "csv" else "csv"
     st.code(f"python -m sdccore protect ORIGINAL.{src_ext} --recipe {name}_recipe.json --out {name}_protected.{fmt}",
             language="bash")
@@ -95,7 +103,7 @@ def body():
     c = state.comparison()
     html_doc = report.build_report(kind, state.data_name(), out.shape, state.roles(), label, res.options, ev,
                                    c["result"] if c else None, res.dependencies, res.notes, res.risk, res.plausibility,
-                                   res.unsafe_reason, regressions=state.release_regressions(res)[1])
+                                   res.unsafe_reason, regressions=state.release_regressions(res)[1], codebook=book)
     st.download_button("Download the report (HTML)", html_doc, f"{name}_report_{kind}.html", "text/html",
                        key="download_report")
     st.subheader("Factor scores are never exported")

@@ -17,7 +17,7 @@ The public names, by the step of the work they belong to:
   ``removal_curve``, ``RemovalCurve``;
 * protecting: ``protect``, ``ProtectionResult``, ``decompose``, ``Decomposition``,
   ``option_schema``, ``Option``, ``METHODS``, ``min_swap_percent``, ``mdav_groups``;
-* releasing: ``Recipe``, ``Release``, ``make_release``, ``RECIPE_VERSION``;
+* releasing: ``Recipe``, ``Release``, ``make_release``, ``RECIPE_VERSION``, ``codebook``;
 * risk floors: ``RiskFloors``, ``RiskProfile``, ``UnsafeReleaseError``;
 * measuring: ``evaluate``, ``Evaluation``, ``Scores``, ``dbrl``, ``interval_disclosure``,
   ``ID_REFERENCES``, ``ID_REFERENCE_TEXT``, ``default_id_reference``, ``pil``,
@@ -34,6 +34,7 @@ from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:  # pragma: no cover
     from ._audit import Audit, audit_factor_scores
+    from ._codebook import codebook
     from ._compare import Comparison, CorrelationIndices, SearchResult, compare, correlation_indices, search
     from ._datasets import dataset_roles, list_datasets, load_dataset
     from ._evaluate import Evaluation, Scores, evaluate
@@ -81,6 +82,7 @@ _EXPORTS = {
     "UTILITY_METRICS": "_removal",
     "UnsafeReleaseError": "_safety",
     "audit_factor_scores": "_audit",
+    "codebook": "_codebook",
     "compare": "_compare",
     "correlation_indices": "_compare",
     "correlation_matrix": "_explore",
@@ -151,7 +153,7 @@ __all__ = [
     "decompose", "mdav_groups", "min_swap_percent", "option_schema", "protect",
     # releasing
     "RECIPE_VERSION", "Recipe", "Release",
-    "make_release",
+    "codebook", "make_release",
     # risk floors
     "RiskFloors", "RiskProfile", "UnsafeReleaseError",
     # measuring

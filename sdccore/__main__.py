@@ -84,14 +84,19 @@ def _same_file(a, b):
 def _check_paths(args):
     """Outputs never overwrite inputs, nor each other."""
     inputs = [("the input", args.input), ("--recipe", args.recipe)]
-    outputs = [("--out", args.out), ("--save-recipe", args.save_recipe)]
+    outputs = [("--out", args.out), ("--save-recipe", args.save_recipe), ("--codebook", args.codebook)]
     for oname, opath in outputs:
         for iname, ipath in inputs:
             if _same_file(opath, ipath):
                 raise ValueError(f"{oname} {opath} is the same file as {iname} {ipath}; it would be overwritten. "
                                  f"Write to another path.")
-    if _same_file(args.out, args.save_recipe):
-        raise ValueError(f"--out {args.out} and --save-recipe {args.save_recipe} are the same file; give two paths.")
+    for i, (aname, apath) in enumerate(outputs):
+        for bname, bpath in outputs[i + 1:]:
+            if _same_file(apath, bpath):
+                raise ValueError(f"{aname} {apath} and {bname} {bpath} are the same file; give two paths.")
+    if args.codebook == "-":
+        raise ValueError("--codebook - is not supported (standard output carries the release with --out -); "
+                         "give a file path.")
     if args.save_recipe == "-":
         raise ValueError("--save-recipe - is not supported (standard output carries the release with --out -); "
                          "give a file path.")
@@ -241,6 +246,10 @@ def _protect(args):
     pairs = []
     if args.save_recipe:
         pairs.append((args.save_recipe, rel.recipe.to_json().encode("utf-8")))
+    if args.codebook:
+        from ._codebook import codebook_bytes
+        fmt_cb = "json" if args.codebook.lower().endswith(".json") else "csv"
+        pairs.append((args.codebook, codebook_bytes(rel.codebook(data, src.labels), fmt_cb)))
     digest = hashlib.sha256(body).hexdigest()[:12]
     if args.out == "-":
         if pairs:
@@ -401,6 +410,9 @@ def build_parser():
     pr.add_argument("--out", required=True, help="output file; its extension chooses the format (.csv, .parquet, "
                                                  ".xlsx, .sav, .dta, .xpt; variable and value labels of an SPSS, "
                                                  "Stata or SAS input are kept); - writes CSV to standard output")
+    pr.add_argument("--codebook", metavar="PATH",
+                    help="write the codebook here (.json or .csv): per variable its role, method, rounding, what is "
+                         "kept exactly and in expectation, and its residual risk")
     pr.add_argument("--save-recipe", help="write the effective options as JSON here")
     pr.add_argument("--drop", help="comma-separated columns to drop from the release (identifiers)")
     pr.add_argument("--keep", help="comma-separated columns to release unchanged on purpose")

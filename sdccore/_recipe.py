@@ -218,6 +218,13 @@ class Release:
 
         return write_table(self.data, format, labels=labels, value_labels=value_labels, sep=sep, decimal=decimal)
 
+    def codebook(self, original=None, labels=None):
+        """Per variable: role, method, rounding, what is exact and what in expectation, and
+        its residual risk (``sdccore.codebook``), identifiers listed as dropped."""
+        from ._codebook import codebook
+
+        return codebook(self.result, original, drop=self.recipe.drop, labels=labels)
+
 
 def make_release(data, recipe, *, allow_unsafe=None):
     """The released file from the original data and a recipe: protect, drop identifiers,

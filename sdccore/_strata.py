@@ -127,7 +127,7 @@ def protect_strata(data, method, sensitive, seed, options, strata, protect_one):
                          f"group (recode the strata column), or protect without strata.")
     seeds = child_seeds(seed, "strata", len(groups))
     work = data.reset_index(drop=True)
-    parts, profiles, notes, labels = [], [], [], []
+    parts, profiles, notes, labels, plaus_parts = [], [], [], [], []
     first = None
     for i, (key, ix) in enumerate(groups.items()):
         label = _label(strata, key)
@@ -136,6 +136,7 @@ def protect_strata(data, method, sensitive, seed, options, strata, protect_one):
         except ValueError as exc:
             raise type(exc)(f"in the group {label} ({len(ix)} records): {exc}") from None
         first = first or res
+        plaus_parts.append(res.plausibility)
         parts.append(res.data)
         profiles.append(res.risk)
         labels.append(label)
@@ -144,7 +145,7 @@ def protect_strata(data, method, sensitive, seed, options, strata, protect_one):
     out.index = data.index
     out = out[list(data.columns)]
     risk = _combine_risk(profiles, labels, RiskProfile)
-    plaus = first.plausibility
+    plaus = _combine_plausibility([r for r in plaus_parts], data, out)
     notes = [f"protected within {len(groups)} group(s) of {', '.join(strata)} (each group's means kept as the "
              f"method keeps a file's; the risk floors checked within each group)"] + notes
     options = {**first.options, "strata": strata, "seed": seed}
@@ -169,3 +170,18 @@ def _combine_risk(profiles, labels, RiskProfile):
     failing = tuple(dict.fromkeys(f for p in profiles for f in p.failing))
     return RiskProfile(variables, bands, violations, profiles[0].floors, sum(p.linked_sample for p in profiles),
                        failing)
+
+
+def _combine_plausibility(parts, data, out):
+    """The groups' plausibility tables as one: values clipped summed over the groups, the
+    change of each mean and the sd ratio measured on the whole release."""
+    plaus = parts[0].copy()
+    plaus["clipped"] = sum(p["clipped"] for p in parts)
+    for c in plaus.index:
+        x = pd.to_numeric(data[c], errors="coerce").to_numpy(float)
+        y = pd.to_numeric(out[c], errors="coerce").to_numpy(float)
+        ob = ~np.isnan(x)
+        sd = x[ob].std()
+        plaus.loc[c, "mean_change_sd"] = (y[ob].mean() - x[ob].mean()) / sd if sd > 0 else 0.0
+        plaus.loc[c, "sd_ratio"] = y[ob].std() / sd if sd > 0 else 1.0
+    return plaus

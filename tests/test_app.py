@@ -95,7 +95,8 @@ def test_main_flow_by_widget_keys(app):
     app.switch_page("pages/5_download.py").run()
     _ok(app)
     labels = [b.label for b in app.get("download_button")]
-    assert labels == ["Download the protected CSV", "Download the recipe (JSON)", "Download the report (HTML)"]
+    assert labels == ["Download the protected CSV", "Download the recipe (JSON)", "Download the codebook (CSV)",
+                      "Download the codebook (JSON)", "Download the report (HTML)"]
 
 
 def _upload(raw, name):

@@ -327,3 +327,18 @@ def regression_table(table: pd.DataFrame) -> pd.DataFrame:
     if "sign_kept" in t.columns:
         out["sign kept"] = (t["sign_kept"].map(lambda v: "yes" if v is True else "no" if v is False else f"{v:.0%} of runs"))
     return out
+
+
+def codebook_table(book: pd.DataFrame) -> pd.DataFrame:
+    """The codebook with readable headers and percentages (a table, not a figure)."""
+    t = book.copy()
+    for c in ("perturbed_share", "close_own", "close_linked"):
+        if c in t:
+            t[c] = t[c].map(lambda v: "" if pd.isna(v) else f"{v:.1%}")
+    if "abs_cor" in t:
+        t["abs_cor"] = t["abs_cor"].map(lambda v: "" if pd.isna(v) else f"{v:.3f}")
+    return t.rename(columns={"in_release": "in the release", "in_expectation": "kept in expectation",
+                             "exact": "kept exactly", "missing_kept": "missing cells kept",
+                             "perturbed_share": "perturbed share", "abs_cor": "|cor(x, x')|",
+                             "close_own": "own record close", "close_linked": "linked record close",
+                             "meets_floors": "meets floors"})

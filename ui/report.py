@@ -27,7 +27,7 @@ def id_intruder(evaluation):
 
 
 def build_report(kind, data_name, shape, roles, label, options, evaluation, comparison=None, dependencies=None,
-                 notes=(), risk=None, plausibility=None, unsafe_reason=None, regressions=()):
+                 notes=(), risk=None, plausibility=None, unsafe_reason=None, regressions=(), codebook=None):
     internal = kind == "internal"
     opts = dict(options)
     if not internal:
@@ -80,6 +80,11 @@ def build_report(kind, data_name, shape, roles, label, options, evaluation, comp
         reg_html += (f"<h3>Over the comparison's runs (averaged)</h3>"
                      + _table(figures.regression_table(reg_sum.rename(columns={"model": "regression"}))
                               .assign(regression=reg_sum["model"].to_numpy()).set_index(["regression", "method"])))
+    book_html = ""
+    if codebook is not None and len(codebook):
+        book_html = ("<h2>Codebook</h2><p>Per variable: role, method, rounding, what is kept exactly and what in "
+                     "expectation (before bounds and rounding, whose effect the plausibility table gives), and "
+                     "its residual risk.</p>" + _table(figures.codebook_table(codebook)))
     if reg_html:
         reg_html = ("<h2>Does the analysis still hold?</h2><p>Linear regressions fitted on the original and on the "
                     "release: coefficients with 95 % intervals side by side and their overlap (Karr et al. 2006: "
@@ -107,6 +112,7 @@ ID assumes an intruder who centres the intervals on {esc(id_intruder(evaluation)
 {_table(scores)}
 {cmp_html}
 {reg_html}
+{book_html}
 <h2>Plots</h2>{''.join(parts)}
 <h2>Factor and component scores</h2><p>Scores are never released: when a variable is nearly uncorrelated with
 the others, its factor score reproduces it (Drechsler, Ronning and Bleninger).</p>

@@ -681,6 +681,17 @@ def example_model() -> str:
     return f"{cols[0]} ~ {' + '.join(cols[1:])}" if len(cols) >= 2 else "y ~ x1 + x2"
 
 
+def codebook(rel) -> pd.DataFrame:
+    """The codebook of the release on the Download page (per variable of the original)."""
+    return rel.codebook(data(), labels()[0])
+
+
+def codebook_bytes(table, fmt) -> bytes:
+    from sdccore._codebook import codebook_bytes as _bytes
+
+    return _bytes(table, fmt)
+
+
 def release_regressions(res):
     """The regression checks of the chosen release, one per formula, and their coefficient
     tables stacked with a 'model' column (None without formulas)."""

@@ -1,0 +1,164 @@
+"""The codebook of a release: one row per variable of the original file, saying what a
+researcher needs to analyse the release correctly (its role, what was done to it, how it
+was rounded, what is kept exactly and what only in expectation, and its residual risk).
+
+What each method keeps (before ``bounds`` clipping and ``rounding``, which move means and
+variances by the amounts ``result.plausibility`` reports; on the log scale where the
+variable was protected on it):
+
+* fa / pca (score perturbation ``swap``/``rankswap``): means exact; variances and
+  covariances unbiased (in expectation over releases); with ``noise`` or the
+  microaggregation perturbations means exact, covariances approximately.
+* magg: ``published`` noise: means and covariances in expectation; ``exact``: means and
+  covariances exact; ``none``: means exact, variances reduced.
+* rankswap: each variable's own values (so its mean, variance and every quantile) exact,
+  relations between variables attenuated.
+* noise: means and correlations in expectation, variances inflated by (1 + noise_cov/100).
+* pca_remove: means exact, variances and covariances NOT kept.
+* with ``weights``: the weighted means exact instead of the unweighted ones (fa, pca,
+  magg); with ``strata``: each group's means as above within the group.
+* missing cells are kept missing in place; "exact" then refers to the observed cells.
+"""
+
+from __future__ import annotations
+
+import json
+
+import numpy as np
+import pandas as pd
+
+__all__ = ["codebook"]
+
+_KEEPS = {
+    "fa": ("means", "variances and covariances (unbiased)"),
+    "pca": ("means", "variances and covariances (unbiased)"),
+    "magg:published": ("", "means, variances and covariances"),
+    "magg:exact": ("means, variances and covariances", ""),
+    "magg:none": ("means", "(variances reduced by the aggregation)"),
+    "rankswap": ("the variable's values: mean, variance, quantiles", "(relations with other variables attenuated)"),
+    "noise": ("", "means and correlations (variances inflated)"),
+    "pca_remove": ("means", "(variances and covariances NOT kept)"),
+}
+_APPROX = {"noise", "microagg", "microagg_noise", "bootstrap", "synthetic", "round"}
+
+
+def _keeps(opts):
+    method = opts["method"]
+    key = f"magg:{opts.get('noise_model', 'published')}" if method == "magg" else method
+    exact, expected = _KEEPS.get(key, ("", ""))
+    if method in ("fa", "pca") and opts.get("perturbation") in _APPROX:
+        exact, expected = "means", "covariances approximately"
+    if opts.get("weights") and method in ("fa", "pca", "magg", "noise"):
+        exact = ", ".join(x for x in ("weighted means", exact.replace("means", "").strip(", ")) if x)
+        expected = expected.replace("means, ", "")
+    if opts.get("strata"):
+        exact = f"within each group of {', '.join(opts['strata'])}: {exact}" if exact else exact
+    return exact, expected
+
+
+def codebook(result, original=None, *, drop=(), labels=None):
+    """One row per variable of the original: what a researcher needs to know about it.
+
+    Parameters
+    ----------
+    result : ProtectionResult
+        From ``protect`` (or ``Release.result``).
+    original : DataFrame, optional
+        The original data: adds the count of missing cells kept missing.
+    drop : sequence of str
+        Identifier columns dropped from the release (listed as 'dropped').
+    labels : dict, optional
+        Variable labels (as ``read_table`` found them in SPSS/Stata/SAS files).
+
+    Returns
+    -------
+    DataFrame
+        Indexed by variable: label, role, in_release, method, transform, bounds, clipped,
+        decimals, mean_change_sd (what bounds and rounding moved the mean, in original
+        sds), exact, in_expectation, missing_kept, perturbed_share, abs_cor,
+        close_own, close_linked, meets_floors (the last six from the risk profile, for
+        the variables the floors check).
+
+    Examples
+    --------
+    >>> import sdccore
+    >>> df = sdccore.load_dataset("tarragona")
+    >>> res = sdccore.protect(df, "pca", rng=1, bounds="none", rounding="none")
+    >>> cb = sdccore.codebook(res, df)
+    >>> cb.loc["SALES", ["role", "exact", "in_expectation"]].tolist()
+    ['protected', 'means', 'variances and covariances (unbiased)']
+    """
+    from ._protect import ProtectionResult
+
+    if not isinstance(result, ProtectionResult):
+        raise TypeError(f"result must be what protect returns (a ProtectionResult), got {type(result).__name__}.")
+    opts = dict(result.options)
+    labels = dict(labels or {})
+    drop = [str(c) for c in drop]
+    sens = set(opts.get("sensitive") or [])
+    excl = set(opts.get("exclude") or [])
+    strata = set(opts.get("strata") or [])
+    weight = opts.get("weights")
+    plaus = result.plausibility if result.plausibility is not None else pd.DataFrame()
+    risk = result.risk.variables if result.risk is not None else pd.DataFrame()
+    exact, expected = _keeps(opts)
+    method_text = opts["method"] + (f" ({opts['perturbation']})" if opts.get("perturbation") else "")
+    if opts.get("strata"):
+        method_text += f" within groups of {', '.join(opts['strata'])}"
+    cols = list(original.columns) if original is not None else list(result.data.columns) + drop
+    rows = []
+    for c in dict.fromkeys(cols):
+        name = str(c)
+        row = {"variable": name, "label": labels.get(name, ""), "in_release": name not in drop}
+        protected = c in plaus.index
+        if name in drop:
+            row.update(role="identifier", method="dropped: not in the release")
+        elif c in strata:
+            row.update(role="stratum", method="released unchanged (groups protected on their own)")
+        elif c == weight:
+            row.update(role="sampling weight", method="released unchanged")
+        elif not protected:
+            row.update(role="excluded" if c in excl else "passed through (not numeric)", method="released unchanged")
+        else:
+            role = "sensitive" if c in sens else "public" if sens else "protected"
+            changed = original is None or not np.array_equal(
+                pd.to_numeric(original[c], errors="coerce").to_numpy(float),
+                pd.to_numeric(result.data[c], errors="coerce").to_numpy(float), equal_nan=True)
+            p = plaus.loc[c]
+            moved = float(p.get("mean_change_sd", 0.0) or 0.0)
+            ex = exact
+            if changed and exact and (int(p.get("clipped", 0)) or abs(moved) > 1e-9):
+                ex = f"{exact}, before bounds and rounding (they move the mean by {moved:+.2g} sd)"
+            row.update(role=role, method=method_text if changed else f"{method_text}: unchanged in this release",
+                       transform=p.get("transform"), bounds=p.get("bounds"), clipped=int(p.get("clipped", 0)),
+                       decimals=p.get("decimals"), mean_change_sd=moved, exact=ex if changed else "every value",
+                       in_expectation=expected if changed else "")
+            if c in risk.index:
+                r = risk.loc[c]
+                row.update(perturbed_share=float(r.get("perturbed_share", np.nan)),
+                           abs_cor=float(r.get("abs_cor", np.nan)), close_own=float(r.get("close_own", np.nan)),
+                           close_linked=float(r.get("close_linked", np.nan)), meets_floors=bool(r.get("ok", False)))
+        if original is not None:
+            row["missing_kept"] = int(original[c].isna().sum()) if name not in drop else 0
+        rows.append(row)
+    order = ["variable", "label", "role", "in_release", "method", "transform", "bounds", "clipped", "decimals",
+             "mean_change_sd", "exact",
+             "in_expectation", "missing_kept", "perturbed_share", "abs_cor", "close_own", "close_linked",
+             "meets_floors"]
+    t = pd.DataFrame(rows)
+    return t[[c for c in order if c in t.columns]].set_index("variable")
+
+
+def codebook_bytes(table, format="csv"):
+    """The codebook as CSV or JSON bytes (JSON: one object per variable, with the notes on
+    what each method keeps in ``_about``)."""
+    if format == "csv":
+        return table.to_csv().encode("utf-8")
+    if format == "json":
+        recs = {}
+        for v, row in table.iterrows():
+            recs[str(v)] = {k: (None if isinstance(x, float) and np.isnan(x) else
+                                x.item() if isinstance(x, np.generic) else x) for k, x in row.items()}
+        return json.dumps({"_about": " ".join(__doc__.split()), "variables": recs}, indent=2,
+                          default=str).encode("utf-8")
+    raise ValueError(f"format={format!r} must be 'csv' or 'json'.")
