@@ -23,6 +23,7 @@ pages = [
     st.Page("pages/3_configure.py", title="3 Configure", icon=":material/tune:"),
     st.Page("pages/4_run.py", title="4 Run and compare", icon=":material/compare:"),
     st.Page("pages/5_download.py", title="5 Download", icon=":material/download:"),
+    st.Page("pages/6_history.py", title="6 History", icon=":material/history:"),
 ]
 nav = st.navigation(pages)
 nav.run()
@@ -41,4 +42,11 @@ with st.sidebar:
     st.number_input("Seed (reproducibility)", min_value=0, max_value=2**31 - 1, step=1,
                     value=state.seed(), key="seed_input", on_change=state.seed_changed,
                     help="The same seed, data and settings give the same protected file, byte for byte.")
+    steps = state.undo_steps()
+    st.button(f"Undo: {steps[-1]['what']}" if steps else "Undo (nothing to undo yet)", key="undo_button",
+              on_click=state.undo, disabled=not steps, use_container_width=True,
+              help="Back to the settings before the last change of roles, strata/weights, method settings, seed, "
+                   "floors or regressions; click again to go further back. The History page lists your runs.")
     st.caption("None of your data is written to disk; it stays in this browser session and is dropped when it ends.")
+
+state.track_settings()

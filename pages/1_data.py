@@ -118,7 +118,7 @@ def missing_choice(p):
     options = ["keep", "drop_columns"] + (["drop_records"] if n_left >= state.MIN_ROWS else [])
     choice = st.radio("Missing cells", options, format_func=MISSING_CHOICES.get, key="missing_choice",
                       help="Dropping records or columns changes the file for this session only; your file is not "
-                           "touched: upload it again to undo.")
+                           "touched, and 'Undo the drop' brings the full file back.")
     if choice != "keep":
         label = (f"Drop the {p.rows} record(s)" if choice == "drop_records"
                  else f"Leave out {', '.join(p.columns)}")
@@ -130,8 +130,15 @@ def missing_choice(p):
             st.rerun()
 
 
+def restore_section():
+    if state.can_restore_drop():
+        st.button("Undo the drop: back to the file as loaded, with its roles", key="restore_drop",
+                  on_click=state.restore_before_drop)
+
+
 def body():
     load_section()
+    restore_section()
     df = state.data()
     for note in state.read_notes():
         st.info(note)

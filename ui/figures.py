@@ -342,3 +342,59 @@ def codebook_table(book: pd.DataFrame) -> pd.DataFrame:
                              "perturbed_share": "perturbed share", "abs_cor": "|cor(x, x')|",
                              "close_own": "own record close", "close_linked": "linked record close",
                              "meets_floors": "meets floors"})
+
+
+def history_table(entries: list) -> pd.DataFrame:
+    """One row per run of the session's history: when, what, seed and the headline scores."""
+    rows = []
+    for h in entries:
+        s = h["scores"]
+        risk = h.get("risk")
+        ok = None
+        if risk is not None and len(risk):
+            ok = bool(risk["ok"].all()) if "ok" in risk else bool((risk.get("runs_ok", 0) == 1).all())
+        rows.append({"#": h["id"], "time": h["time"], "kind": h["kind"], "configuration": h["label"],
+                     "data": h["data_name"], "seed": h["seed"], "runs": h.get("reps", 1),
+                     "DBRL": s.get("dbrl"), "ID": s.get("id"), "PIL": s.get("pil"), "PS": s.get("ps"),
+                     "overall": s.get("overall", s.get("summary")),
+                     "floors met": {True: "yes", False: "no", None: ""}[ok]})
+    return pd.DataFrame(rows)
+
+
+def history_pair(a: dict, b: dict):
+    """Two runs side by side: their settings (options, seed, roles, design), scores and
+    per-variable risk; a '*' marks the settings that differ."""
+    def flat(h):
+        out = {f"option: {k}": json_text(v) for k, v in sorted(h["options"].items())}
+        out["seed"] = str(h["seed"])
+        st_ = h["settings"]
+        roles = st_.get("roles") or {}
+        out["sensitive"] = ", ".join(c for c, r in roles.items() if r == "sensitive") or "none (general)"
+        out["identifiers"] = ", ".join(c for c, r in roles.items() if r == "identifier") or "none"
+        out["floors"] = json_text(st_.get("floors"))
+        out["plausible values"] = json_text(st_.get("plausible"))
+        out["data"] = h["data_name"]
+        return out
+
+    fa, fb = flat(a), flat(b)
+    keys = list(dict.fromkeys(list(fa) + list(fb)))
+    la, lb = f"#{a['id']} {a['label']}", f"#{b['id']} {b['label']}"
+    if la == lb:
+        lb += " "
+    opts = pd.DataFrame({la: [fa.get(k, "") for k in keys], lb: [fb.get(k, "") for k in keys]},
+                        index=[("* " if fa.get(k) != fb.get(k) else "") + k for k in keys])
+    skeys = [k for k in SCORE_NAMES if k in a["scores"] or k in b["scores"]]
+    scores = pd.DataFrame({la: [a["scores"].get(k) for k in skeys], lb: [b["scores"].get(k) for k in skeys]},
+                          index=[SCORE_NAMES[k] for k in skeys])
+    scores["difference"] = scores[lb] - scores[la]
+    risk = None
+    if a.get("risk") is not None and b.get("risk") is not None:
+        cols = [c for c in ("perturbed_share", "close_own", "close_linked") if c in a["risk"] and c in b["risk"]]
+        risk = a["risk"][cols].add_suffix(f" {la}").join(b["risk"][cols].add_suffix(f" {lb}"), how="outer")
+    return opts, scores, risk
+
+
+def json_text(v) -> str:
+    import json
+
+    return v if isinstance(v, str) else json.dumps(v, sort_keys=True, default=str)

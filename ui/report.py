@@ -27,7 +27,8 @@ def id_intruder(evaluation):
 
 
 def build_report(kind, data_name, shape, roles, label, options, evaluation, comparison=None, dependencies=None,
-                 notes=(), risk=None, plausibility=None, unsafe_reason=None, regressions=(), codebook=None):
+                 notes=(), risk=None, plausibility=None, unsafe_reason=None, regressions=(), codebook=None,
+                 history=()):
     internal = kind == "internal"
     opts = dict(options)
     if not internal:
@@ -85,6 +86,10 @@ def build_report(kind, data_name, shape, roles, label, options, evaluation, comp
         book_html = ("<h2>Codebook</h2><p>Per variable: role, method, rounding, what is kept exactly and what in "
                      "expectation (before bounds and rounding, whose effect the plausibility table gives), and "
                      "its residual risk.</p>" + _table(figures.codebook_table(codebook)))
+    hist_html = ""
+    if internal and history:
+        hist_html = ("<h2>History of this session</h2><p>Every comparison and release looked at before this one "
+                     "(internal: it lists seeds).</p>" + _table(figures.history_table(history).set_index("#")))
     if reg_html:
         reg_html = ("<h2>Does the analysis still hold?</h2><p>Linear regressions fitted on the original and on the "
                     "release: coefficients with 95 % intervals side by side and their overlap (Karr et al. 2006: "
@@ -113,6 +118,7 @@ ID assumes an intruder who centres the intervals on {esc(id_intruder(evaluation)
 {cmp_html}
 {reg_html}
 {book_html}
+{hist_html}
 <h2>Plots</h2>{''.join(parts)}
 <h2>Factor and component scores</h2><p>Scores are never released: when a variable is nearly uncorrelated with
 the others, its factor score reproduces it (Drechsler, Ronning and Bleninger).</p>

@@ -118,6 +118,8 @@ def set_data(df: pd.DataFrame, name: str, notes=(), sample=False, sep=None, deci
     ``labels``, ``value_labels``: what ``read_table`` found (kept when a record or column is
     dropped from the same file: pass None)."""
     ss = st.session_state
+    if "before_drop" in ss and ss["before_drop"] is not None and (name != ss["before_drop"]["name"]):
+        ss["before_drop"] = None  # another file: the kept one is forgotten
     same_columns = "data" in ss and list(ss["data"].columns) == list(df.columns)
     ss["data"] = df
     ss["data_name"] = name
@@ -158,6 +160,7 @@ def handle_upload(raw: bytes, name: str, sep=None, decimal=None):
         res = sdccore.read_table(raw, name, sep=sep, decimal=decimal)
     except ValueError as exc:
         return f"{name}: {exc}"
+    st.session_state["before_drop"] = None  # a new file: a drop of the old one is no longer undone
     set_data(res.data, name, res.notes, sep=res.sep, decimal=res.decimal, file_format=res.format,
              labels=res.labels, value_labels=res.value_labels)
     return None
@@ -404,9 +407,32 @@ def roles_from_widgets():
     set_roles(new)
 
 
+def _keep_before_drop():
+    """The file as it was before a drop, kept in the session so the drop can be undone."""
+    ss = st.session_state
+    if ss.get("before_drop") is None:
+        ss["before_drop"] = {"data": data(), "name": data_name(), "format": read_format(), "roles": dict(roles()),
+                             "notes": read_notes()}
+
+
+def can_restore_drop() -> bool:
+    return st.session_state.get("before_drop") is not None
+
+
+def restore_before_drop():
+    """Undo the drops of records or columns: the file as uploaded, with its roles."""
+    b = st.session_state.pop("before_drop", None)
+    if b is None:
+        return
+    sep, dec = b["format"]
+    set_data(b["data"], b["name"], b["notes"], sep=sep, decimal=dec)
+    set_roles({c: r for c, r in b["roles"].items() if c in b["data"].columns})
+
+
 def drop_incomplete(columns):
     """Drop the records with missing or infinite values in ``columns`` (same columns: the
     roles are kept)."""
+    _keep_before_drop()
     clean, n = sdccore.drop_incomplete_rows(data(), list(columns))
     sep, dec = read_format()
     set_data(clean, data_name(), [f"{n} record(s) with missing or infinite values dropped"], sep=sep, decimal=dec)
@@ -415,6 +441,7 @@ def drop_incomplete(columns):
 def drop_columns(columns):
     """Leave ``columns`` out of the session's data (and so of the release); the other roles
     are kept."""
+    _keep_before_drop()
     clean, gone = sdccore.drop_incomplete_columns(data(), list(columns))
     old = dict(roles())
     sep, dec = read_format()
@@ -616,8 +643,14 @@ def _with_session(name, config: dict):
 
 def release(config: dict):
     """Protect the working frame with a configuration, the session's floors and seed; returns
-    (result, evaluation, refusal): refusal is the UnsafeReleaseError when a floor breaks."""
-    return _with_session("release", config)
+    (result, evaluation, refusal): refusal is the UnsafeReleaseError when a floor breaks.
+    A release that meets the floors is recorded in the session's history."""
+    res, ev, refused = _with_session("release", config)
+    if res is not None:
+        label, _ = release_choice()
+        record_history("release", label or METHOD_LABELS.get(config.get("method"), str(config.get("method"))),
+                       dict(config), dict(ev.scores), res.risk.variables)
+    return res, ev, refused
 
 
 def preview(config: dict):
@@ -706,6 +739,15 @@ def run_comparison(methods, reps, progress):
     cfgs = current_configs(methods)
     res = sdccore.compare(df, cfgs, sensitive=sensitive(), reps=reps, rng=seed(), progress=progress,
                           models=models() or None)
+    if not res.cancelled:
+        vr = res.variable_risk()
+        for label, cfg in res.configs.items():
+            sub = res.summary[res.summary.config == label]
+            if not len(sub):
+                continue
+            scores = dict(zip(sub.score, sub["mean"]))
+            risk = vr[vr.config == label].set_index("variable") if len(vr) else None
+            record_history("comparison", label, cfg, scores, risk, {"reps": reps})
     st.session_state["comparison"] = {"result": res, "configs": cfgs, "token": token(),
                                       "roles": _key(roles())}
     return res
@@ -746,6 +788,7 @@ def release_choice():
 def safe(fn):
     """Run a page body; on an error show a plain message (never a traceback or data) and
     keep the rest of the app usable."""
+    track_settings()  # every page records the changes of roles and settings (for undo)
     try:
         fn()
     except Exception:
@@ -776,3 +819,130 @@ def numeric_summary(df: pd.DataFrame) -> pd.DataFrame:
     return pd.DataFrame(rows)
 
 
+
+
+# ----------------------------------------------------------------------------- history and undo
+# Everything below lives in this browser session only (st.session_state); nothing is written
+# to disk.  A "snapshot" is the user's settings: roles, design, every method's configuration,
+# seed, floors, plausible-value choices, regressions and the risk ceiling.
+
+SETTINGS = ("roles", "design", "seed", "floors", "plausible", "models", "max_risk", "passthrough_confirmed") + tuple(
+    f"cfg_{m}" for m in METHOD_LABELS)
+SETTING_NAMES = {"roles": "roles", "design": "strata/weights", "seed": "seed", "floors": "risk floors",
+                 "plausible": "plausible values", "models": "regressions", "max_risk": "risk ceiling",
+                 "passthrough_confirmed": "pass-through confirmation",
+                 **{f"cfg_{m}": f"{label} settings" for m, label in METHOD_LABELS.items()}}
+# widget state that must be dropped when settings are restored (the widgets are drawn again
+# from the restored values)
+WIDGET_PREFIXES = ("fa_", "pca_", "magg_", "rankswap_", "pcar_", "floor_", "pv_", "seed_input", "run_models",
+                   "max_risk_input") + WIDGETS_TIED_TO_DATA
+UNDO_DEPTH = 50
+HISTORY_DEPTH = 100
+
+
+def _snapshot() -> dict:
+    import copy
+
+    ss = st.session_state
+    return {"token": ss.get("data_token"), "data_name": ss.get("data_name"),
+            **{k: copy.deepcopy(ss.get(k)) for k in SETTINGS}}
+
+
+def _changed(a: dict, b: dict) -> list:
+    """The settings that really changed: a page filling in defaults (None -> a value, or a
+    configuration gaining keys with every old key kept) is not a change the user made."""
+    def filled(old, new):
+        return old is None or (isinstance(old, dict) and isinstance(new, dict)
+                               and all(k in new and _key(new[k]) == _key(v) for k, v in old.items()))
+    return [SETTING_NAMES[k] for k in SETTINGS if _key(a.get(k)) != _key(b.get(k)) and not filled(a.get(k), b.get(k))]
+
+
+def track_settings():
+    """Called once at the end of every script run: if the settings differ from the last run's
+    (on the same data), the previous ones go on the undo stack with what changed."""
+    ss = st.session_state
+    now = _snapshot()
+    last = ss.get("last_settings")
+    ss["last_settings"] = now
+    if last is None or last["token"] != now["token"]:
+        return
+    what = _changed(last, now)
+    if what:
+        stack = ss.setdefault("undo_stack", [])
+        stack.append({"settings": last, "what": ", ".join(what), "time": _clock()})
+        del stack[:-UNDO_DEPTH]
+
+
+def undo_steps() -> list:
+    """The changes that can be undone, most recent last (on the data loaded now)."""
+    return [u for u in st.session_state.get("undo_stack", []) if u["settings"]["token"] == token()]
+
+
+def _restore(settings: dict):
+    ss = st.session_state
+    for k in SETTINGS:
+        if k in settings and settings[k] is not None:
+            ss[k] = settings[k]
+    for k in list(ss.keys()):
+        if isinstance(k, str) and k.startswith(WIDGET_PREFIXES):
+            del ss[k]
+    ss["last_settings"] = _snapshot()
+
+
+def undo():
+    """Callback of the Undo button: back to the settings before the last change (several
+    clicks go back several steps)."""
+    steps = undo_steps()
+    if not steps:
+        return
+    step = steps[-1]
+    st.session_state["undo_stack"].remove(step)
+    _restore(step["settings"])
+
+
+def _clock() -> str:
+    from datetime import datetime
+
+    return datetime.now().strftime("%H:%M:%S")
+
+
+def record_history(kind: str, label: str, config: dict, scores: dict, risk_variables: pd.DataFrame | None,
+                   extra: dict | None = None):
+    """Add a run to the session's history (one entry per configuration and settings)."""
+    ss = st.session_state
+    hist = ss.setdefault("history", [])
+    settings = _snapshot()
+    sig = _key([kind, label, config, {k: v for k, v in settings.items() if k != "max_risk"}])
+    if any(h["sig"] == sig for h in hist):
+        return
+    risk = None
+    if risk_variables is not None and len(risk_variables):
+        cols = [c for c in ("perturbed_share", "abs_cor", "close_own", "close_linked", "ok", "runs_ok")
+                if c in risk_variables]
+        risk = risk_variables[cols].copy()
+    hist.append({"id": (hist[-1]["id"] + 1) if hist else 1, "time": _clock(), "kind": kind, "label": label,
+                 "method": config.get("method"), "options": {k: v for k, v in config.items() if k != "floors"},
+                 "seed": seed(), "data_name": data_name(), "token": token(), "scores": dict(scores), "risk": risk,
+                 "settings": settings, "sig": sig, **(extra or {})})
+    del hist[:-HISTORY_DEPTH]
+
+
+def history() -> list:
+    return list(st.session_state.get("history", []))
+
+
+def go_back(entry_id: int) -> str | None:
+    """Restore the settings a history entry was run with; None, or why it cannot be."""
+    entry = next((h for h in history() if h["id"] == entry_id), None)
+    if entry is None:
+        return "that run is no longer in the history"
+    if entry["token"] != token():
+        return (f"run {entry_id} was made on other data ({entry['data_name']}); load that file again to go back "
+                f"to it")
+    ss = st.session_state
+    stack = ss.setdefault("undo_stack", [])
+    stack.append({"settings": _snapshot(), "what": f"went back to run {entry_id}", "time": _clock()})
+    _restore(entry["settings"])
+    if entry["kind"] == "release":
+        choose_release(entry["label"], entry["options"])
+    return None
