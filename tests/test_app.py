@@ -12,7 +12,8 @@ import sdccore
 from sdccore import _io
 
 ROOT = Path(__file__).resolve().parents[1]
-PAGES = ["pages/1_data.py", "pages/2_explore.py", "pages/3_configure.py", "pages/4_run.py", "pages/5_download.py"]
+PAGES = ["pages/1_data.py", "pages/2_explore.py", "pages/3_configure.py", "pages/4_run.py", "pages/5_download.py",
+         "pages/6_history.py"]
 
 
 @pytest.fixture()
