@@ -197,8 +197,82 @@ def _out_format(out, read_format):
     return OUT_FORMATS.get(ext, "csv")  # any other name: CSV, as always
 
 
+def _client(args):
+    """A distributed client: the scheduler at --scheduler, or a LocalCluster sized to this
+    machine (one single-threaded worker process per core)."""
+    from distributed import Client, LocalCluster
+
+    if args.scheduler:
+        try:
+            return Client(args.scheduler, timeout="20s"), None
+        except (OSError, TimeoutError) as exc:
+            raise ValueError(f"no Dask scheduler answers at {args.scheduler} ({type(exc).__name__}); start one "
+                             f"(dask scheduler) or leave out --scheduler for a local cluster.") from None
+    cluster = LocalCluster(n_workers=max(1, os.cpu_count() or 1), threads_per_worker=1, processes=True,
+                           dashboard_address=None)
+    return Client(cluster), cluster
+
+
+def _protect_dask(args):
+    """protect with --engine dask: a Parquet data set (a folder) from Parquet or CSV files."""
+    from ._dask import protect_dask, read_dask
+    from ._recipe import Recipe
+
+    from ._dask import _check_out
+    if args.out == "-" or args.out.lower().endswith((".csv", ".xlsx", ".sav", ".dta", ".xpt")):
+        raise ValueError(f"--engine dask writes a Parquet data set into a folder; give --out a folder, e.g. "
+                         f"--out released/ (not {args.out}).")
+    _check_out(args.out)
+    recipe = _load_recipe(args.recipe) if args.recipe else Recipe({}, shuffle=False)
+    options = dict(recipe.options)
+    for item in args.set or []:
+        if "=" not in item:
+            raise ValueError(f"--set expects key=value, got {item!r}.")
+        key, val = item.split("=", 1)
+        options[key.strip()] = _value(val.strip())
+    if args.method:
+        options["method"] = args.method
+    options.setdefault("method", "fa")
+    if args.sensitive is not None:
+        options["sensitive"] = _names(args.sensitive) or None
+    if args.seed is not None:
+        options["seed"] = args.seed
+    drop = list(recipe.drop) + _names(args.drop)
+    keep = list(recipe.keep) + _names(args.keep)
+    client, cluster = _client(args)
+    try:
+        ddf = read_dask(args.input)
+        def show(job):
+            fut = client.compute(job)
+            if sys.stderr.isatty():
+                from distributed import progress
+                progress(fut)
+            fut.result()
+
+        rel = protect_dask(ddf, options, args.out, drop=drop, keep=keep, sample=args.sample,
+                           allow_unsafe=args.allow_unsafe, shuffle=recipe.shuffle, progress=show)
+    finally:
+        client.close()
+        if cluster is not None:
+            cluster.close()
+    if args.save_recipe:
+        eff = {k: v for k, v in rel.options.items() if k != "engine"}
+        _atomic_write([(args.save_recipe, Recipe(eff, tuple(drop), tuple(keep), recipe.shuffle).to_json()
+                        .encode("utf-8"))])
+    for note in rel.notes:
+        print(f"note: {note}", file=sys.stderr)
+    for line in rel.risk.violations:
+        print(f"warning: {line}", file=sys.stderr)
+    print(f"wrote {args.out}: {rel.n:,} records as a Parquet data set (method {rel.options['method']}, seed "
+          f"{rel.options['seed']}, engine dask; risk floors "
+          f"{'met' if rel.risk.ok else 'BROKEN, released because: ' + str(args.allow_unsafe)} on a sample of "
+          f"{rel.sample:,} records)", file=sys.stderr)
+
+
 def _protect(args):
     from ._recipe import Recipe, make_release
+    if args.engine == "dask":
+        return _protect_dask(args)
     _check_paths(args)
     _out_format(args.out, None)  # an impossible format is refused before any work
     recipe = _load_recipe(args.recipe) if args.recipe else Recipe({}, shuffle=False)
@@ -276,7 +350,29 @@ def _protect(args):
           f"{'met' if res.risk.ok else 'BROKEN, released because: ' + res.unsafe_reason})", file=sys.stderr)
 
 
+def _evaluate_dask(args):
+    from ._dask import evaluate_dask, read_dask
+
+    client, cluster = _client(args)
+    try:
+        table, n, s = evaluate_dask(read_dask(args.original), read_dask(args.protected), sensitive=_sens(args),
+                                    sample=args.sample)
+    finally:
+        client.close()
+        if cluster is not None:
+            cluster.close()
+    if args.json:
+        print(json.dumps({"records": n, "sample": s, "scores": {k: {c: _digits(float(v)) for c, v in r.items()}
+                                                               for k, r in table.iterrows()}}, indent=2))
+    else:
+        print(f"scores estimated on {s:,} of {n:,} records (5 random samples; 95 % t interval; 0 best, 1 worst):")
+        for k, r in table.iterrows():
+            print(f"  {k:<12s} {r.estimate:.4f}  [{r.lo:.4f}, {r.hi:.4f}]")
+
+
 def _evaluate(args):
+    if args.engine == "dask":
+        return _evaluate_dask(args)
     from ._evaluate import evaluate
     orig = _read_csv(args.original)
     prot = _read_csv(args.protected)
@@ -410,6 +506,13 @@ def build_parser():
     pr.add_argument("--out", required=True, help="output file; its extension chooses the format (.csv, .parquet, "
                                                  ".xlsx, .sav, .dta, .xpt; variable and value labels of an SPSS, "
                                                  "Stata or SAS input are kept); - writes CSV to standard output")
+    pr.add_argument("--engine", choices=("memory", "dask"), default="memory",
+                    help="dask: protect Parquet/CSV files (a glob) that do not fit in memory, on a Dask cluster; "
+                         "--out is then a folder for the Parquet data set (fa and pca)")
+    pr.add_argument("--scheduler", metavar="ADDRESS",
+                    help="with --engine dask: a running Dask scheduler (tcp://host:8786); default a local cluster")
+    pr.add_argument("--sample", type=int, default=20000,
+                    help="with --engine dask: records drawn at random to check the risk floors (default 20000)")
     pr.add_argument("--codebook", metavar="PATH",
                     help="write the codebook here (.json or .csv): per variable its role, method, rounding, what is "
                          "kept exactly and in expectation, and its residual risk")
@@ -433,6 +536,11 @@ def build_parser():
     ev.add_argument("protected")
     ev.add_argument("--sensitive", help="comma-separated sensitive column names")
     ev.add_argument("--json", action="store_true", help="print the scores as JSON")
+    ev.add_argument("--engine", choices=("memory", "dask"), default="memory",
+                    help="dask: the two files are globs of Parquet/CSV files; the scores are estimated on a random "
+                         "sample of aligned records, with intervals")
+    ev.add_argument("--scheduler", metavar="ADDRESS", help="with --engine dask: a running Dask scheduler")
+    ev.add_argument("--sample", type=int, default=5000, help="with --engine dask: records sampled (default 5000)")
     ev.add_argument("--weights", metavar="COLUMN", help="a sampling-weight column in both files: left out of the "
                     "measures; weighted means and correlations of both files are reported")
     ev.add_argument("--model", action="append", metavar="FORMULA",

@@ -1,0 +1,100 @@
+"""The Dask engine at scale (issue 13): FA on a generated Parquet data set on a LocalCluster of
+2 worker processes with a memory limit each, against the in-memory engine on 1M x 30.
+
+    python benchmarks/bench_dask.py [--records 20000000] [--variables 30] [--files 40]
+                                    [--memory 2GB] [--folder /tmp/sdccore_bench]
+
+Prints the time, peak cluster memory (distributed's MemorySampler), throughput in records
+per second against the in-memory engine's, and the largest gap between the release's and
+the original's means (in original sds; bounds and rounding off, so it should be ~1e-12).
+The generated files and the release stay in --folder (delete it afterwards).
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import shutil
+import sys
+import time
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
+
+def generate(folder, n, m, files, seed=0):
+    """Correlated log-normal amounts, written file by file (never the whole file in memory)."""
+    folder.mkdir(parents=True, exist_ok=True)
+    rng = np.random.default_rng(seed)
+    C = 0.5 * np.ones((m, m)) + 0.5 * np.eye(m)
+    A = np.linalg.cholesky(C)
+    for i, rows in enumerate(np.array_split(np.arange(n), files)):
+        Z = rng.standard_normal((len(rows), m)) @ A.T
+        pd.DataFrame(np.exp(8 + Z), columns=[f"x{j:02d}" for j in range(m)]).to_parquet(
+            folder / f"part{i:04d}.parquet", index=False)
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--records", type=int, default=20_000_000)
+    ap.add_argument("--variables", type=int, default=30)
+    ap.add_argument("--files", type=int, default=40)
+    ap.add_argument("--memory", default="2GB")
+    ap.add_argument("--folder", default="/tmp/sdccore_bench")
+    ap.add_argument("--skip-memory", action="store_true", help="leave out the in-memory 1M x 30 run (8 minutes)")
+    args = ap.parse_args()
+    from distributed import Client, LocalCluster
+    from distributed.diagnostics import MemorySampler
+
+    import sdccore
+    from sdccore._dask import moments, protect_dask, read_dask
+
+    root = Path(args.folder)
+    data = root / f"data_{args.records}x{args.variables}"
+    if not data.exists():
+        t = time.perf_counter()
+        generate(data, args.records, args.variables, args.files)
+        print(f"generated {args.records:,} x {args.variables} in {args.files} Parquet files "
+              f"({sum(f.stat().st_size for f in data.glob('*.parquet')) / 2**30:.2f} GB on disk, "
+              f"{args.records * args.variables * 8 / 2**30:.2f} GB as float64) in {time.perf_counter() - t:.0f} s")
+    out = root / "released"
+    shutil.rmtree(out, ignore_errors=True)
+    load = os.getloadavg()[0]
+    with LocalCluster(n_workers=2, threads_per_worker=1, processes=True, memory_limit=args.memory,
+                      dashboard_address=None) as cluster, Client(cluster) as client:
+        ms = MemorySampler()
+        t = time.perf_counter()
+        with ms.sample("protect", interval=0.5):
+            rel = protect_dask(read_dask(str(data / "*.parquet")),
+                               {"method": "fa", "seed": 1, "bounds": "none", "rounding": "none"}, str(out))
+        secs = time.perf_counter() - t
+        peak = ms.to_pandas()["protect"].max() / 2**30
+        cols = [c for c in rel.data.columns]
+        n0, m0, cov0, *_ = moments(read_dask(str(data / "*.parquet")), cols)
+        n1, m1, *_ = moments(rel.data, cols)
+    gap = float(np.max(np.abs(m1 - m0) / np.sqrt(np.diag(cov0))))
+    print(f"load average at start {load:.2f}; 2 workers x {args.memory}")
+    print(f"dask  FA {args.records:,} x {args.variables}: {secs:.1f} s, {args.records / secs:,.0f} records/s, "
+          f"peak cluster memory {peak:.2f} GB, risk floors {'met' if rel.risk.ok else 'broken'} on "
+          f"{rel.sample:,} sampled records", flush=True)
+    print(f"means: largest gap {gap:.2e} original sds (target: exact, ~1e-12)", flush=True)
+    shutil.rmtree(out, ignore_errors=True)
+    if args.skip_memory:
+        return
+    # the in-memory engine on 1M x 30 (its risk profile's leave-one-out links dominate)
+    rng = np.random.default_rng(0)
+    C = 0.5 * np.ones((30, 30)) + 0.5 * np.eye(30)
+    X = np.exp(8 + rng.standard_normal((1_000_000, 30)) @ np.linalg.cholesky(C).T)
+    df = pd.DataFrame(X, columns=[f"x{j:02d}" for j in range(30)])
+    t = time.perf_counter()
+    sdccore.protect(df, "fa", rng=1, bounds="none", rounding="none", allow_unsafe="benchmark")
+    mem_secs = time.perf_counter() - t
+    print(f"memory FA 1,000,000 x 30: {mem_secs:.1f} s, {1e6 / mem_secs:,.0f} records/s "
+          f"(dask / memory throughput {args.records / secs / (1e6 / mem_secs):.2f})")
+
+
+if __name__ == "__main__":
+    main()

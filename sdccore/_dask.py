@@ -1,0 +1,491 @@
+"""FA and PCA protection of files that do not fit in memory, on Dask (``dask`` and
+``dask.distributed``: a laptop's LocalCluster, Slurm/PBS through dask-jobqueue, Kubernetes).
+
+The engine shares the in-memory pipeline's plan and guarantees:
+
+1. **Moments by map-reduce**: one pass over the partitions gives each partition's count,
+   mean, centred cross-product matrix, minimum, maximum and decimals; the partial moments
+   are merged pairwise with Chan, Golub and LeVeque's update (numerically stable: no sums
+   of squares of raw values).  Non-finite cells are refused, naming the column.
+2. **The plan on the driver**: the options are bound and the factorization, rotation and
+   factor selection planned by the same code as in memory (``_bind``, ``_plan``), run on a
+   stand-in frame with exactly the file's mean and covariance (a centred orthonormal basis
+   scaled by the covariance's square root), so the correlation matrix, exact linear
+   dependencies and every choice are the file's own.
+3. **Perturbation**: each perturbed factor's scores are put in a uniformly random order over
+   *all* n records, by Dask's own global sort (``sort_values`` on iid random 63-bit keys:
+   sorting by iid keys is a uniform permutation; the values are then realigned to the
+   original partitions' lengths).  A swap within partitions would keep partition means and
+   is a weaker method, so it is never used.  Each record's change is (F' - F) L' sd, as in
+   memory: means exact, covariance unbiased, reconstruction exact without perturbation,
+   exact linear dependencies rebuilt from the protected columns.
+4. **Release steps as in memory**: bounds from the file's own minimum and maximum, rounding
+   to the file's decimals (integers stay integers), identifiers dropped, formula-like text
+   neutralised, rows shuffled globally when the recipe says so.
+5. **Risk floors on a sample**: ``sample`` records (default 20,000, drawn uniformly) and
+   their protected versions go through the in-memory ``risk_profile`` (every floor, per
+   variable and size band, with the structural intruder).  Linking against the sample's
+   protected records rather than all n is conservative: an intruder with fewer decoys links
+   more often.  Closeness shares are estimated (binomial sampling error about 0.3 points at
+   20,000); the perturbed shares are the plan's exact ones.
+
+Reproducibility: the keys come from ``SeedSequence(seed, spawn_key=(7, factor, partition))``,
+so the same seed and the same partitioning give the same bytes.  What the engine does not do
+(refused with a message): M-AGG (MDAV is quadratic), rank swapping and correlated noise,
+pca_remove, the log transform, strata and weights, missing cells.
+"""
+
+from __future__ import annotations
+
+import glob
+import os
+from dataclasses import dataclass
+from functools import partial
+
+import numpy as np
+import pandas as pd
+
+DASK_STREAM = 7
+DASK_METHODS = ("fa", "pca")
+
+
+# ----------------------------------------------------------------------------- reading
+
+def files_of(pattern):
+    """The files a path or glob names, sorted; one kind (Parquet or CSV)."""
+    if not isinstance(pattern, str) or not pattern:
+        raise ValueError("give a file, a folder or a glob such as 'big/*.parquet'.")
+    if os.path.isdir(pattern):
+        found = sorted(glob.glob(os.path.join(pattern, "*.parquet")) or glob.glob(os.path.join(pattern, "*.csv")))
+    else:
+        found = sorted(glob.glob(pattern))
+    if not found:
+        raise ValueError(f"no file matches {pattern!r}; check the path (quote the glob so the shell does not "
+                         f"expand it).")
+    kinds = {("parquet" if f.lower().endswith((".parquet", ".pq")) else "csv" if f.lower().endswith(
+        (".csv", ".txt", ".csv.gz")) else "other") for f in found}
+    if "other" in kinds:
+        bad = [f for f in found if not f.lower().endswith((".parquet", ".pq", ".csv", ".txt", ".csv.gz"))][:3]
+        raise ValueError(f"{bad} are neither Parquet nor CSV; the Dask engine reads *.parquet or *.csv files.")
+    if len(kinds) > 1:
+        raise ValueError(f"{pattern!r} matches Parquet and CSV files together; give one kind.")
+    return found, kinds.pop()
+
+
+def read_dask(pattern, *, blocksize="64MB"):
+    """A Dask DataFrame over the files ``pattern`` names; every file must have the same
+    columns with the same types (named in the error otherwise)."""
+    import dask.dataframe as dd
+
+    files, kind = files_of(pattern)
+    if kind == "parquet":
+        import pyarrow.parquet as pq
+
+        first = pq.read_schema(files[0])
+        for f in files[1:]:
+            s = pq.read_schema(f)
+            if s.names != first.names or [str(t) for t in s.types] != [str(t) for t in first.types]:
+                diff = sorted(set(map(str, zip(s.names, s.types))) ^ set(map(str, zip(first.names, first.types))))
+                raise ValueError(f"{os.path.basename(f)} has other columns or types than "
+                                 f"{os.path.basename(files[0])} ({'; '.join(diff[:4])}); every partition of the "
+                                 f"data set must have the same schema.")
+        # one partition a file (dask's read_parquet may fuse files when columns are selected,
+        # which would change the partitioning between two passes)
+        meta = pq.read_schema(files[0]).empty_table().to_pandas()
+        return dd.from_map(_read_parquet_file, files, meta=meta, enforce_metadata=False)
+    heads = []
+    for f in files:
+        with open(f, "rb") as fh:
+            heads.append(fh.readline().strip())
+    for f, h in zip(files[1:], heads[1:]):
+        if h != heads[0]:
+            raise ValueError(f"{os.path.basename(f)} has another header than {os.path.basename(files[0])}; every "
+                             f"file must have the same columns.")
+    return dd.read_csv(files, blocksize=blocksize)
+
+
+def _read_parquet_file(path, columns=None):
+    return pd.read_parquet(path, columns=columns)
+
+
+# ----------------------------------------------------------------------------- moments
+
+def _partition_moments(df, cols):
+    X = df[cols].to_numpy(dtype=np.float64)
+    bad = (~np.isfinite(X)).sum(axis=0)
+    n = X.shape[0]
+    if n == 0 or bad.any():
+        z = np.zeros(len(cols))
+        return {"n": 0 if bad.any() else n, "mean": z, "M2": np.zeros((len(cols), len(cols))), "bad": bad,
+                "min": np.full(len(cols), np.inf), "max": np.full(len(cols), -np.inf), "dec": [0] * len(cols)}
+    from ._plausible import decimals
+
+    mean = X.mean(axis=0)
+    D = X - mean
+    return {"n": n, "mean": mean, "M2": D.T @ D, "bad": bad, "min": X.min(axis=0), "max": X.max(axis=0),
+            "dec": [decimals(X[:, j]) for j in range(X.shape[1])]}
+
+
+def _merge(a, b):
+    """Chan, Golub and LeVeque's pairwise update of count, mean and centred cross-products."""
+    n = a["n"] + b["n"]
+    out = {"bad": a["bad"] + b["bad"], "min": np.minimum(a["min"], b["min"]), "max": np.maximum(a["max"], b["max"]),
+           "dec": [None if (x is None or y is None) else max(x, y) for x, y in zip(a["dec"], b["dec"])]}
+    if a["n"] == 0 or b["n"] == 0:
+        src = a if a["n"] else b
+        out.update(n=n, mean=src["mean"], M2=src["M2"])
+        return out
+    delta = b["mean"] - a["mean"]
+    out.update(n=n, mean=a["mean"] + delta * (b["n"] / n),
+               M2=a["M2"] + b["M2"] + np.outer(delta, delta) * (a["n"] * b["n"] / n))
+    return out
+
+
+def moments(ddf, cols):
+    """(n, mean, population covariance, min, max, decimals) of ``cols`` over every
+    partition, merged in a tree; non-finite cells refused."""
+    import dask
+    from dask import delayed
+
+    parts = [delayed(_partition_moments)(p, cols) for p in ddf.to_delayed()]
+    while len(parts) > 1:
+        parts = [delayed(_merge)(parts[i], parts[i + 1]) if i + 1 < len(parts) else parts[i]
+                 for i in range(0, len(parts), 2)]
+    (m,) = dask.compute(parts[0])
+    if m["bad"].any():
+        which = [f"{c} ({int(k)})" for c, k in zip(cols, m["bad"]) if k]
+        raise ValueError(f"missing or infinite values in {', '.join(which[:6])}; the Dask engine protects complete "
+                         f"files: drop or fill those records first, or leave those columns out (exclude).")
+    if m["n"] < 3:
+        raise ValueError(f"the data set has {m['n']} record(s); at least 3 are needed.")
+    return m["n"], m["mean"], m["M2"] / m["n"], m["min"], m["max"], m["dec"]
+
+
+def stand_in(mean, cov, cols, rows):
+    """A frame of ``rows`` records whose mean and population covariance are exactly
+    ``mean`` and ``cov``: what the in-memory planner needs to see of the file."""
+    m = len(mean)
+    rng = np.random.default_rng(0)
+    A = rng.standard_normal((rows, m))
+    A -= A.mean(axis=0)
+    Q, _ = np.linalg.qr(A)  # centred (orthogonal to the ones vector) and orthonormal
+    w, V = np.linalg.eigh((cov + cov.T) / 2)
+    S = (V * np.sqrt(np.clip(w, 0, None))) @ V.T
+    X = mean + np.sqrt(rows) * Q @ S
+    return pd.DataFrame(X, columns=cols)
+
+
+# ----------------------------------------------------------------------------- protection
+
+@dataclass(frozen=True)
+class DaskRelease:
+    """What ``protect_dask`` returns: the release (lazy), its risk profile on the sample and
+    the effective options."""
+
+    data: object          # dask DataFrame
+    risk: object          # RiskProfile on the sample
+    options: dict
+    notes: tuple
+    n: int
+    sample: int
+
+
+def _keys(seed, stream, part, n):
+    ss = np.random.SeedSequence(int(seed), spawn_key=(DASK_STREAM, stream, part))
+    return (np.random.default_rng(ss).integers(0, 2 ** 63 - 1, size=n, dtype=np.int64))
+
+
+def _with_keys(p, seed, stream, partition_info=None):
+    return p.assign(_sdc_key=_keys(seed, stream, partition_info["number"], len(p)))
+
+
+def _scores_with_keys(p, seed, k, partition_info=None):
+    i = partition_info["number"]
+    return p.assign(**{f"k{j}": _keys(seed, j, i, len(p)) for j in range(k)})
+
+
+def _permute_scores(F, lengths, seed, scratch, progress=None):
+    """Each column of the scores F (n x k dask array) in its own uniformly random order over
+    all records (a global sort on iid random keys per column: the same keys, so the same
+    permutation, as ``_permute_rows`` gives column by column), as a dask array chunked like
+    the partitions."""
+    import dask.array as da
+    import dask.dataframe as dd
+
+    k = F.shape[1]
+    names = [f"f{j}" for j in range(k)]
+    frame = dd.from_dask_array(F.rechunk({1: k}), columns=names)
+    meta = frame._meta.assign(**{f"k{j}": pd.Series([], dtype=np.int64) for j in range(k)})
+    _write(frame.map_partitions(_scores_with_keys, seed, k, meta=meta), os.path.join(scratch, "scores"), progress)
+    files = sorted(glob.glob(os.path.join(scratch, "scores", "part-*.parquet")))
+    cols = []
+    for j in range(k):
+        part = dd.from_map(partial(_read_parquet_file, columns=[f"k{j}", f"f{j}"]), files,
+                           meta=meta[[f"k{j}", f"f{j}"]], enforce_metadata=False)
+        where = os.path.join(scratch, f"perm{j}")
+        _write(part.sort_values(f"k{j}")[[f"f{j}"]], where, progress)
+        back = sorted(glob.glob(os.path.join(where, "part-*.parquet")))
+        col = dd.from_map(partial(_read_parquet_file, columns=[f"f{j}"]), back, meta=meta[[f"f{j}"]],
+                          enforce_metadata=False)
+        cols.append(da.rechunk(col.to_dask_array(lengths=True), chunks=(tuple(lengths), (1,))))
+    return da.concatenate(cols, axis=1)
+
+
+def _permute_rows(A, lengths, seed, stream):
+    """A dask array: the rows of ``A`` (n x c dask array, chunks = partitions) in a uniformly
+    random order over all records (Dask's global sort on iid random keys), rechunked to
+    ``lengths``; the c columns move together."""
+    import dask.array as da
+    import dask.dataframe as dd
+
+    c = A.shape[1]
+    names = [f"v{j}" for j in range(c)]
+    frame = dd.from_dask_array(A.rechunk({1: c}), columns=names)
+    meta = frame._meta.assign(_sdc_key=pd.Series([], dtype=np.int64))
+    keyed = frame.map_partitions(_with_keys, seed, stream, meta=meta)
+    ordered = keyed.sort_values("_sdc_key")[names]
+    return da.rechunk(ordered.to_dask_array(lengths=True), chunks=(tuple(lengths), (c,)))
+
+
+def protect_dask(ddf, options, out, *, drop=(), keep=(), sample=20000, allow_unsafe=None, shuffle=False,
+                 progress=None):
+    """Protect the Dask DataFrame ``ddf`` with a recipe's options (fa or pca) into the Parquet
+    data set ``out`` (a new or empty folder: one file a partition).  Returns a
+    ``DaskRelease`` whose ``data`` reads the written release lazily."""
+    import dask.array as da
+    import dask.dataframe as dd
+
+    from ._io import neutralize_formulas
+    from ._protect import _bind, _link_columns, _plan, _planned_share
+    from ._recipe import STREAMS  # noqa: F401  (the in-memory streams; the engine's is DASK_STREAM)
+    from ._safety import UnsafeReleaseError, change_structure, risk_profile
+    from ._validation import resolve_seed
+
+    _check_out(out)
+    if isinstance(sample, bool) or not isinstance(sample, (int, np.integer)) or sample < 100:
+        raise ValueError(f"sample={sample!r} must be a whole number of records of at least 100 (default 20000).")
+    opts = dict(options)
+    method = opts.pop("method", "fa")
+    if method not in DASK_METHODS:
+        raise ValueError(f"method {method!r} is not available with --engine dask: only fa and pca run at scale "
+                         f"(MDAV is quadratic; rank swapping needs global ranks). Protect a sample in memory, or "
+                         f"use fa or pca.")
+    for key in ("strata", "weights"):
+        if opts.get(key):
+            raise ValueError(f"{key} is not available with --engine dask yet; protect each group's files "
+                             f"separately, or protect in memory.")
+    if opts.get("transform", "none") not in ("none", None, [], ()):
+        raise ValueError("transform (log scale) is not available with --engine dask; use transform='none'.")
+    opts["transform"] = "none"
+    seed = resolve_seed(opts.pop("seed", opts.pop("rng", None)))
+    sensitive = opts.pop("sensitive", None)
+    exclude = list(opts.get("exclude") or [])
+    drop, keep = list(drop), list(keep)
+    missing = [c for c in drop + keep + exclude + list(sensitive or []) if c not in ddf.columns]
+    if missing:
+        raise ValueError(f"column(s) {missing} are not in the data set; check the recipe and --drop/--keep.")
+    work = ddf.drop(columns=drop) if drop else ddf
+    num = [c for c in work.columns if pd.api.types.is_numeric_dtype(work.dtypes[c]) and c not in set(exclude)]
+    if len(num) < 2:
+        raise ValueError(f"the data set has {len(num)} numeric column(s) to protect; at least 2 are needed.")
+    n, mean, cov, lo, hi, dec = moments(work, num)
+    # centred: the planner sees the correlations and sds without an offset that costs digits;
+    # the engine uses the file's own mean and sd below
+    syn = stand_in(np.zeros(len(num)), cov, num, rows=int(min(n, max(5 * len(num), 2000))))
+    method, prep, o = _bind(syn, method, sensitive, {k: v for k, v in opts.items() if k != "exclude"}, seed=seed)
+    plan = _plan(prep, method, o)
+    if o["perturbation"] != "swap" or o["residuals"] not in ("keep", "swap_rows"):
+        raise ValueError(f"--engine dask perturbs by swapping factor scores (perturbation='swap') with residuals kept "
+                         f"or swapped by rows; the recipe asks for perturbation={o['perturbation']!r}, "
+                         f"residuals={o['residuals']!r}.")
+    keepi = prep.keep
+    G, L, sel = plan.dec.G, plan.dec.L, plan.sel
+    Gs = G[:, sel]
+    sd = np.sqrt(np.diag(cov))
+    mean_k, sd_k = mean[keepi], sd[keepi]
+    scale = L[:, sel].T * sd_k
+    lengths = work.map_partitions(len).compute().tolist()
+    X = work[num].to_dask_array(lengths=lengths).astype(np.float64)
+    Xk = X[:, keepi]
+    F = ((Xk - mean_k) / sd_k) @ Gs
+    # each factor its own permutation over all records, through a scratch folder next to
+    # ``out`` (removed at the end): the scores are written once, and each factor's sort reads
+    # only its own column instead of recomputing the scores from the whole file
+    scratch = _partial(out, "s")
+    try:
+        Fp = _permute_scores(F, lengths, seed, scratch, progress)
+    except BaseException:
+        _remove(scratch)
+        raise
+    Xpk = Xk + (Fp - F) @ scale
+    GL = G @ L.T
+    zero_residuals = GL.shape[0] == GL.shape[1] and np.allclose(GL, np.eye(GL.shape[0]), atol=1e-10)
+    if o["residuals"] == "swap_rows" and not zero_residuals:  # one permutation for the whole residual row
+        Zk = (Xk - mean_k) / sd_k
+        E = Zk - (Zk @ G) @ L.T
+        Xpk = Xpk + (_permute_rows(E, lengths, seed, 10 ** 5) - E) * sd_k
+    cols = []
+    for j in range(len(num)):
+        if j in keepi:
+            cols.append(Xpk[:, keepi.index(j)])
+        else:  # an exact linear dependency, rebuilt from the protected columns
+            d = next(d for d in prep.deps if d.target == j)
+            Zp = (Xpk - mean_k) / sd_k
+            cols.append(mean[j] + sd[j] * (Zp @ d.beta))
+    Xp = da.stack(cols, axis=1)
+    bounds, rounding = o["bounds"], o["rounding"]
+    lo_b = np.where((bounds == "sign") & (lo >= 0), 0.0, -np.inf) if bounds == "sign" else (
+        lo if bounds == "observed" else np.full(len(num), -np.inf))
+    hi_b = hi if bounds == "observed" else np.full(len(num), np.inf)
+    Xp = da.clip(Xp, lo_b, hi_b)
+    decs = [d if rounding == "original" else None for d in dec]
+    if rounding == "original":
+        Xp = da.stack([da.round(Xp[:, j], d) if d is not None else Xp[:, j] for j, d in enumerate(decs)], axis=1)
+    as_int = [c for c, d in zip(num, decs) if d == 0 and pd.api.types.is_integer_dtype(work.dtypes[c])]
+    # the release frame, partition by partition (the protected values have the same partitions)
+    prot = dd.from_dask_array(Xp, columns=num)
+    rel = dd.map_partitions(_assemble_part, work, prot, num, as_int, list(work.columns), meta=work._meta,
+                            align_dataframes=False, enforce_metadata=False)
+    text = [c for c in rel.columns if not pd.api.types.is_numeric_dtype(rel.dtypes[c])]
+    if text:
+        rel = rel.map_partitions(neutralize_formulas, meta=work._meta)
+    # written once into a hidden folder next to ``out`` (the sorts run once), then the risk
+    # floors are checked on a uniform sample of records and their protected versions read
+    # back; a refused release is deleted, an accepted one renamed into place
+    tmp = _partial(out, "a")
+    _write(rel, tmp, progress)
+    try:
+        written = _read_folder(tmp, work._meta)
+        rng = np.random.default_rng(np.random.SeedSequence(int(seed), spawn_key=(DASK_STREAM, 10 ** 6)))
+        s = int(min(n, sample))
+        rows = np.sort(rng.choice(n, size=s, replace=False))
+        X0s, Xps = da.compute(X[rows], written[num].to_dask_array(lengths=lengths)[rows])
+        risk = risk_profile(X0s, np.asarray(Xps, dtype=np.float64), num, prep.check, o["floors"],
+                            _planned_share(plan, prep), link_on=_link_columns(prep),
+                            structure=change_structure(prep, scale.T.copy() if o["residuals"] == "keep" else None))
+        if not risk.ok and allow_unsafe is None:
+            raise UnsafeReleaseError("release refused, it breaks the risk floors (on a sample of "
+                                     f"{s:,} records): " + risk.message() + ". Nothing was written. Change the recipe, "
+                                     "or pass --allow-unsafe REASON for a file that is not published.", risk=risk)
+        if shuffle:
+            tmp2 = _partial(out, "b")
+            _write(shuffle_rows(written, seed), tmp2, progress)
+            _remove(tmp)
+            tmp = tmp2
+        if os.path.isdir(out):
+            os.rmdir(out)  # empty (checked before any work)
+        os.rename(tmp, out)
+    except BaseException:
+        _remove(tmp)
+        raise
+    finally:
+        _remove(scratch)
+    notes = [f"{len(sel)} of {L.shape[1]} {'factors' if method == 'fa' else 'components'} swapped over all "
+             f"{n:,} records; risk floors checked on {s:,} records drawn at random"] + list(plan.notes)
+    eff = {"method": method, **{k: v for k, v in o.items()}, "sensitive": sensitive, "seed": seed,
+           "exclude": exclude or None, "engine": "dask"}
+    out = _read_folder(out, work._meta)
+    return DaskRelease(out, risk, eff, tuple(notes), n, s)
+
+
+def _check_out(out):
+    if not isinstance(out, (str, os.PathLike)) or str(out) in ("", "-"):
+        raise ValueError("give the release a folder, e.g. --out released/.")
+    out = str(out)
+    if os.path.exists(out) and not os.path.isdir(out):
+        raise ValueError(f"--out {out} is a file; give a folder for the Parquet data set.")
+    if os.path.isdir(out) and os.listdir(out):
+        raise ValueError(f"--out {out} is a folder that is not empty; give a new or empty folder (nothing is "
+                         f"overwritten).")
+    parent = os.path.dirname(os.path.abspath(out))
+    if not os.path.isdir(parent):
+        raise ValueError(f"the folder {parent} does not exist; create it or write elsewhere.")
+
+
+def _partial(out, tag):
+    out = os.path.abspath(str(out))
+    return os.path.join(os.path.dirname(out), f".{os.path.basename(out)}.sdccore-partial-{tag}-{os.getpid()}")
+
+
+def _remove(folder):
+    import shutil
+
+    shutil.rmtree(folder, ignore_errors=True)
+
+
+def _name(i):
+    return f"part-{i:05d}.parquet"
+
+
+def _write(frame, folder, progress=None):
+    """Write ``frame`` as one Parquet file a partition (part-00000.parquet, ...)."""
+    job = frame.to_parquet(folder, write_index=False, name_function=_name, compute=False)
+    if progress is not None:
+        progress(job)
+    else:
+        job.compute()
+
+
+def _read_folder(folder, meta):
+    import dask.dataframe as dd
+
+    files = sorted(glob.glob(os.path.join(str(folder), "part-*.parquet")))
+    return dd.from_map(_read_parquet_file, files, meta=meta, enforce_metadata=False)
+
+
+def _assemble_part(orig, new, num, as_int, columns):
+    o = orig.copy()
+    for c in num:
+        v = new[c].to_numpy()
+        o[c] = np.round(v).astype(o[c].dtype) if c in as_int else v.astype(np.float64)
+    return o[columns]
+
+
+def shuffle_rows(ddf, seed):
+    """The rows in a uniformly random order over all partitions (Dask's global sort on iid
+    random keys), the key column dropped."""
+    meta = ddf._meta.assign(_sdc_key=pd.Series([], dtype=np.int64))
+    keyed = ddf.map_partitions(_with_keys, seed, 2 ** 31 - 1, meta=meta)
+    return keyed.sort_values("_sdc_key").drop(columns="_sdc_key")
+
+
+def evaluate_dask(original, protected, *, sensitive=None, sample=5000, groups=5, seed=0):
+    """The measures at scale, estimated: ``groups`` disjoint random samples of
+    ``sample // groups`` aligned record pairs are evaluated in memory (``evaluate``) and each
+    score is reported with the t interval of its mean over the samples.  The release must
+    keep the original's record order (no row shuffle).  Linkage within a sample is
+    conservative (fewer decoys than the whole file)."""
+    import dask.array as da
+
+    from ._compare import mean_interval
+    from ._evaluate import evaluate
+
+    if isinstance(sample, bool) or not isinstance(sample, (int, np.integer)) or sample < 100 * groups:
+        raise ValueError(f"sample={sample!r} must be at least {100 * groups} records ({groups} samples of 100).")
+    num = [c for c in original.columns if pd.api.types.is_numeric_dtype(original.dtypes[c])]
+    miss = [c for c in num if c not in protected.columns]
+    if miss:
+        raise ValueError(f"the protected data set lacks column(s) {miss}; evaluate the same columns.")
+    la = original.map_partitions(len).compute().tolist()
+    lb = protected.map_partitions(len).compute().tolist()
+    n = sum(la)
+    if n != sum(lb):
+        raise ValueError(f"the original has {n:,} records and the protected data set {sum(lb):,}; evaluate a release "
+                         f"with the original's records in the original's order.")
+    rng = np.random.default_rng(np.random.SeedSequence(int(seed), spawn_key=(DASK_STREAM, 10 ** 6 + 1)))
+    s = int(min(n, sample))
+    rows = np.sort(rng.choice(n, size=s, replace=False))
+    X = original[num].to_dask_array(lengths=la)
+    Y = protected[num].to_dask_array(lengths=lb)
+    X0, Y0 = da.compute(X[rows], Y[rows])
+    order = rng.permutation(s)
+    out = []
+    for g in np.array_split(order, groups):
+        ev = evaluate(pd.DataFrame(X0[g], columns=num), pd.DataFrame(Y0[g], columns=num), sensitive=sensitive)
+        out.append(dict(ev.scores))
+    runs = pd.DataFrame(out)
+    rows_ = []
+    for k in runs.columns:
+        m, lo, hi = mean_interval(runs[k].to_numpy())
+        rows_.append({"score": k, "estimate": m, "lo": lo, "hi": hi})
+    return pd.DataFrame(rows_).set_index("score"), n, s
