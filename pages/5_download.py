@@ -98,6 +98,11 @@ def body():
             language="bash")
     st.caption("The command line rebuilds the same file from the original and the recipe. Keep the recipe internal: "
                "with the seed and the original, anyone can rebuild the release.")
+    if rel.recipe.options.get("method") in ("fa", "pca"):
+        st.caption("Designed on a sample of a file too large for this page? Apply the same recipe to the whole file "
+                   "on a Dask cluster (a Parquet data set comes out; the risk floors are checked again on it):")
+        st.code(f"python -m sdccore protect 'FULL_FILE/*.parquet' --recipe {name}_recipe.json --engine dask "
+                f"--out {name}_protected/", language="bash")
     kind = st.radio("Report", ["internal", "external"], horizontal=True, key="report_kind",
                     format_func=lambda k: {"internal": "internal (with the seed)", "external": "external (no seed)"}[k])
     c = state.comparison()

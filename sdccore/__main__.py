@@ -213,16 +213,19 @@ def _client(args):
     return Client(cluster), cluster
 
 
-def _protect_dask(args):
-    """protect with --engine dask: a Parquet data set (a folder) from Parquet or CSV files."""
-    from ._dask import protect_dask, read_dask
+def _say(notes, violations):
+    """The notes and risk-floor warnings of a release, on standard error."""
+    for note in notes:
+        print(f"note: {note}", file=sys.stderr)
+    for line in violations:
+        print(f"warning: {line}", file=sys.stderr)
+
+
+def _recipe_options(args):
+    """The recipe (or an empty one) and its options with --set, --method, --sensitive and
+    --seed applied on top."""
     from ._recipe import Recipe
 
-    from ._dask import _check_out
-    if args.out == "-" or args.out.lower().endswith((".csv", ".xlsx", ".sav", ".dta", ".xpt")):
-        raise ValueError(f"--engine dask writes a Parquet data set into a folder; give --out a folder, e.g. "
-                         f"--out released/ (not {args.out}).")
-    _check_out(args.out)
     recipe = _load_recipe(args.recipe) if args.recipe else Recipe({}, shuffle=False)
     options = dict(recipe.options)
     for item in args.set or []:
@@ -236,7 +239,22 @@ def _protect_dask(args):
     if args.sensitive is not None:
         options["sensitive"] = _names(args.sensitive) or None
     if args.seed is not None:
+        options.pop("rng", None)
         options["seed"] = args.seed
+    elif "rng" in options:
+        options["seed"] = options.pop("rng")
+    return recipe, options
+
+
+def _protect_dask(args):
+    """protect with --engine dask: a Parquet data set (a folder) from Parquet or CSV files."""
+    from ._dask import _check_out, protect_dask, read_dask
+    from ._recipe import Recipe
+    if args.out == "-" or args.out.lower().endswith((".csv", ".xlsx", ".sav", ".dta", ".xpt")):
+        raise ValueError(f"--engine dask writes a Parquet data set into a folder; give --out a folder, e.g. "
+                         f"--out released/ (not {args.out}).")
+    _check_out(args.out)
+    recipe, options = _recipe_options(args)
     drop = list(recipe.drop) + _names(args.drop)
     keep = list(recipe.keep) + _names(args.keep)
     client, cluster = _client(args)
@@ -259,10 +277,7 @@ def _protect_dask(args):
         eff = {k: v for k, v in rel.options.items() if k != "engine"}
         _atomic_write([(args.save_recipe, Recipe(eff, tuple(drop), tuple(keep), recipe.shuffle).to_json()
                         .encode("utf-8"))])
-    for note in rel.notes:
-        print(f"note: {note}", file=sys.stderr)
-    for line in rel.risk.violations:
-        print(f"warning: {line}", file=sys.stderr)
+    _say(rel.notes, rel.risk.violations)
     print(f"wrote {args.out}: {rel.n:,} records as a Parquet data set (method {rel.options['method']}, seed "
           f"{rel.options['seed']}, engine dask; risk floors "
           f"{'met' if rel.risk.ok else 'BROKEN, released because: ' + str(args.allow_unsafe)} on a sample of "
@@ -275,23 +290,7 @@ def _protect(args):
         return _protect_dask(args)
     _check_paths(args)
     _out_format(args.out, None)  # an impossible format is refused before any work
-    recipe = _load_recipe(args.recipe) if args.recipe else Recipe({}, shuffle=False)
-    options = dict(recipe.options)
-    for item in args.set or []:
-        if "=" not in item:
-            raise ValueError(f"--set expects key=value, got {item!r}.")
-        key, val = item.split("=", 1)
-        options[key.strip()] = _value(val.strip())
-    if args.method:
-        options["method"] = args.method
-    options.setdefault("method", "fa")
-    if args.sensitive is not None:
-        options["sensitive"] = _names(args.sensitive) or None
-    if args.seed is not None:
-        options.pop("rng", None)
-        options["seed"] = args.seed
-    elif "rng" in options:
-        options["seed"] = options.pop("rng")
+    recipe, options = _recipe_options(args)
     if args.strata is not None:
         options["strata"] = _names(args.strata) or None
         if options["strata"] is None:
@@ -340,10 +339,7 @@ def _protect(args):
         if replaced:
             print(f"note: another run replaced {args.out} right after this one wrote it (this run's file had "
                   f"sha256 {digest}); the file there now is the other run's", file=sys.stderr)
-    for note in res.notes:
-        print(f"note: {note}", file=sys.stderr)
-    for line in res.risk.violations:
-        print(f"warning: {line}", file=sys.stderr)
+    _say(res.notes, res.risk.violations)
     print(f"wrote {'standard output' if args.out == '-' else args.out}: {out.shape[0]} records, {out.shape[1]} columns, "
           f"sha256 {digest} "
           f"(method {res.method}, seed {res.options['seed']}; risk floors "

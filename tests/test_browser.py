@@ -99,6 +99,15 @@ def _upload_in(page, server, path):
     _idle(page)
 
 
+def _pick_sensitive(page, name):
+    box = page.get_by_role("combobox", name="Sensitive (protected most)")
+    box.click()
+    box.fill(name)
+    page.get_by_role("option", name=name, exact=True).click()
+    page.keyboard.press("Escape")
+    _idle(page)
+
+
 def test_upload_protect_download(server, browser, tmp_path):
     data = sdccore.load_dataset("tarragona")
     src = tmp_path / "firms.csv"
@@ -107,12 +116,7 @@ def test_upload_protect_download(server, browser, tmp_path):
     _upload_in(page, server, src)
     page.get_by_text("firms.csv (834 records").wait_for(timeout=60000)
     # sensitive variable
-    box = page.get_by_role("combobox", name="Sensitive (protected most)")
-    box.click()
-    box.fill("SALES")
-    page.get_by_role("option", name="SALES", exact=True).click()
-    page.keyboard.press("Escape")
-    _idle(page)
+    _pick_sensitive(page, "SALES")
     page.get_by_text("Sensitive (1):").wait_for()
     _shot(page, "1_data")
     _goto(page, "2 Explore")
@@ -260,12 +264,7 @@ def test_missing_cells_and_regression_check(server, browser, tmp_path):
     page = browser.new_page(viewport={"width": 1400, "height": 1000}, accept_downloads=True)
     _upload_in(page, server, src)
     page.get_by_text("missing cell(s) in").first.wait_for(timeout=60000)
-    box = page.get_by_role("combobox", name="Sensitive (protected most)")
-    box.click()
-    box.fill("SALES")
-    page.get_by_role("option", name="SALES", exact=True).click()
-    page.keyboard.press("Escape")
-    _idle(page)
+    _pick_sensitive(page, "SALES")
     _shot(page, "missing_1_data")
     _goto(page, "4 Run and compare")
     area = page.locator(".st-key-run_models textarea")
