@@ -735,6 +735,17 @@ def _observed_means(Xpk, X0k, missing):
             Xpk[ob, i] += X0k[ob, i].mean() - Xpk[ob, i].mean()
 
 
+def _observed_only(X0k, missing):
+    """X0k with each missing cell replaced by an observed value of its column (for the
+    decimals the observed values use)."""
+    X = X0k.copy()
+    for j in np.flatnonzero(missing.any(axis=0)):
+        ob = ~missing[:, j]
+        if ob.any():
+            X[~ob, j] = X0k[ob, j][0]
+    return X
+
+
 def _finish(prep, Xpk, full, o, shift_means=True):
     """Back to the original scale, bounds, rounding, exact dependencies rebuilt; returns
     (Xp, clipped per numeric column, decimals per numeric column, integer column names)."""
@@ -754,7 +765,9 @@ def _finish(prep, Xpk, full, o, shift_means=True):
     clipped = {keep[i]: int(c) for i, c in enumerate(clipped_k)}
     dec = {}
     if o["rounding"] == "original":
-        dec_k = pl.round_columns(Xpk, X0k, range(len(keep)))
+        # decimals from the observed cells only (an imputed cell has arbitrary digits)
+        Xdec = X0k if prep.missing is None else _observed_only(X0k, prep.missing if full else prep.missing[:, keep])
+        dec_k = pl.round_columns(Xpk, Xdec, range(len(keep)))
         dec = {keep[i]: d for i, d in dec_k.items()}
     if full:
         Xp = Xpk

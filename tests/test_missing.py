@@ -269,3 +269,14 @@ def test_dashboard_keeps_missing_by_default_and_offers_one_click_choices(monkeyp
     assert not at.exception
     assert len(at.session_state["data"]) == int((~M.any(axis=1)).sum())
     assert not at.session_state["data"].isna().any().any()
+
+
+def test_rounding_uses_the_observed_cells_decimals(tarr):
+    """An imputed cell has arbitrary digits: the decimals come from the observed cells (found
+    walking the app with an SPSS file whose amounts have 2 decimals)."""
+    d = tarr.astype(float) / 100  # two decimals
+    d.loc[d.index[::9], "SALES"] = np.nan
+    res = sdccore.protect(d, "fa", rng=2, allow_unsafe="rounding test")
+    assert res.plausibility.loc["SALES", "decimals"] == 2
+    v = res.data.SALES.dropna().to_numpy()
+    assert np.allclose(v * 100, np.round(v * 100), atol=1e-6)
