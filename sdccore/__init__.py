@@ -39,8 +39,9 @@ if TYPE_CHECKING:  # pragma: no cover
     from ._datasets import dataset_roles, list_datasets, load_dataset
     from ._evaluate import Evaluation, Scores, evaluate
     from ._explore import Adequacy, correlation_matrix, sampling_adequacy, scree
+    from ._formats import write_table
     from ._io import (Problem, ReadResult, drop_incomplete_columns, drop_incomplete_rows, inspect_data,
-                      neutralize_formulas, read_table, write_table)
+                      neutralize_formulas, read_table)
     from ._linkage import ID_REFERENCE_TEXT, ID_REFERENCES, default_id_reference
     from ._mdav import mdav_groups
     from ._options import Option, option_schema
@@ -117,7 +118,7 @@ _EXPORTS = {
     "selectivity": "_utility",
     "simulate_bw_map": "_recommend",
     "suggest_roles": "_roles",
-    "write_table": "_io",
+    "write_table": "_formats",
 }
 
 

@@ -223,11 +223,15 @@ def _permute_scores(F, lengths, seed, scratch, progress=None):
         part = dd.from_map(partial(_read_parquet_file, columns=[f"k{j}", f"f{j}"]), files,
                            meta=meta[[f"k{j}", f"f{j}"]], enforce_metadata=False)
         where = os.path.join(scratch, f"perm{j}")
-        _write(part.sort_values(f"k{j}")[[f"f{j}"]], where, progress)
+        # realigned to the original partitions as it is written (small pieces of one column),
+        # so that assembling a release partition later reads one aligned file per factor
+        ordered = part.sort_values(f"k{j}")[f"f{j}"].to_dask_array(lengths=True)
+        aligned = dd.from_dask_array(da.rechunk(ordered, chunks=(tuple(lengths),)), columns=f"f{j}").to_frame()
+        _write(aligned, where, progress)
         back = sorted(glob.glob(os.path.join(where, "part-*.parquet")))
         col = dd.from_map(partial(_read_parquet_file, columns=[f"f{j}"]), back, meta=meta[[f"f{j}"]],
                           enforce_metadata=False)
-        cols.append(da.rechunk(col.to_dask_array(lengths=True), chunks=(tuple(lengths), (1,))))
+        cols.append(col.to_dask_array(lengths=lengths))
     return da.concatenate(cols, axis=1)
 
 

@@ -214,7 +214,7 @@ class Release:
     def to_bytes(self, format="csv", *, labels=None, value_labels=None, sep=",", decimal="."):
         """The release in ``format`` (see ``write_table``), with the original's variable and
         value labels for SPSS, Stata and SAS (only for the columns released)."""
-        from ._io import write_table
+        from ._formats import write_table
 
         return write_table(self.data, format, labels=labels, value_labels=value_labels, sep=sep, decimal=decimal)
 

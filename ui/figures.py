@@ -341,7 +341,7 @@ def codebook_table(book: pd.DataFrame) -> pd.DataFrame:
                              "exact": "kept exactly", "missing_kept": "missing cells kept",
                              "perturbed_share": "perturbed share", "abs_cor": "|cor(x, x')|",
                              "close_own": "own record close", "close_linked": "linked record close",
-                             "meets_floors": "meets floors"})
+                             "meets_floors": "meets floors", "mean_change_sd": "mean moved by bounds/rounding (sd)"})
 
 
 def history_table(entries: list) -> pd.DataFrame:

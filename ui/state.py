@@ -323,7 +323,7 @@ def release_formats() -> dict:
 
 def default_release_format() -> str:
     """The uploaded file's format (SAS .sas7bdat is written as .xpt)."""
-    from sdccore._io import release_format
+    from sdccore._formats import release_format
 
     return release_format(file_format())
 
