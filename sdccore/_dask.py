@@ -261,7 +261,6 @@ def protect_dask(ddf, options, out, *, drop=(), keep=(), sample=20000, allow_uns
 
     from ._io import neutralize_formulas
     from ._protect import _bind, _link_columns, _plan, _planned_share
-    from ._recipe import STREAMS  # noqa: F401  (the in-memory streams; the engine's is DASK_STREAM)
     from ._safety import UnsafeReleaseError, change_structure, risk_profile
     from ._validation import resolve_seed
 
