@@ -15,7 +15,7 @@ import pandas as pd
 from ._evaluate import evaluate
 from ._protect import DETERMINISTIC, _protect, decompose
 from ._recipe import child_seeds
-from ._regression import regression_check
+from ._regression import _against, _original_fit
 from ._validation import check_names, check_number, numeric_columns, numeric_matrix, resolve_seed
 
 __all__ = ["correlation_indices", "compare", "search", "CorrelationIndices", "Comparison", "SearchResult"]
@@ -337,7 +337,7 @@ class _RunOutput:
     regression: tuple = ()  # one coefficient table per model (no data, only the fits)
 
 
-def _one_run(data, method, cfg, sensitive, seed, num, ev_opts, models=()):
+def _one_run(data, method, cfg, sensitive, seed, num, ev_opts, fits=()):
     import time
 
     t0 = time.perf_counter()
@@ -348,7 +348,7 @@ def _one_run(data, method, cfg, sensitive, seed, num, ev_opts, models=()):
         return _RunOutput({}, None, (time.perf_counter() - t0, 0.0), str(exc))
     t1 = time.perf_counter()
     ev = evaluate(data[num], res.data[num], sensitive=sensitive, _with_risk=False, **ev_opts)
-    reg = tuple(regression_check(data, res.data, m).table for m in models)
+    reg = tuple(_against(fit, res.data).table for fit in fits)  # the original fitted once, in compare
     t2 = time.perf_counter()
     return _RunOutput(dict(ev.scores), res.risk, (t1 - t0, t2 - t1), regression=reg)
 
@@ -528,7 +528,8 @@ def compare(data, configs, *, sensitive=None, reps=30, rng=None, progress=None, 
     seed = resolve_seed(rng)
     seeds = child_seeds(seed, "runs", (len(items), reps))
     ev_opts = dict(evaluate_options or {})
-    models = _check_models(data, models)
+    fits = _check_models(data, models)
+    models = tuple(f[0] for f in fits)
     rows, var_rows, band_rows, reg_rows = [], [], [], []
     total = len(items) * reps
     done = 0
@@ -543,7 +544,7 @@ def compare(data, configs, *, sensitive=None, reps=30, rng=None, progress=None, 
         num = [col for col in numeric if col not in set(cfg.get("exclude") or [])]
         for r in range(reps):
             if r == 0 or method not in DETERMINISTIC:
-                tasks.append((method, cfg, sensitive, int(seeds[c, r]), num, ev_opts, models))
+                tasks.append((method, cfg, sensitive, int(seeds[c, r]), num, ev_opts, fits))
             plan.append((label, r, int(seeds[c, r]), len(tasks) - 1))
     results = _runs(data, tasks, jobs)
     got, errors = {}, {}
@@ -596,8 +597,8 @@ def compare(data, configs, *, sensitive=None, reps=30, rng=None, progress=None, 
 
 
 def _check_models(data, models):
-    """The models as a tuple of formulas, each checked on the original before any run (a
-    formula that cannot be fitted is refused at once, not after the runs)."""
+    """Each model fitted on the original, once and before any run (a formula that cannot be
+    fitted is refused at once, not after the runs)."""
     if models is None:
         return ()
     if isinstance(models, str):
@@ -606,9 +607,7 @@ def _check_models(data, models):
         raise TypeError(f"models={models!r} must be a formula or a list of formulas, e.g. "
                         f"['SALES ~ LABOR.COSTS + FIXED.ASSETS'].")
     models = tuple(dict.fromkeys(m.strip() for m in models if m.strip()))
-    for m in models:
-        regression_check(data, data, m)
-    return models
+    return tuple(_original_fit(data, m) for m in models)
 
 
 # ----------------------------------------------------------------------------- search

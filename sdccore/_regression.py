@@ -140,12 +140,23 @@ def regression_check(original, protected, model, *, level=0.95):
     >>> bool(-1 < chk.mean_overlap <= 1)
     True
     """
+    return _against(_original_fit(original, model, level), protected)
+
+
+def _original_fit(original, model, level=0.95):
+    """The model fitted on the original, once (``compare`` compares every run's release
+    with it): (model, formula, level, the fit)."""
     original = check_dataframe(original, "original")
-    protected = check_dataframe(protected, "protected")
     if isinstance(level, bool) or not isinstance(level, (int, float)) or not 0 < level < 1:
         raise ValueError(f"level={level!r} must be a number between 0 and 1, e.g. 0.95.")
     formula = quote_formula(model, original.columns)
-    po, lo_o, hi_o, se_o, n_o, r2_o = _fit(original, formula, level, "original")
+    return model, formula, level, _fit(original, formula, level, "original")
+
+
+def _against(original_fit, protected):
+    """The release's fit beside the original's (``regression_check``'s table)."""
+    model, formula, level, (po, lo_o, hi_o, se_o, n_o, r2_o) = original_fit
+    protected = check_dataframe(protected, "protected")
     pp, lo_p, hi_p, _, n_p, r2_p = _fit(protected, formula, level, "protected")
     pp, lo_p, hi_p = pp.reindex(po.index), lo_p.reindex(po.index), hi_p.reindex(po.index)
     names = [re.sub(r'Q\("([^"]*)"\)', r"\1", t) for t in po.index]
