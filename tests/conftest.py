@@ -1,3 +1,5 @@
+import sys
+
 import numpy as np
 import pandas as pd
 import pytest
@@ -49,3 +51,16 @@ def raw_protect(data, **kw):
     sensitive = kw.pop("sensitive", None)
     rng = kw.pop("rng", None)
     return _protect(data, method, sensitive, rng, kw)
+
+
+@pytest.fixture(autouse=True)
+def _main_module_restored():
+    """Streamlit's script runner (AppTest too) installs the page as ``sys.modules["__main__"]``
+    and leaves it there.  A process started later with multiprocessing's spawn (a Dask
+    LocalCluster's workers) then imports that page as its main module and runs the whole
+    dashboard in every worker: in one pytest process after the AppTest files, a 400 MB Dask
+    worker was paused by its memory limit at start-up and the suite hung.  Each test gets
+    the interpreter's own ``__main__`` back."""
+    main = sys.modules["__main__"]
+    yield
+    sys.modules["__main__"] = main
