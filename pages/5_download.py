@@ -2,6 +2,8 @@
 
 import streamlit as st
 
+import sdccore
+
 from ui import figures, report, state
 
 st.title("Download")
@@ -98,11 +100,14 @@ def body():
             language="bash")
     st.caption("The command line rebuilds the same file from the original and the recipe. Keep the recipe internal: "
                "with the seed and the original, anyone can rebuild the release.")
-    if rel.recipe.options.get("method") in ("fa", "pca"):
+    at_scale = sdccore.scale_refusal(rel.recipe.options)
+    if at_scale is None:
         st.caption("Designed on a sample of a file too large for this page? Apply the same recipe to the whole file "
                    "on a Dask cluster (a Parquet data set comes out; the risk floors are checked again on it):")
         st.code(f"python -m sdccore protect 'FULL_FILE/*.parquet' --recipe {name}_recipe.json --engine dask "
                 f"--out {name}_protected/", language="bash")
+    else:
+        st.caption(f"This recipe does not run on the Dask engine for files beyond one machine: {at_scale}")
     kind = st.radio("Report", ["internal", "external"], horizontal=True, key="report_kind",
                     format_func=lambda k: {"internal": "internal (with the seed)", "external": "external (no seed)"}[k])
     c = state.comparison()

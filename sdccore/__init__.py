@@ -113,6 +113,7 @@ _EXPORTS = {
     "regression_check": "_regression",
     "removal_curve": "_removal",
     "sampling_adequacy": "_explore",
+    "scale_refusal": "_dask",
     "scree": "_explore",
     "search": "_compare",
     "selectivity": "_utility",
@@ -151,7 +152,7 @@ __all__ = [
     "audit_factor_scores", "correlation_indices", "correlation_matrix", "removal_curve", "sampling_adequacy", "scree",
     # protecting
     "Decomposition", "METHODS", "Option", "ProtectionResult",
-    "decompose", "mdav_groups", "min_swap_percent", "option_schema", "protect",
+    "decompose", "mdav_groups", "min_swap_percent", "option_schema", "protect", "scale_refusal",
     # releasing
     "RECIPE_VERSION", "Recipe", "Release",
     "codebook", "make_release",

@@ -351,19 +351,26 @@ def _evaluate_dask(args):
 
     client, cluster = _client(args)
     try:
-        table, n, s = evaluate_dask(read_dask(args.original), read_dask(args.protected), sensitive=_sens(args),
-                                    sample=args.sample)
+        ev = evaluate_dask(read_dask(args.original), read_dask(args.protected), sensitive=_sens(args),
+                           sample=args.sample)
     finally:
         client.close()
         if cluster is not None:
             cluster.close()
+    import math
+
+    table = ev.table
     if args.json:
-        print(json.dumps({"records": n, "sample": s, "scores": {k: {c: _digits(float(v)) for c, v in r.items()}
-                                                               for k, r in table.iterrows()}}, indent=2))
+        print(json.dumps({"records": ev.n, "sample": ev.sample,
+                          "scores": {k: {**{c: (None if math.isnan(r[c]) else _digits(float(r[c])))
+                                            for c in ("estimate", "lo", "hi")}, "how": r["how"]}
+                                     for k, r in table.iterrows()},
+                          "pil": {k: _digits(float(v)) for k, v in ev.pil.items()}}, indent=2))
     else:
-        print(f"scores estimated on {s:,} of {n:,} records (5 random samples; 95 % t interval; 0 best, 1 worst):")
+        print(f"scores at scale, {ev.n:,} records, {ev.sample:,} of them sampled (95 % interval; 0 best, 1 worst):")
         for k, r in table.iterrows():
-            print(f"  {k:<12s} {r.estimate:.4f}  [{r.lo:.4f}, {r.hi:.4f}]")
+            iv = "exact" if math.isnan(r.lo) else f"[{r.lo:.4f}, {r.hi:.4f}]"
+            print(f"  {k:<8s} {r.estimate:.4f}  {iv:<18s} {r.how}")
 
 
 def _evaluate(args):
@@ -504,7 +511,7 @@ def build_parser():
                                                  "Stata or SAS input are kept); - writes CSV to standard output")
     pr.add_argument("--engine", choices=("memory", "dask"), default="memory",
                     help="dask: protect Parquet/CSV files (a glob) that do not fit in memory, on a Dask cluster; "
-                         "--out is then a folder for the Parquet data set (fa and pca)")
+                         "--out is then a folder for the Parquet data set (fa, pca and noise)")
     pr.add_argument("--scheduler", metavar="ADDRESS",
                     help="with --engine dask: a running Dask scheduler (tcp://host:8786); default a local cluster")
     pr.add_argument("--sample", type=int, default=20000,

@@ -61,37 +61,74 @@ def correlation_variance(X, pairs=None):
     n, m = X.shape
     if pairs is None:
         pairs = np.triu_indices(m, 1)
-    sd = X.std(axis=0)
+    C = X - X.mean(axis=0)
+    C2 = C * C
+    return _corr_variance(C2.mean(axis=0), (C2 * C2).mean(axis=0), C2.T @ C2 / n, (C2 * C).T @ C / n,
+                          C.T @ C / n, pairs, n)
+
+
+def _safe_div(a, b):
     with np.errstate(divide="ignore", invalid="ignore"):
-        Z = np.where(sd > 0, (X - X.mean(axis=0)) / np.where(sd > 0, sd, 1.0), 0.0)
+        return np.where(b > 0, a / np.where(b > 0, b, 1.0), 0.0)
+
+
+def _corr_variance(mu2, mu4, M22, M31, M11, pairs, n):
+    """``correlation_variance`` from central moments: mu2, mu4 per column and the matrices
+    M22 = E[c_i^2 c_j^2], M31 = E[c_i^3 c_j], M11 = E[c_i c_j] (c centred); a column that
+    does not vary standardises to 0."""
     i, j = pairs
+    sd = np.sqrt(mu2)
     # expanded: E[x^2 y^2] - rho (E[x^3 y] + E[x y^3]) + rho^2 (E[x^4] + E[y^4] + 2 E[x^2 y^2]) / 4,
-    # all pairs at once from three matrix products; clipped at 0 against rounding
-    Z2 = Z * Z
-    A = (Z2.T @ Z2 / n)[i, j]
-    B = Z2 * Z
-    E31 = (B.T @ Z / n)
-    k4 = (Z2 * Z2).mean(axis=0)
-    rho = (Z.T @ Z / n)[i, j]
+    # x, y standardised; clipped at 0 against rounding
+    A = _safe_div(M22[i, j], mu2[i] * mu2[j])
+    E31 = _safe_div(M31, np.outer(sd ** 3, sd))
+    k4 = _safe_div(mu4, mu2 ** 2)
+    rho = _safe_div(M11[i, j], sd[i] * sd[j])
     v = A - rho * (E31[i, j] + E31[j, i]) + rho ** 2 * (k4[i] + k4[j] + 2 * A) / 4
     return np.clip(v, 0.0, None) / n
 
 
-def _pil_arrays(X, Y, statistics=PIL_STATISTICS, quantiles=True):
-    n, m = X.shape
-    mu = _central_moments(X, range(2, 9))
-    muY = _central_moments(Y, (2, 3, 4))
+def _pil_stats(X, Y, quantiles=True):
+    """What PIL compares, from the two files in memory: the count, the means, X's central
+    moments of orders 2-8 and Y's of orders 2-4, the moment matrices E[c_i c_j] of both and
+    E[c_i^2 c_j^2], E[c_i^3 c_j] of X, the quantiles at QUANTILE_LEVELS and X's density there
+    (Gaussian KDE).  ``_dask.pil_dask`` computes the same by map-reduce."""
+    n = X.shape[0]
+    Cx = X - X.mean(0)
+    Cy = Y - Y.mean(0)
+    C2 = Cx * Cx
+    st = {"n": n, "mean_x": X.mean(0), "mean_y": Y.mean(0),
+          "mu": {r: (Cx ** r).mean(axis=0) for r in range(2, 9)},
+          "muY": {r: (Cy ** r).mean(axis=0) for r in (2, 3, 4)},
+          "M11x": Cx.T @ Cx / n, "M11y": Cy.T @ Cy / n, "M22": C2.T @ C2 / n, "M31": (C2 * Cx).T @ Cx / n,
+          "qx": np.quantile(X, QUANTILE_LEVELS, axis=0), "qy": np.quantile(Y, QUANTILE_LEVELS, axis=0)}
+    st["dens"] = _densities(X, st["qx"], st["mu"][2]) if quantiles else None
+    return st
+
+
+def _densities(X, q, mu2):
+    """X's Gaussian KDE density at the quantiles q (NaN where a column does not vary)."""
+    dens = np.full(q.shape, np.nan)
+    for j in range(X.shape[1]):
+        if mu2[j] > 0:
+            dens[:, j] = stats.gaussian_kde(X[:, j])(q[:, j])
+    return dens
+
+
+def _pil_from(st, statistics=PIL_STATISTICS):
+    """PIL's per-statistic values from ``_pil_stats``'s summary (the one formula both engines
+    use)."""
+    n = st["n"]
+    mu, muY = dict(st["mu"]), st["muY"]
+    m = len(st["mean_x"])
     iu = np.triu_indices(m, 1)
     res = {}
     # mean: V = s^2 / n (sample variance, n - 1)
-    res["mean"] = _pil_values(X.mean(0) - Y.mean(0), X.var(0, ddof=1) / n)
+    res["mean"] = _pil_values(st["mean_x"] - st["mean_y"], mu[2] * n / (n - 1) / n)
     # variance (central moment 2): V = (mu4 - mu2^2) / n
     res["var"] = _pil_values(mu[2] - muY[2], (mu[4] - mu[2] ** 2) / n)
-    Cx = X - X.mean(0)
-    Cy = Y - Y.mean(0)
-    cov_x = (Cx.T @ Cx / n)[iu]
-    cov_y = (Cy.T @ Cy / n)[iu]
-    mu22 = ((Cx ** 2).T @ (Cx ** 2) / n)[iu]
+    cov_x, cov_y = st["M11x"][iu], st["M11y"][iu]
+    mu22 = st["M22"][iu]
     res["cov"] = _pil_values(cov_x - cov_y, (mu22 - cov_x ** 2) / n)
     sx, sy = np.sqrt(mu[2]), np.sqrt(muY[2])
     with np.errstate(divide="ignore", invalid="ignore"):
@@ -99,15 +136,13 @@ def _pil_arrays(X, Y, statistics=PIL_STATISTICS, quantiles=True):
         ry = cov_y / (sy[iu[0]] * sy[iu[1]])
     rx = np.nan_to_num(rx)
     ry = np.nan_to_num(ry)
-    res["corr"] = _pil_values(rx - ry, correlation_variance(X, iu))
-    qx = np.quantile(X, QUANTILE_LEVELS, axis=0)
-    qy = np.quantile(Y, QUANTILE_LEVELS, axis=0)
+    res["corr"] = _pil_values(rx - ry, _corr_variance(mu[2], mu[4], st["M22"], st["M31"], st["M11x"], iu, n))
+    qx, qy = st["qx"], st["qy"]
     Vq = np.zeros_like(qx)
-    for j in range(m if quantiles else 0):
-        if mu[2][j] > 0:
-            dens = stats.gaussian_kde(X[:, j])(qx[:, j])
-            with np.errstate(divide="ignore"):
-                Vq[:, j] = QUANTILE_LEVELS * (1 - QUANTILE_LEVELS) / (n * dens ** 2)
+    if st["dens"] is not None:
+        lv = QUANTILE_LEVELS[:, None]
+        with np.errstate(divide="ignore", invalid="ignore"):
+            Vq = np.where(np.isfinite(st["dens"]), lv * (1 - lv) / (n * st["dens"] ** 2), 0.0)
     res["quantiles"] = _pil_values(qx - qy, Vq).ravel()
 
     def vm(r):
@@ -118,6 +153,10 @@ def _pil_arrays(X, Y, statistics=PIL_STATISTICS, quantiles=True):
     res["kurt"] = _pil_values(mu[4] - muY[4], vm(4))
     per = {s: float(np.mean(res[s])) if res[s].size else 0.0 for s in statistics}
     return per, res
+
+
+def _pil_arrays(X, Y, statistics=PIL_STATISTICS, quantiles=True):
+    return _pil_from(_pil_stats(X, Y, quantiles), statistics)
 
 
 def _pil_observed(X, Y, observed, statistics=PIL_STATISTICS):

@@ -102,6 +102,37 @@ def test_guarantees_on_a_cluster(client, files, method, tmp_path):
     assert abs(a["total"] - b["total"]) < 1e-3
 
 
+def test_correlated_noise_at_scale(client, files, tmp_path):
+    """method='noise' on 12 partitions: the added noise has covariance noise_cov % of the
+    file's (within sampling error at 300,000 records), mean about 0, different draws in every
+    partition; the text and the exact sum are handled as for fa; the same seed gives the same
+    bytes."""
+    d, folder = files
+    opts = {"method": "noise", "noise_cov": 50, "seed": 3, "bounds": "none", "rounding": "none"}
+    rel = protect_dask(read_dask(str(folder / "*.parquet")), opts, str(tmp_path / "n"), drop=["id"],
+                       allow_unsafe="checking the noise's covariance")
+    out = rel.data.compute()
+    m = 6
+    X, Y = d[NUM[:m]].to_numpy(float), out[NUM[:m]].to_numpy(float)
+    E = Y - X
+    C = np.cov(X.T, bias=True)
+    err = np.linalg.norm(np.cov(E.T, bias=True) - 0.5 * C) / np.linalg.norm(0.5 * C)
+    assert err < 0.02, err  # sampling error of a covariance at n = 300,000: about 0.3 %
+    se = np.sqrt(0.5 * np.diag(C) / len(E))
+    assert np.all(np.abs(E.mean(axis=0)) < 5 * se)
+    parts = np.array_split(np.arange(len(d)), 12)
+    z = E[:, 0] / np.sqrt(0.5 * C[0, 0])
+    assert abs(np.corrcoef(z[parts[0][:20000]], z[parts[1][:20000]])[0, 1]) < 0.05  # not one stream reused
+    # the exact sum is rebuilt from the noisy parts, not noised on its own
+    assert np.abs(out.total - out.amount0 - out.amount1).max() <= 1e-6 * d.total.std()
+    assert any("correlated noise" in n_ for n_ in rel.notes)
+    again = protect_dask(read_dask(str(folder / "*.parquet")), opts, str(tmp_path / "n2"), drop=["id"],
+                         allow_unsafe="same bytes")
+    fa, fb = sorted((tmp_path / "n").glob("*.parquet")), sorted((tmp_path / "n2").glob("*.parquet"))
+    assert [f.read_bytes() for f in fa] == [f.read_bytes() for f in fb]
+    assert again.n == len(d)
+
+
 def test_same_seed_same_partitioning_same_bytes(client, files, tmp_path):
     d, folder = files
     opts = {"method": "fa", "seed": 7}
@@ -162,6 +193,165 @@ def test_recipe_from_memory_applied_with_dask_cli(client, files, tmp_path):
     assert doc["scores"]["dbrl"]["lo"] <= doc["scores"]["dbrl"]["estimate"] <= doc["scores"]["dbrl"]["hi"]
 
 
+def test_magg_in_blocks_on_a_cluster(client, files, tmp_path, monkeypatch):
+    """M-AGG at scale without noise on 300,000 records (blocks of at most 40,000 here): every
+    released record is its group's mean, groups have k to 2k - 1 records, and no group
+    crosses a k-d block (the groups of one block are what MDAV makes of that block)."""
+    import sdccore._dask as eng
+
+    monkeypatch.setattr(eng, "BLOCK_MAX", 40_000)
+    d, folder = files
+    rel = protect_dask(read_dask(str(folder / "*.parquet")), {"method": "magg", "k": 3, "noise_model": "none",
+                                                              "seed": 2, "bounds": "none", "rounding": "none"},
+                       str(tmp_path / "m"), drop=["id"], allow_unsafe="checking the groups")
+    out = rel.data.compute()
+    cols = NUM[:6]
+    Y = out[cols].to_numpy()
+    _, lab, size = np.unique(Y, axis=0, return_inverse=True, return_counts=True)
+    lab = lab.ravel()
+    assert size.min() >= 3 and size.max() <= 5
+    X = d[cols].to_numpy(float)
+    means = np.vstack([np.bincount(lab, weights=X[:, j]) / np.bincount(lab) for j in range(6)]).T
+    np.testing.assert_allclose(Y, means[lab], rtol=1e-9)
+    assert np.abs(Y.mean(0) - X.mean(0)).max() <= 1e-9 * X.std(0).max()  # group means keep the mean
+    blocks = int(rel.notes[0].split(" within ")[1].split()[0])
+    assert 300_000 / 40_000 < blocks <= 32
+    assert np.abs(out.total - out.amount0 - out.amount1).max() <= 1e-6 * d.total.std()
+
+
+def test_magg_noise_at_scale_keeps_the_covariance_in_expectation(tmp_path, monkeypatch):
+    """Published noise from the pooled within-group scatter: Zbar'Zbar/n + D = R, so the
+    covariance is kept in expectation (here within 1 % on 30,000 records); the same seed
+    gives the same bytes, another seed other values."""
+    import dask
+
+    import sdccore._dask as eng
+
+    monkeypatch.setattr(eng, "BLOCK_MAX", 5_000)
+    d = make(30_000, m=4, seed=6).drop(columns=["id", "region", "total"])
+    ddf = dd.from_pandas(d, npartitions=6)
+    opts = {"method": "magg", "k": 3, "seed": 1, "bounds": "none", "rounding": "none"}
+    with dask.config.set({"scheduler": "synchronous", "dataframe.shuffle.method": "tasks"}):
+        a = protect_dask(ddf, opts, str(tmp_path / "a"), allow_unsafe="covariance").data.compute()
+        protect_dask(ddf, opts, str(tmp_path / "b"), allow_unsafe="bytes")
+        c = protect_dask(ddf, {**opts, "seed": 2}, str(tmp_path / "c"), allow_unsafe="seed").data.compute()
+    X, Y = d.to_numpy(float), a.to_numpy(float)
+    C0 = np.cov(X.T)
+    assert np.linalg.norm(np.cov(Y.T) - C0) / np.linalg.norm(C0) < 0.01
+    assert np.all(np.abs(Y.mean(0) - X.mean(0)) < 5 * X.std(0) / np.sqrt(len(X)))
+    fa, fb = sorted((tmp_path / "a").glob("*.parquet")), sorted((tmp_path / "b").glob("*.parquet"))
+    assert [f.read_bytes() for f in fa] == [f.read_bytes() for f in fb]
+    assert not np.allclose(Y, c.to_numpy(float))
+
+
+def test_kd_blocks_hold_at_most_block_max_records():
+    """The k-d split built on a sample keeps every block of the whole file below the cap."""
+    from sdccore._dask import kd_assign, kd_tree
+
+    rng = np.random.default_rng(0)
+    Z = rng.standard_normal((400_000, 5)) * [1, 2, 3, 0.1, 1]
+    Z[:, 0] = np.exp(Z[:, 0])
+    sample = Z[rng.choice(len(Z), 20_000, replace=False)]
+    tree = kd_tree(sample, len(Z), 50_000)
+    sizes = np.bincount(kd_assign(Z, tree))
+    assert len(sizes) >= 8 and sizes.max() <= 50_000 and sizes.min() > 10_000
+
+
+def test_one_rule_says_which_recipes_run_at_scale():
+    """scale_refusal is what protect_dask enforces (and what the Download page shows)."""
+    assert sdccore.scale_refusal({"method": "fa", "transform": []}) is None
+    assert sdccore.scale_refusal({"method": "noise", "noise_cov": 20}) is None
+    assert sdccore.scale_refusal({"method": "magg", "k": 3}) is None
+    assert "rankswap" in sdccore.scale_refusal({"method": "rankswap"})
+    assert "selective M-AGG" in sdccore.scale_refusal({"method": "magg", "sensitive": ["amount0"]})
+    assert "log scale" in sdccore.scale_refusal({"method": "pca", "transform": ["amount0"]})
+    assert "strata" in sdccore.scale_refusal({"method": "pca", "strata": ["region"]})
+    assert "perturbation='swap'" in sdccore.scale_refusal({"method": "fa", "perturbation": "noise"})
+
+
+def _measured_pair(n=6000, seed=0):
+    rng = np.random.default_rng(seed)
+    C = 0.5 * np.ones((5, 5)) + 0.5 * np.eye(5)
+    d = pd.DataFrame(np.exp(rng.multivariate_normal(np.zeros(5), C, size=n)), columns=list("abcde"))
+    # light noise: some records are still linked to their own (DBRL > 0)
+    rel = sdccore.protect(d, "noise", noise_cov=2, rng=1, bounds="none", rounding="none",
+                          allow_unsafe="measures test").data
+    return d, rel
+
+
+@pytest.mark.parametrize("sensitive", [None, ["a", "b"]])
+def test_measures_at_scale_equal_the_in_memory_ones_on_every_record(sensitive):
+    """With every record sampled, DBRL and ID at scale (linkage and ranks over partitions,
+    6 of the original and 5 of the protected file) equal ``evaluate``'s; PIL's moment terms
+    equal it to 1e-9 (map-reduce against whole-array sums), the quantiles are the same bits
+    (the quantile term's density comes from the same records when every one is sampled)."""
+    import dask
+
+    from sdccore._dask import evaluate_dask
+    from sdccore._utility import _pil_arrays
+
+    d, rel = _measured_pair()
+    with dask.config.set(scheduler="synchronous"):
+        ev = evaluate_dask(dd.from_pandas(d, npartitions=6), dd.from_pandas(rel, npartitions=5),
+                           sensitive=sensitive, sample=len(d))
+    mem = sdccore.evaluate(d, rel, sensitive=sensitive)
+    t = ev.table
+    assert 0.01 < mem.scores["dbrl"] < 0.95  # a case where linkage matters
+    assert t.loc["dbrl", "estimate"] == pytest.approx(mem.scores["dbrl"], abs=1e-12)
+    assert t.loc["id", "estimate"] == pytest.approx(mem.scores["id"], abs=1e-12)
+    assert np.isnan(t.loc["dbrl", "lo"])  # every record: exact, no sampling interval
+    per, _ = _pil_arrays(d.to_numpy(), rel.to_numpy())
+    for k in ("var", "cov", "corr", "skew", "kurt"):
+        assert ev.pil[k] == pytest.approx(per[k], rel=1e-9), k
+    assert ev.pil["mean"] == pytest.approx(per["mean"], abs=1e-9)
+    assert ev.pil["quantiles"] == pytest.approx(per["quantiles"], rel=1e-9)
+    assert t.loc["ps", "lo"] <= t.loc["ps", "estimate"] <= t.loc["ps", "hi"]
+
+
+@pytest.mark.parametrize("n", [7, 100, 6000, 50_001])
+def test_exact_quantiles_are_numpys_bits(n):
+    """Bracketed from a sample, counted and collected over partitions: np.quantile's
+    linear interpolation bit for bit, with ties, rounded values and tiny files."""
+    import dask
+
+    from sdccore._dask import exact_quantiles
+    from sdccore._utility import QUANTILE_LEVELS
+
+    rng = np.random.default_rng(n)
+    X = np.exp(rng.standard_normal((n, 3)) * 2)
+    X[: n // 3, 1] = 5.0  # many ties
+    X[:, 2] = np.round(X[:, 2])
+    ddf = dd.from_pandas(pd.DataFrame(X, columns=list("abc")), npartitions=min(n, 7))
+    sample = X[rng.choice(n, size=min(n, 500), replace=False)]
+    with dask.config.set(scheduler="synchronous"):
+        q = exact_quantiles(ddf, list("abc"), QUANTILE_LEVELS, X.min(0), X.max(0), sample, n)
+        # a sample that lies (its quantiles far off): the brackets miss and are widened
+        off = exact_quantiles(ddf, list("abc"), QUANTILE_LEVELS, X.min(0), X.max(0), sample * 0 + X.max(0), n)
+    ref = np.quantile(X, QUANTILE_LEVELS, axis=0)
+    assert np.array_equal(q, ref) and np.array_equal(off, ref)
+
+
+def test_sampled_measures_cover_the_whole_file():
+    """A sample of 1,500 of 6,000 records: each DBRL and ID interval holds the value over all
+    records, and the sampled records' own values are the exact ones for those records."""
+    import dask
+
+    from sdccore._dask import evaluate_dask
+
+    d, rel = _measured_pair(seed=3)
+    with dask.config.set(scheduler="synchronous"):
+        ev = evaluate_dask(dd.from_pandas(d, npartitions=4), dd.from_pandas(rel, npartitions=7), sample=1500, seed=2)
+        full = evaluate_dask(dd.from_pandas(d, npartitions=3), dd.from_pandas(rel, npartitions=3), sample=len(d))
+    for k in ("dbrl", "id"):
+        lo, hi = ev.table.loc[k, ["lo", "hi"]]
+        assert lo <= full.table.loc[k, "estimate"] <= hi, k
+        assert 0 < hi - lo < 0.2
+    rows = ev.records.index.to_numpy()
+    assert len(rows) == 1500 and np.all(np.diff(rows) > 0)
+    np.testing.assert_allclose(ev.records["dbrl"].to_numpy(), full.records["dbrl"].to_numpy()[rows], atol=1e-12)
+    np.testing.assert_allclose(ev.records["id"].to_numpy(), full.records["id"].to_numpy()[rows], atol=1e-12)
+
+
 def _cli_err(args):
     err = io.StringIO()
     with redirect_stderr(err), redirect_stdout(io.StringIO()):
@@ -191,8 +381,8 @@ def test_bad_input_one_line_errors(client, files, tmp_path):
                           "--out", str(tmp_path / "o3")])
     assert code == 2 and "missing or infinite values in amount3 (1)" in err and err.count("\n") == 1
     code, err = _cli_err(["protect", str(folder / "*.parquet"), "--engine", "dask", "--scheduler", addr,
-                          "--method", "magg", "--out", str(tmp_path / "o4")])
-    assert code == 2 and "only fa and pca run at scale" in err
+                          "--method", "rankswap", "--out", str(tmp_path / "o4")])
+    assert code == 2 and "fa, pca, noise and magg run at scale" in err and err.count("\n") == 1
     (tmp_path / "full").mkdir()
     (tmp_path / "full" / "x.txt").write_text("keep me")
     code, err = _cli_err(["protect", str(folder / "*.parquet"), "--engine", "dask", "--scheduler", addr,
@@ -219,3 +409,17 @@ def test_a_single_small_worker_finishes(tmp_path):
     out = pd.read_parquet(tmp_path / "out")
     assert len(out) == len(d) and raw_mb > 0
     assert Path(tmp_path / "out").is_dir()
+
+
+def test_a_cluster_without_workers_is_refused_not_waited_for(files, tmp_path, monkeypatch):
+    """A cluster whose workers never start (the CI hang of stop 21: a worker paused by its
+    memory limit at start-up) gets a one-line error instead of an endless wait."""
+    import sdccore._dask as eng
+
+    monkeypatch.setattr(eng, "WORKER_WAIT", 2)
+    d, folder = files
+    with distributed.LocalCluster(n_workers=0, processes=True, dashboard_address=None) as cl, \
+            distributed.Client(cl):
+        with pytest.raises(ValueError, match="no running worker after 2 s"):
+            protect_dask(read_dask(str(folder / "*.parquet")), {"method": "pca", "seed": 1}, str(tmp_path / "o"))
+    assert not (tmp_path / "o").exists()

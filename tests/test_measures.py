@@ -278,11 +278,18 @@ def test_float32_screened_nearest_equals_exact_brute_force(seed):
     B = A + rng.standard_normal((n, m)) * 10.0 ** rng.uniform(-9, 0)
     B[50:100] = B[50]  # 50 identical protected records: overflows the 32-candidate buffer
     A[60] = B[50]
-    first, ties, own = _linkage._nearest(A, B)
+    first, ties, own, dist = _linkage._nearest(A, B)
     D = ((A[:, None, :] - B[None, :, :]) ** 2).sum(-1)
     for i in range(n):
         best = np.flatnonzero(D[i] == D[i].min())
         assert first[i] == best[0] and ties[i] == len(best) and own[i] == (i in best)
+        assert dist[i] == pytest.approx(D[i].min(), rel=1e-12, abs=1e-300)
+    # the own record elsewhere (the Dask engine links a sample against one partition)
+    target = np.where(np.arange(n) % 3 == 0, np.arange(n)[::-1], -1)
+    _, _, own2, _ = _linkage._nearest(A, B, target)
+    for i in range(n):
+        best = np.flatnonzero(D[i] == D[i].min())
+        assert own2[i] == (target[i] in best)
 
 
 # ------------------------------------------------------------------ PIL: variance of r (issue 10.1)
