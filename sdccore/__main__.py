@@ -278,10 +278,10 @@ def _protect_dask(args):
         _atomic_write([(args.save_recipe, Recipe(eff, tuple(drop), tuple(keep), recipe.shuffle).to_json()
                         .encode("utf-8"))])
     _say(rel.notes, rel.risk.violations)
+    floors = (f"met on a sample of {rel.sample:,} records" if rel.risk.ok else
+              f"BROKEN on a sample of {rel.sample:,} records, released because: {args.allow_unsafe}")
     print(f"wrote {args.out}: {rel.n:,} records as a Parquet data set (method {rel.options['method']}, seed "
-          f"{rel.options['seed']}, engine dask; risk floors "
-          f"{'met' if rel.risk.ok else 'BROKEN, released because: ' + str(args.allow_unsafe)} on a sample of "
-          f"{rel.sample:,} records)", file=sys.stderr)
+          f"{rel.options['seed']}, engine dask; risk floors {floors})", file=sys.stderr)
 
 
 def _protect(args):

@@ -459,13 +459,24 @@ def scale_refusal(options):
     """Why the Dask engine cannot apply a recipe with these options, or None if it can (the
     one rule ``protect_dask`` enforces and the dashboard's Download page shows).
 
+    Parameters
+    ----------
+    options : dict
+        A recipe's options (``Recipe.options``, or ``protect``'s keyword arguments with
+        ``method``).
+
+    Returns
+    -------
+    str or None
+        The reason, with what to do instead; None when ``--engine dask`` can apply them.
+
     Examples
     --------
     >>> import sdccore
     >>> sdccore.scale_refusal({"method": "pca"}) is None
     True
-    >>> sdccore.scale_refusal({"method": "magg"})[:28]
-    "method 'magg' is not availab"
+    >>> sdccore.scale_refusal({"method": "rankswap"})[:32]
+    "method 'rankswap' is not availab"
     """
     method = options.get("method", "fa")
     if method not in DASK_METHODS:
