@@ -422,7 +422,8 @@ def _magg_dask(Xk, mean_k, sd_k, cov_k, lengths, n, o, seed, scratch, progress):
                                                    **{f"z{j}": pd.Series([], dtype=np.float64) for j in range(c)}}))
     ordered = noisy.sort_values("_row")[[f"z{j}" for j in range(c)]].to_dask_array(lengths=True)
     Zp = da.rechunk(ordered, chunks=(tuple(lengths), (c,)))
-    notes = [f"MDAV (k={k}) within {nblocks} k-d blocks of at most about {BLOCK_MAX:,} records (groups never cross "
+    notes = [f"MDAV (k={k}) within {nblocks} k-d block{'s' if nblocks > 1 else ''} of at most about {BLOCK_MAX:,} "
+             f"records (groups never cross "
              f"blocks; distances weighted by the whole file's variances); "
              f"{int(gr['groups'][0]):,} groups" + ("; noise N(0, D) from the pooled within-group scatter"
                                                   if Dh is not None else "; no noise")]
