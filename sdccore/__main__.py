@@ -347,7 +347,8 @@ def _protect(args):
 
 
 def _evaluate_dask(args):
-    from ._dask import evaluate_dask, read_dask
+    from ._dask import read_dask
+    from ._dask_measures import evaluate_dask
 
     client, cluster = _client(args)
     try:

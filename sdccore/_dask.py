@@ -43,6 +43,10 @@ n D = Z'Z - Zbar'Zbar, Z'Z from the file's correlation matrix.  Blocking costs
 information: whole-file MDAV at 100k x 13 (k=3) loses SSE/SST 0.0335, blocks of at most
 50k 0.0396 (1.18x), of at most 10k 0.0464 (1.39x) (benchmarks/bench_magg_blocks.py).
 
+Modules: this one reads, computes moments, plans and perturbs (fa, pca, noise) and writes;
+``_dask_magg`` holds M-AGG in blocks, ``_dask_measures`` the measures at scale
+(``evaluate_dask``, ``exact_quantiles``).
+
 Reproducibility: the keys come from ``SeedSequence(seed, spawn_key=(7, stream, partition))``,
 so the same seed and the same partitioning give the same bytes.  What the engine does not do
 (refused with a message, ``scale_refusal``): rank swapping (global ranks per column),
@@ -54,7 +58,6 @@ from __future__ import annotations
 
 import glob
 import os
-import warnings
 from dataclasses import dataclass
 from functools import partial
 
@@ -63,7 +66,6 @@ import pandas as pd
 
 DASK_STREAM = 7
 DASK_METHODS = ("fa", "pca", "noise", "magg")
-BLOCK_MAX = 50_000  # M-AGG at scale: MDAV within k-d blocks of at most this many records
 
 
 # ----------------------------------------------------------------------------- reading
@@ -207,19 +209,6 @@ class DaskRelease:
     sample: int
 
 
-@dataclass(frozen=True)
-class DaskEvaluation:
-    """What ``evaluate_dask`` returns: per score its estimate, 95 % interval and how it was
-    obtained; the number of records and of sampled records; PIL per statistic; the sampled
-    records' own DBRL and ID values (indexed by record number)."""
-
-    table: object
-    n: int
-    sample: int
-    pil: dict
-    records: object
-
-
 def _keys(seed, stream, part, n):
     ss = np.random.SeedSequence(int(seed), spawn_key=(DASK_STREAM, stream, part))
     return (np.random.default_rng(ss).integers(0, 2 ** 63 - 1, size=n, dtype=np.int64))
@@ -263,171 +252,6 @@ def _permute_scores(F, lengths, seed, scratch, progress=None):
                           enforce_metadata=False)
         cols.append(col.to_dask_array(lengths=lengths))
     return da.concatenate(cols, axis=1)
-
-
-# ----------------------------------------------------------------------------- M-AGG in blocks
-
-def kd_tree(Z, n, block_max=BLOCK_MAX):
-    """A k-d split of the standardised sample Z (rows drawn from n records): each node splits
-    its records at the median of its widest variable (values at or below the median go
-    left) until a leaf stands for at most 0.8 * block_max of the n records (the margin keeps
-    the blocks of the whole file below block_max despite the sample's error).  Returns
-    (dims, thresholds, left, right, leaf) arrays: dims -1 at a leaf, leaf its block number."""
-    per = n / max(len(Z), 1)
-    dims, thr, left, right, leaf = [], [], [], [], []
-
-    def build(idx):
-        me = len(dims)
-        dims.append(-1), thr.append(0.0), left.append(-1), right.append(-1), leaf.append(-1)
-        if len(idx) * per > 0.8 * block_max and len(idx) >= 2:
-            spread = Z[idx].max(axis=0) - Z[idx].min(axis=0)
-            d = int(np.argmax(spread))
-            t = float(np.median(Z[idx, d]))
-            lo, hi = idx[Z[idx, d] <= t], idx[Z[idx, d] > t]
-            if spread[d] > 0 and len(lo) and len(hi):
-                dims[me], thr[me] = d, t
-                left[me] = build(lo)
-                right[me] = build(hi)
-                return me
-        leaf[me] = max(leaf) + 1
-        return me
-
-    build(np.arange(len(Z)))
-    return tuple(np.asarray(a) for a in (dims, thr, left, right, leaf))
-
-
-def kd_assign(Z, tree):
-    """Each row of Z's block under ``kd_tree``'s split."""
-    dims, thr, left, right, leaf = tree
-    node = np.zeros(len(Z), dtype=np.int64)
-    rows = np.arange(len(Z))
-    while True:
-        d = dims[node]
-        inner = d >= 0
-        if not inner.any():
-            return leaf[node]
-        go = Z[rows, np.where(inner, d, 0)] > thr[node]
-        node = np.where(inner, np.where(go, right[node], left[node]), node)
-
-
-def _blocked(p, mean, sd, tree, partition_info=None):
-    """One original partition as (record number, block, standardised values)."""
-    Z = (p.to_numpy(dtype=np.float64) - mean) / sd
-    first = partition_info["offset"]
-    out = pd.DataFrame(Z, columns=[f"z{j}" for j in range(Z.shape[1])])
-    out.insert(0, "_block", kd_assign(Z, tree))
-    out.insert(0, "_row", np.arange(first, first + len(Z), dtype=np.int64))
-    return out
-
-
-def _mdav_part(df, k, c):
-    """MDAV within each block of a shuffled partition (records in record-number order, so
-    the result does not depend on the shuffle's order); blocks of fewer than 2k records
-    are pooled with each other, and a pool below k joins the largest block.  Returns
-    (record number, block, group means)."""
-    from ._mdav import group_means, mdav_file_weighted
-
-    df = df.sort_values("_row", kind="stable")
-    zc = [f"z{j}" for j in range(c)]
-    Z = df[zc].to_numpy(dtype=np.float64)
-    blocks = df["_block"].to_numpy().copy()
-    ids, counts = np.unique(blocks, return_counts=True)
-    small = ids[counts < 2 * k]
-    if len(small):
-        pool = int(small.min())
-        blocks[np.isin(blocks, small)] = pool
-        big = ids[counts >= 2 * k]
-        if (blocks == pool).sum() < k and len(big):
-            blocks[blocks == pool] = int(big[np.argmax(counts[counts >= 2 * k])])
-    Zbar = np.empty_like(Z)
-    groups = np.zeros(len(Z), dtype=np.int64)
-    for b in np.unique(blocks):
-        sel = np.flatnonzero(blocks == b)
-        lab = mdav_file_weighted(Z[sel], k) if len(sel) >= 2 * k else np.zeros(len(sel), dtype=np.int64)
-        Zbar[sel] = group_means(Z[sel], lab)
-        groups[sel[0]] += int(lab.max()) + 1  # counted once per block
-    out = pd.DataFrame(Zbar, columns=zc)
-    out.insert(0, "_groups", groups)
-    out.insert(0, "_block", blocks)
-    out.insert(0, "_row", df["_row"].to_numpy())
-    return out
-
-
-def _gram(df, c):
-    Zb = df[[f"z{j}" for j in range(c)]].to_numpy(dtype=np.float64)
-    return {"G": Zb.T @ Zb, "groups": np.array([df["_groups"].sum()])}
-
-
-def _magg_noise(df, c, Dh, seed):
-    """Group means plus each block's own noise draws (keyed by seed and block), in the
-    partition's record order."""
-    zc = [f"z{j}" for j in range(c)]
-    out = df[["_row"]].copy()
-    V = df[zc].to_numpy(dtype=np.float64).copy()
-    if Dh is not None:
-        blocks = df["_block"].to_numpy()
-        for b in np.unique(blocks):
-            sel = np.flatnonzero(blocks == b)
-            ss = np.random.SeedSequence(int(seed), spawn_key=(DASK_STREAM, 10 ** 5 + 2, int(b)))
-            V[sel] += np.random.default_rng(ss).standard_normal((len(sel), c)) @ Dh
-    for j, z in enumerate(zc):
-        out[z] = V[:, j]
-    return out
-
-
-def _magg_dask(Xk, mean_k, sd_k, cov_k, lengths, n, o, seed, scratch, progress):
-    """M-AGG at scale (general protection): MDAV within k-d blocks of at most BLOCK_MAX
-    records (groups never cross blocks), then noise N(0, D) with D the pooled within-group
-    scatter (standardised units, as in memory): n D = Z'Z - Zbar'Zbar, Z'Z from the file's
-    correlation matrix.  Returns (X', notes)."""
-    import dask
-    import dask.array as da
-    import dask.dataframe as dd
-
-    from ._magg import sqrt_psd
-
-    k, model = int(o["k"]), o["noise_model"]
-    if n < 2 * k:
-        raise ValueError(f"magg needs at least {2 * k} records for k={k}; the file has {n}.")
-    c = Xk.shape[1]
-    sdv = np.where(sd_k > 0, sd_k, 1.0)
-    rng = np.random.default_rng(np.random.SeedSequence(int(seed), spawn_key=(DASK_STREAM, 10 ** 6 + 2)))
-    s = int(min(n, 200_000))
-    rows = np.sort(rng.choice(n, size=s, replace=False))
-    Zs = (np.asarray(Xk[rows].compute(), np.float64) - mean_k) / sdv
-    tree = kd_tree(Zs, n, BLOCK_MAX)
-    nblocks = int(tree[4].max()) + 1
-    frame = dd.from_dask_array(Xk, columns=[f"x{j}" for j in range(c)])
-    meta = pd.DataFrame({"_row": pd.Series([], dtype=np.int64), "_block": pd.Series([], dtype=np.int64),
-                         **{f"z{j}": pd.Series([], dtype=np.float64) for j in range(c)}})
-    offsets = np.concatenate([[0], np.cumsum(lengths)])
-    parts = [dask.delayed(_blocked)(p, mean_k, sdv, tree, {"offset": int(offsets[i])})
-             for i, p in enumerate(frame.to_delayed())]
-    keyed = dd.from_delayed(parts, meta=meta, verify_meta=False)
-    nparts = max(1, min(len(lengths), nblocks))
-    shuffled = keyed.shuffle("_block", npartitions=nparts)
-    meta2 = meta.assign(_groups=pd.Series([], dtype=np.int64))[["_row", "_block", "_groups"] +
-                                                                 [f"z{j}" for j in range(c)]]
-    grouped = shuffled.map_partitions(_mdav_part, k, c, meta=meta2)
-    where = os.path.join(scratch, "groups")
-    _write(grouped, where, progress)
-    files = sorted(glob.glob(os.path.join(where, "part-*.parquet")))
-    back = dd.from_map(_read_parquet_file, files, meta=meta2, enforce_metadata=False)
-    (gr,) = dask.compute(_tree([dask.delayed(_gram)(p, c) for p in back.to_delayed()], _add))
-    R = cov_k / np.outer(sdv, sdv)  # Z'Z / n: the correlation matrix
-    D = R - gr["G"] / n
-    Dh = sqrt_psd(D) if model == "published" else None
-    noisy = back.map_partitions(_magg_noise, c, Dh, seed,
-                                meta=pd.DataFrame({"_row": pd.Series([], dtype=np.int64),
-                                                   **{f"z{j}": pd.Series([], dtype=np.float64) for j in range(c)}}))
-    ordered = noisy.sort_values("_row")[[f"z{j}" for j in range(c)]].to_dask_array(lengths=True)
-    Zp = da.rechunk(ordered, chunks=(tuple(lengths), (c,)))
-    notes = [f"MDAV (k={k}) within {nblocks} k-d block{'s' if nblocks > 1 else ''} of at most about {BLOCK_MAX:,} "
-             f"records (groups never cross "
-             f"blocks; distances weighted by the whole file's variances); "
-             f"{int(gr['groups'][0]):,} groups" + ("; noise N(0, D) from the pooled within-group scatter"
-                                                  if Dh is not None else "; no noise")]
-    return Zp * sdv + mean_k, notes
 
 
 def _noise_block(B, seed, cols, S, block_info=None):
@@ -559,6 +383,8 @@ def protect_dask(ddf, options, out, *, drop=(), keep=(), sample=20000, allow_uns
         notes0 = [f"correlated noise with covariance {o['noise_cov']:g} % of the data's added to "
                   f"{len(cols_n)} variable(s), each partition from its own keyed stream"]
     elif method == "magg":
+        from ._dask_magg import _magg_dask
+
         try:
             Xpk, notes0 = _magg_dask(Xk, mean_k, sd_k, cov[np.ix_(keepi, keepi)], lengths, n, o, seed, scratch,
                                      progress)
@@ -752,270 +578,3 @@ def _add(a, b):
     if not isinstance(a, dict):
         return a + b
     return {k: _add(a[k], b[k]) for k in a}
-
-
-def _link_part(B, A, cols, mean, sd, target, idv):
-    """One partition of the protected file against the sampled original records A
-    (standardised on ``cols``): each record's smallest squared distance here, how many
-    records tie at it, whether its own record is among them, and the first nearest record's
-    values on ``idv``."""
-    from ._linkage import _nearest
-
-    Y = B.to_numpy(dtype=np.float64)
-    s = A.shape[0]
-    if Y.shape[0] == 0:
-        return {"d": np.full(s, np.inf), "t": np.zeros(s, np.int64), "o": np.zeros(s, bool),
-                "y": np.full((s, len(idv)), np.nan)}
-    first, ties, own, dist = _nearest(A, (Y[:, cols] - mean[cols]) / sd[cols], target)
-    return {"d": dist, "t": ties, "o": own, "y": Y[first][:, idv]}
-
-
-def _link_merge(a, b):
-    d = np.minimum(a["d"], b["d"])
-    ia, ib = a["d"] == d, b["d"] == d
-    return {"d": d, "t": a["t"] * ia + b["t"] * ib, "o": (a["o"] & ia) | (b["o"] & ib),
-            "y": np.where(ia[:, None], a["y"], b["y"])}
-
-
-def _rank_part(B, idv, x, y):
-    """Per sampled record and variable: how many of this partition's protected values are
-    below x, at most x, and below y."""
-    Y = B.to_numpy(dtype=np.float64)[:, idv]
-    out = {"lx": np.zeros(x.shape, np.int64), "qx": np.zeros(x.shape, np.int64), "ly": np.zeros(x.shape, np.int64)}
-    for a in range(Y.shape[1]):
-        v = np.sort(Y[:, a])
-        out["lx"][:, a] = np.searchsorted(v, x[:, a], "left")
-        out["qx"][:, a] = np.searchsorted(v, x[:, a], "right")
-        out["ly"][:, a] = np.searchsorted(v, y[:, a], "left")
-    return out
-
-
-def _pil_part(P, mean, orders, cross):
-    """One partition's sums for PIL: central powers (about the file's mean) and the moment
-    matrices."""
-    C = P.to_numpy(dtype=np.float64) - mean
-    out = {"S": {r: (C ** r).sum(axis=0) for r in orders}, "M11": C.T @ C}
-    if cross:
-        C2 = C * C
-        out["M22"] = C2.T @ C2
-        out["M31"] = (C2 * C).T @ C
-    return out
-
-
-QBINS = 4096  # bins per quantile bracket in the counting pass
-
-
-def _q_count(P, edges):
-    """Per column and level: how many of this partition's values lie below each bin edge."""
-    X = P.to_numpy(dtype=np.float64)
-    out = np.empty(edges.shape, np.int64)
-    for j in range(X.shape[1]):
-        v = np.sort(X[:, j])
-        out[:, j] = np.searchsorted(v, edges[:, j].ravel(), "left").reshape(out[:, j].shape)
-    return out
-
-
-def _q_collect(P, lo, hi):
-    """Per column and wanted order statistic: this partition's values in [lo, hi)."""
-    X = P.to_numpy(dtype=np.float64)
-    out = []
-    for j in range(X.shape[1]):
-        v = np.sort(X[:, j])
-        a = np.searchsorted(v, lo[:, j], "left")
-        b = np.searchsorted(v, hi[:, j], "left")
-        out.append([v[x:y] for x, y in zip(a, b)])
-    return out
-
-
-def _q_join(a, b):
-    return [[np.concatenate([x, y]) for x, y in zip(ca, cb)] for ca, cb in zip(a, b)]
-
-
-def exact_quantiles(ddf, cols, levels, vmin, vmax, sample, n):
-    """``np.quantile(X, levels, axis=0)`` (linear interpolation, the same bits) over every
-    partition without sorting the file: each wanted order statistic is bracketed by the
-    sample's quantiles (5 standard errors either side, the file's minimum and maximum at
-    the ends), one pass counts the values below each of QBINS bin edges in the bracket,
-    and a second pass collects the values of the one bin holding it (a bracket that misses,
-    which 5 standard errors make rare, is widened to the whole range)."""
-    import dask
-
-    levels = np.asarray(levels, dtype=np.float64)
-    m = len(cols)
-    h = (n - 1) * levels  # numpy's virtual index, method 'linear'
-    k1 = np.floor(h).astype(np.int64)
-    k2 = np.minimum(k1 + 1, n - 1)
-    gamma = h - k1
-    ks = np.concatenate([k1, k2])  # the order statistics wanted, per level (x2), per column
-    srt = np.sort(sample, axis=0)
-    s = srt.shape[0]
-    q = np.clip(ks / max(n - 1, 1), 0, 1)
-    half = 5 * np.sqrt(q * (1 - q) / s) + 2.0 / s
-    ilo = np.floor((q - half) * (s - 1)).astype(np.int64)
-    ihi = np.ceil((q + half) * (s - 1)).astype(np.int64)
-    lo = np.where(ilo[:, None] <= 0, vmin, srt[np.clip(ilo, 0, s - 1)])
-    hi = np.where(ihi[:, None] >= s - 1, vmax, srt[np.clip(ihi, 0, s - 1)])
-    parts = ddf[cols].to_delayed()
-    for attempt in (0, 1):
-        top = np.nextafter(hi, np.inf)  # bins half-open: the last one holds hi itself
-        edges = lo[:, :, None] + (top - lo)[:, :, None] * (np.arange(QBINS + 1) / QBINS)[None, None, :]
-        edges[:, :, -1] = top  # (wanted, column, edge)
-        (below,) = dask.compute(_tree([dask.delayed(_q_count)(p, edges) for p in parts], _add))
-        inside = (below[:, :, 0] <= ks[:, None]) & (below[:, :, -1] > ks[:, None])
-        if inside.all() or attempt:
-            break
-        lo = np.where(inside, lo, vmin)
-        hi = np.where(inside, hi, vmax)
-    if not inside.all():
-        raise RuntimeError("exact_quantiles: a bracket missed after widening to the whole range")
-    # the bin holding each wanted order statistic, then its values
-    b = np.array([[np.searchsorted(below[w, j], ks[w], "right") - 1 for j in range(m)] for w in range(len(ks))])
-    b = np.clip(b, 0, QBINS - 1)
-    blo = np.take_along_axis(edges, b[:, :, None], axis=2)[:, :, 0]
-    bhi = np.take_along_axis(edges, b[:, :, None] + 1, axis=2)[:, :, 0]
-    start = np.take_along_axis(below, b[:, :, None], axis=2)[:, :, 0]
-    (vals,) = dask.compute(_tree([dask.delayed(_q_collect)(p, blo, bhi) for p in parts], _q_join))
-    stat = np.empty((len(ks), m))
-    for j in range(m):
-        for w in range(len(ks)):
-            v = np.sort(vals[j][w])
-            stat[w, j] = v[ks[w] - start[w, j]]
-    a, bb = stat[:len(levels)], stat[len(levels):]
-    g = gamma[:, None]
-    diff = bb - a
-    return np.where(g >= 0.5, bb - diff * (1 - g), a + diff * g)
-
-
-def _interval(v):
-    """Mean of per-record values and its 95 % normal interval (sampling of records)."""
-    v = np.asarray(v, dtype=np.float64)
-    m = float(v.mean())
-    h = 1.959963984540054 * float(v.std(ddof=1)) / np.sqrt(len(v)) if len(v) > 1 else np.nan
-    return m, m - h, m + h
-
-
-def evaluate_dask(original, protected, *, sensitive=None, sample=5000, groups=5, seed=0, pil_statistics=7,
-                  ps_order=2):
-    """The measures at scale (``evaluate``'s definitions; the release in the original's
-    record order): per score its estimate, a 95 % interval and how it was obtained.
-
-    - **DBRL**: ``sample`` original records drawn at random, each linked against *all* n
-      protected records (nearest neighbours found partition by partition, with exact ties,
-      then reduced); the estimate is the mean of the per-record scores (1/t if the own record
-      is among t tied nearest), with its sampling interval.
-    - **ID**: for the same records, the rank interval of ``evaluate`` counted exactly over
-      all n protected values (each partition counts the values below and at most the
-      original value and below the linked protected value); the linked record is the own
-      one in selective protection and the DBRL-nearest on all variables in general
-      protection, as in memory.  Ties among protected values take the lowest rank.
-    - **PIL**: means, variances, covariances, correlations, skewness and kurtosis terms from
-      map-reduce moments over all records; the quantiles exact (``exact_quantiles``: Dask's
-      approximate quantiles moved the quantile term by 0.05 at 6,000 records, more than its
-      own sampling error); the density at the quantiles (the term's variance) from a
-      Gaussian KDE of the sample.
-    - **PS**: fitted on ``groups`` disjoint subsamples of ``sample // groups`` record pairs,
-      t interval over them; the PS of a small subsample is biased upwards against the whole
-      file's (more model terms per record).
-
-    Returns a ``DaskEvaluation``.
-    """
-    import dask
-    import dask.array as da
-    from dask import delayed
-
-    from ._compare import mean_interval
-    from ._utility import QUANTILE_LEVELS, _densities, _pil_from, _pil_stat_names, _ps_arrays, check_ps_order
-
-    if isinstance(sample, bool) or not isinstance(sample, (int, np.integer)) or sample < 100 * groups:
-        raise ValueError(f"sample={sample!r} must be at least {100 * groups} records ({groups} samples of 100).")
-    stat_names = _pil_stat_names(pil_statistics)
-    order = check_ps_order(ps_order)
-    _workers_ready()
-    num = [c for c in original.columns if pd.api.types.is_numeric_dtype(original.dtypes[c])]
-    miss = [c for c in num if c not in protected.columns]
-    if miss:
-        raise ValueError(f"the protected data set lacks column(s) {miss}; evaluate the same columns.")
-    sens = None
-    if sensitive:
-        bad = [c for c in sensitive if c not in num]
-        if bad:
-            raise ValueError(f"sensitive variable(s) {bad} are not numeric columns of the original; check the names.")
-        sens = [num.index(c) for c in sensitive]
-    la = original.map_partitions(len).compute().tolist()
-    lb = protected.map_partitions(len).compute().tolist()
-    n = sum(la)
-    if n != sum(lb):
-        raise ValueError(f"the original has {n:,} records and the protected data set {sum(lb):,}; evaluate a release "
-                         f"with the original's records in the original's order.")
-    _, mean_x, cov_x, min_x, max_x, _ = moments(original, num)
-    _, mean_y, _, min_y, max_y, _ = moments(protected[num], num)
-    rng = np.random.default_rng(np.random.SeedSequence(int(seed), spawn_key=(DASK_STREAM, 10 ** 6 + 1)))
-    s = int(min(n, sample))
-    rows = np.sort(rng.choice(n, size=s, replace=False))
-    X = original[num].to_dask_array(lengths=la)
-    Y = protected[num].to_dask_array(lengths=lb)
-    X0, Y0 = da.compute(X[rows], Y[rows])
-    X0, Y0 = np.asarray(X0, np.float64), np.asarray(Y0, np.float64)
-    sd_x = np.sqrt(np.diag(cov_x))
-    link = [j for j in (sens or range(len(num))) if sd_x[j] > 0]
-    idv = [j for j in (sens or range(len(num))) if sd_x[j] > 0]
-    A = (X0[:, link] - mean_x[link]) / sd_x[link]
-    parts = protected[num].to_delayed()
-    offsets = np.concatenate([[0], np.cumsum(lb)])
-    linked = []
-    for p, part in enumerate(parts):
-        target = np.where((rows >= offsets[p]) & (rows < offsets[p + 1]), rows - offsets[p], -1)
-        linked.append(delayed(_link_part)(part, A, link, mean_x, sd_x, target, idv))
-    # 1. DBRL against all protected records
-    (lk,) = dask.compute(_tree(linked, _link_merge))
-    d_rec = np.where(lk["o"], 1.0 / np.maximum(lk["t"], 1), 0.0)
-    # 2. ID: ranks counted over all protected values
-    x = X0[:, idv]
-    y = Y0[:, idv] if sens else lk["y"]
-    (cnt,) = dask.compute(_tree([delayed(_rank_part)(part, idv, x, y) for part in parts], _add))
-    hits = np.zeros((s, len(idv)))
-    for pct in range(1, 11):
-        w = int(np.ceil(pct * n / 100.0))
-        lo_rank = np.maximum(0, cnt["ly"] - w)
-        hi_rank = np.minimum(n - 1, cnt["ly"] + w)
-        hits += (cnt["qx"] >= lo_rank + 1) & (cnt["lx"] <= hi_rank)
-    id_rec = (hits / 10.0).mean(axis=1) if idv else np.zeros(s)
-    # 3. PIL: map-reduce moments and exact quantiles
-    px = _tree([delayed(_pil_part)(pt, mean_x, range(2, 9), True) for pt in original[num].to_delayed()], _add)
-    py = _tree([delayed(_pil_part)(pt, mean_y, (2, 3, 4), False) for pt in parts], _add)
-    px, py = dask.compute(px, py)
-    qx = exact_quantiles(original, num, QUANTILE_LEVELS, min_x, max_x, X0, n)
-    qy = exact_quantiles(protected, num, QUANTILE_LEVELS, min_y, max_y, Y0, n)
-    mu = {r: px["S"][r] / n for r in range(2, 9)}
-    summary = {"n": n, "mean_x": mean_x, "mean_y": mean_y, "mu": mu, "muY": {r: py["S"][r] / n for r in (2, 3, 4)},
-               "M11x": px["M11"] / n, "M11y": py["M11"] / n, "M22": px["M22"] / n, "M31": px["M31"] / n,
-               "qx": qx, "qy": qy}
-    summary["dens"] = _densities(X0, summary["qx"], mu[2])
-    per, _ = _pil_from(summary, stat_names)
-    pil_score = float(np.mean(list(per.values())))
-    # 4. PS on disjoint subsamples
-    ps = []
-    for g in np.array_split(rng.permutation(s), groups):
-        with np.errstate(all="ignore"), warnings.catch_warnings():
-            warnings.simplefilter("ignore")  # lbfgs fallbacks say so; the interval shows the spread
-            ps.append(_ps_arrays(X0[g], Y0[g], order)[0])
-    rows_ = []
-    every = s == n  # every record: DBRL and ID are exact, no sampling interval
-    dm = (float(d_rec.mean()), np.nan, np.nan) if every else _interval(d_rec)
-    im = (float(id_rec.mean()), np.nan, np.nan) if every else _interval(id_rec)
-    pm = mean_interval(np.asarray(ps))
-    rows_.append({"score": "dbrl", "estimate": dm[0], "lo": dm[1], "hi": dm[2],
-                  "how": f"{s:,} sampled records linked against all {n:,} protected records"})
-    rows_.append({"score": "id", "estimate": im[0], "lo": im[1], "hi": im[2],
-                  "how": f"{s:,} sampled records, ranks over all {n:,} protected values"})
-    rows_.append({"score": "pil", "estimate": pil_score, "lo": np.nan, "hi": np.nan,
-                  "how": "all records (quantiles exact; their density from the sample)"})
-    rows_.append({"score": "ps", "estimate": pm[0], "lo": pm[1], "hi": pm[2],
-                  "how": f"{groups} subsamples of {s // groups:,} record pairs"})
-    est = [dm[0], im[0], pil_score, pm[0]]
-    rows_.append({"score": "summary", "estimate": float(np.mean(est)),
-                  "lo": float(np.mean([dm[0] if every else dm[1], im[0] if every else im[1], pil_score, pm[1]])),
-                  "hi": float(np.mean([dm[0] if every else dm[2], im[0] if every else im[2], pil_score, pm[2]])),
-                  "how": "mean of the four (bounds from theirs)"})
-    return DaskEvaluation(pd.DataFrame(rows_).set_index("score"), n, s, per,
-                          pd.DataFrame({"dbrl": d_rec, "id": id_rec}, index=rows))

@@ -197,7 +197,7 @@ def test_magg_in_blocks_on_a_cluster(client, files, tmp_path, monkeypatch):
     """M-AGG at scale without noise on 300,000 records (blocks of at most 40,000 here): every
     released record is its group's mean, groups have k to 2k - 1 records, and no group
     crosses a k-d block (the groups of one block are what MDAV makes of that block)."""
-    import sdccore._dask as eng
+    import sdccore._dask_magg as eng
 
     monkeypatch.setattr(eng, "BLOCK_MAX", 40_000)
     d, folder = files
@@ -225,7 +225,7 @@ def test_magg_noise_at_scale_keeps_the_covariance_in_expectation(tmp_path, monke
     gives the same bytes, another seed other values."""
     import dask
 
-    import sdccore._dask as eng
+    import sdccore._dask_magg as eng
 
     monkeypatch.setattr(eng, "BLOCK_MAX", 5_000)
     d = make(30_000, m=4, seed=6).drop(columns=["id", "region", "total"])
@@ -246,7 +246,7 @@ def test_magg_noise_at_scale_keeps_the_covariance_in_expectation(tmp_path, monke
 
 def test_kd_blocks_hold_at_most_block_max_records():
     """The k-d split built on a sample keeps every block of the whole file below the cap."""
-    from sdccore._dask import kd_assign, kd_tree
+    from sdccore._dask_magg import kd_assign, kd_tree
 
     rng = np.random.default_rng(0)
     Z = rng.standard_normal((400_000, 5)) * [1, 2, 3, 0.1, 1]
@@ -287,7 +287,7 @@ def test_measures_at_scale_equal_the_in_memory_ones_on_every_record(sensitive):
     (the quantile term's density comes from the same records when every one is sampled)."""
     import dask
 
-    from sdccore._dask import evaluate_dask
+    from sdccore._dask_measures import evaluate_dask
     from sdccore._utility import _pil_arrays
 
     d, rel = _measured_pair()
@@ -314,7 +314,7 @@ def test_exact_quantiles_are_numpys_bits(n):
     linear interpolation bit for bit, with ties, rounded values and tiny files."""
     import dask
 
-    from sdccore._dask import exact_quantiles
+    from sdccore._dask_measures import exact_quantiles
     from sdccore._utility import QUANTILE_LEVELS
 
     rng = np.random.default_rng(n)
@@ -336,7 +336,7 @@ def test_sampled_measures_cover_the_whole_file():
     records, and the sampled records' own values are the exact ones for those records."""
     import dask
 
-    from sdccore._dask import evaluate_dask
+    from sdccore._dask_measures import evaluate_dask
 
     d, rel = _measured_pair(seed=3)
     with dask.config.set(scheduler="synchronous"):
