@@ -347,6 +347,8 @@ def _protect(args):
 
 
 def _evaluate_dask(args):
+    import math
+
     from ._dask import read_dask
     from ._dask_measures import evaluate_dask
 
@@ -358,8 +360,6 @@ def _evaluate_dask(args):
         client.close()
         if cluster is not None:
             cluster.close()
-    import math
-
     table = ev.table
     if args.json:
         print(json.dumps({"records": ev.n, "sample": ev.sample,
@@ -512,7 +512,7 @@ def build_parser():
                                                  "Stata or SAS input are kept); - writes CSV to standard output")
     pr.add_argument("--engine", choices=("memory", "dask"), default="memory",
                     help="dask: protect Parquet/CSV files (a glob) that do not fit in memory, on a Dask cluster; "
-                         "--out is then a folder for the Parquet data set (fa, pca and noise)")
+                         "--out is then a folder for the Parquet data set (fa, pca, noise and magg)")
     pr.add_argument("--scheduler", metavar="ADDRESS",
                     help="with --engine dask: a running Dask scheduler (tcp://host:8786); default a local cluster")
     pr.add_argument("--sample", type=int, default=20000,

@@ -166,11 +166,7 @@ def moments(ddf, cols):
     import dask
     from dask import delayed
 
-    parts = [delayed(_partition_moments)(p, cols) for p in ddf.to_delayed()]
-    while len(parts) > 1:
-        parts = [delayed(_merge)(parts[i], parts[i + 1]) if i + 1 < len(parts) else parts[i]
-                 for i in range(0, len(parts), 2)]
-    (m,) = dask.compute(parts[0])
+    (m,) = dask.compute(_tree([delayed(_partition_moments)(p, cols) for p in ddf.to_delayed()], _merge))
     if m["bad"].any():
         which = [f"{c} ({int(k)})" for c, k in zip(cols, m["bad"]) if k]
         raise ValueError(f"missing or infinite values in {', '.join(which[:6])}; the Dask engine protects complete "
@@ -326,7 +322,7 @@ def scale_refusal(options):
 
 def protect_dask(ddf, options, out, *, drop=(), keep=(), sample=20000, allow_unsafe=None, shuffle=False,
                  progress=None):
-    """Protect the Dask DataFrame ``ddf`` with a recipe's options (fa, pca or noise) into the Parquet
+    """Protect the Dask DataFrame ``ddf`` with a recipe's options (fa, pca, noise or magg) into the Parquet
     data set ``out`` (a new or empty folder: one file a partition).  Returns a
     ``DaskRelease`` whose ``data`` reads the written release lazily."""
     import dask.array as da
@@ -392,11 +388,10 @@ def protect_dask(ddf, options, out, *, drop=(), keep=(), sample=20000, allow_uns
             _remove(scratch)
             raise
     else:
+        why = scale_refusal({**o, "method": method})  # the same rule on the bound options (defaults filled in)
+        if why:
+            raise ValueError(why)
         plan = _plan(prep, method, o)
-        if o["perturbation"] != "swap" or o["residuals"] not in ("keep", "swap_rows"):
-            raise ValueError(f"--engine dask perturbs by swapping factor scores (perturbation='swap') with residuals "
-                             f"kept or swapped by rows; the recipe asks for perturbation={o['perturbation']!r}, "
-                             f"residuals={o['residuals']!r}.")
         G, L, sel = plan.dec.G, plan.dec.L, plan.sel
         scale = L[:, sel].T * sd_k
         F = ((Xk - mean_k) / sd_k) @ G[:, sel]

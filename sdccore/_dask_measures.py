@@ -158,14 +158,6 @@ def exact_quantiles(ddf, cols, levels, vmin, vmax, sample, n):
     return np.where(g >= 0.5, bb - diff * (1 - g), a + diff * g)
 
 
-def _interval(v):
-    """Mean of per-record values and its 95 % normal interval (sampling of records)."""
-    v = np.asarray(v, dtype=np.float64)
-    m = float(v.mean())
-    h = 1.959963984540054 * float(v.std(ddof=1)) / np.sqrt(len(v)) if len(v) > 1 else np.nan
-    return m, m - h, m + h
-
-
 def evaluate_dask(original, protected, *, sensitive=None, sample=5000, groups=5, seed=0, pil_statistics=7,
                   ps_order=2):
     """The measures at scale (``evaluate``'s definitions; the release in the original's
@@ -273,8 +265,8 @@ def evaluate_dask(original, protected, *, sensitive=None, sample=5000, groups=5,
             ps.append(_ps_arrays(X0[g], Y0[g], order)[0])
     rows_ = []
     every = s == n  # every record: DBRL and ID are exact, no sampling interval
-    dm = (float(d_rec.mean()), np.nan, np.nan) if every else _interval(d_rec)
-    im = (float(id_rec.mean()), np.nan, np.nan) if every else _interval(id_rec)
+    dm = (float(d_rec.mean()), np.nan, np.nan) if every else mean_interval(d_rec)
+    im = (float(id_rec.mean()), np.nan, np.nan) if every else mean_interval(id_rec)
     pm = mean_interval(np.asarray(ps))
     rows_.append({"score": "dbrl", "estimate": dm[0], "lo": dm[1], "hi": dm[2],
                   "how": f"{s:,} sampled records linked against all {n:,} protected records"})
