@@ -12,10 +12,12 @@ The engine shares the in-memory pipeline's plan and guarantees:
    stand-in frame with exactly the file's mean and covariance (a centred orthonormal basis
    scaled by the covariance's square root), so the correlation matrix, exact linear
    dependencies and every choice are the file's own.
-3. **Perturbation**: each perturbed factor's scores are put in a uniformly random order over
-   *all* n records, by Dask's own global sort (``sort_values`` on iid random 63-bit keys:
-   sorting by iid keys is a uniform permutation; the values are then realigned to the
-   original partitions' lengths).  A swap within partitions would keep partition means and
+3. **Perturbation**: each perturbed factor's scores are put in its own uniformly random order
+   over *all* n records (and, with residuals='swap_rows', the residual rows in one more),
+   every permutation in one exchange through a scratch folder (``_dask_exchange``:
+   multivariate hypergeometric counts per pair of partitions, a random cut at the source, a
+   random order at the destination; exactly uniform, one pass instead of one Dask sort per
+   factor).  A swap within partitions would keep partition means and
    is a weaker method, so it is never used.  Each record's change is (F' - F) L' sd, as in
    memory: means exact, covariance unbiased, reconstruction exact without perturbation,
    exact linear dependencies rebuilt from the protected columns.
@@ -48,7 +50,8 @@ Modules: this one reads, computes moments, plans and perturbs (fa, pca, noise) a
 (``evaluate_dask``, ``exact_quantiles``).
 
 Reproducibility: the keys come from ``SeedSequence(seed, spawn_key=(7, stream, partition))``,
-so the same seed and the same partitioning give the same bytes.  What the engine does not do
+so the same seed and the same partitioning give the same bytes (the swap's streams:
+``_dask_exchange``).  What the engine does not do
 (refused with a message, ``scale_refusal``): rank swapping (global ranks per column),
 selective M-AGG and its 'exact' noise, pca_remove, the log transform, strata and weights,
 missing cells.
@@ -59,7 +62,6 @@ from __future__ import annotations
 import glob
 import os
 from dataclasses import dataclass
-from functools import partial
 
 import numpy as np
 import pandas as pd
@@ -214,42 +216,6 @@ def _with_keys(p, seed, stream, partition_info=None):
     return p.assign(_sdc_key=_keys(seed, stream, partition_info["number"], len(p)))
 
 
-def _scores_with_keys(p, seed, k, partition_info=None):
-    i = partition_info["number"]
-    return p.assign(**{f"k{j}": _keys(seed, j, i, len(p)) for j in range(k)})
-
-
-def _permute_scores(F, lengths, seed, scratch, progress=None):
-    """Each column of the scores F (n x k dask array) in its own uniformly random order over
-    all records (a global sort on iid random keys per column: the same keys, so the same
-    permutation, as ``_permute_rows`` gives column by column), as a dask array chunked like
-    the partitions."""
-    import dask.array as da
-    import dask.dataframe as dd
-
-    k = F.shape[1]
-    names = [f"f{j}" for j in range(k)]
-    frame = dd.from_dask_array(F.rechunk({1: k}), columns=names)
-    meta = frame._meta.assign(**{f"k{j}": pd.Series([], dtype=np.int64) for j in range(k)})
-    _write(frame.map_partitions(_scores_with_keys, seed, k, meta=meta), os.path.join(scratch, "scores"), progress)
-    files = sorted(glob.glob(os.path.join(scratch, "scores", "part-*.parquet")))
-    cols = []
-    for j in range(k):
-        part = dd.from_map(partial(_read_parquet_file, columns=[f"k{j}", f"f{j}"]), files,
-                           meta=meta[[f"k{j}", f"f{j}"]], enforce_metadata=False)
-        where = os.path.join(scratch, f"perm{j}")
-        # realigned to the original partitions as it is written (small pieces of one column),
-        # so that assembling a release partition later reads one aligned file per factor
-        ordered = part.sort_values(f"k{j}")[f"f{j}"].to_dask_array(lengths=True)
-        aligned = dd.from_dask_array(da.rechunk(ordered, chunks=(tuple(lengths),)), columns=f"f{j}").to_frame()
-        _write(aligned, where, progress)
-        back = sorted(glob.glob(os.path.join(where, "part-*.parquet")))
-        col = dd.from_map(partial(_read_parquet_file, columns=[f"f{j}"]), back, meta=meta[[f"f{j}"]],
-                          enforce_metadata=False)
-        cols.append(col.to_dask_array(lengths=lengths))
-    return da.concatenate(cols, axis=1)
-
-
 def _noise_block(B, seed, cols, S, block_info=None):
     """One partition's values with correlated noise added to ``cols``: standard normals from
     the partition's own keyed stream, times S (the noise covariance's square root)."""
@@ -258,22 +224,6 @@ def _noise_block(B, seed, cols, S, block_info=None):
     out = np.array(B, dtype=np.float64, copy=True)
     out[:, cols] += np.random.default_rng(ss).standard_normal((B.shape[0], len(cols))) @ S
     return out
-
-
-def _permute_rows(A, lengths, seed, stream):
-    """A dask array: the rows of ``A`` (n x c dask array, chunks = partitions) in a uniformly
-    random order over all records (Dask's global sort on iid random keys), rechunked to
-    ``lengths``; the c columns move together."""
-    import dask.array as da
-    import dask.dataframe as dd
-
-    c = A.shape[1]
-    names = [f"v{j}" for j in range(c)]
-    frame = dd.from_dask_array(A.rechunk({1: c}), columns=names)
-    meta = frame._meta.assign(_sdc_key=pd.Series([], dtype=np.int64))
-    keyed = frame.map_partitions(_with_keys, seed, stream, meta=meta)
-    ordered = keyed.sort_values("_sdc_key")[names]
-    return da.rechunk(ordered.to_dask_array(lengths=True), chunks=(tuple(lengths), (c,)))
 
 
 def scale_refusal(options):
@@ -328,6 +278,7 @@ def protect_dask(ddf, options, out, *, drop=(), keep=(), sample=20000, allow_uns
     import dask.array as da
     import dask.dataframe as dd
 
+    from ._dask_exchange import exchange
     from ._io import neutralize_formulas
     from ._magg import sqrt_psd
     from ._protect import _bind, _link_columns, _plan, _planned_share
@@ -395,21 +346,26 @@ def protect_dask(ddf, options, out, *, drop=(), keep=(), sample=20000, allow_uns
         G, L, sel = plan.dec.G, plan.dec.L, plan.sel
         scale = L[:, sel].T * sd_k
         F = ((Xk - mean_k) / sd_k) @ G[:, sel]
-        # each factor its own permutation over all records, through a scratch folder next to
-        # ``out`` (removed at the end): the scores are written once, and each factor's sort
-        # reads only its own column instead of recomputing the scores from the whole file
-        try:
-            Fp = _permute_scores(F, lengths, seed, scratch, progress)
-        except BaseException:
-            _remove(scratch)
-            raise
-        Xpk = Xk + (Fp - F) @ scale
+        # each factor its own uniform permutation over all records (and the residual rows one
+        # more), all in one exchange through a scratch folder next to ``out`` (removed at the end)
         GL = G @ L.T
         zero_residuals = GL.shape[0] == GL.shape[1] and np.allclose(GL, np.eye(GL.shape[0]), atol=1e-10)
+        k = len(sel)
+        groups = [(j, [j]) for j in range(k)]
+        A = F
         if o["residuals"] == "swap_rows" and not zero_residuals:  # one permutation for the whole residual row
             Zk = (Xk - mean_k) / sd_k
             E = Zk - (Zk @ G) @ L.T
-            Xpk = Xpk + (_permute_rows(E, lengths, seed, 10 ** 5) - E) * sd_k
+            A = da.concatenate([F, E], axis=1)
+            groups.append((10 ** 5, list(range(k, k + E.shape[1]))))
+        try:
+            P = exchange(A, lengths, seed, groups, scratch, progress)
+        except BaseException:
+            _remove(scratch)
+            raise
+        Xpk = Xk + (P[:, :k] - F) @ scale
+        if len(groups) > k:
+            Xpk = Xpk + (P[:, k:] - E) * sd_k
         planned = _planned_share(plan, prep)
         notes0 = [f"{len(sel)} of {L.shape[1]} {'factors' if method == 'fa' else 'components'} swapped over all "
                   f"{n:,} records"] + list(plan.notes)
