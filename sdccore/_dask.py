@@ -52,7 +52,8 @@ Modules: this one reads, computes moments, plans and perturbs (fa, pca, noise) a
 Reproducibility: the keys come from ``SeedSequence(seed, spawn_key=(7, stream, partition))``,
 so the same seed and the same partitioning give the same bytes (the swap's streams:
 ``_dask_exchange``).  What the engine does not do
-(refused with a message, ``scale_refusal``): rank swapping (global ranks per column),
+(refused with a message, ``scale_refusal``): rank swapping (a sequential pass over each
+column's ranks whose partner window spans p % of the file),
 selective M-AGG and its 'exact' noise, pca_remove, the log transform, strata and weights,
 missing cells.
 """
@@ -251,8 +252,12 @@ def scale_refusal(options):
     """
     method = options.get("method", "fa")
     if method not in DASK_METHODS:
-        return (f"method {method!r} is not available with --engine dask: fa, pca, noise and magg run at scale (rank "
-                f"swapping needs global ranks). Protect a sample in memory, or use fa, pca, noise or magg.")
+        why = (" (rank swapping is one sequential pass over each column's ranks: a record's partner is drawn among the "
+               "records not yet swapped within p % of the ranks, which depends on every earlier draw, and with "
+               "p = 40 % the partner can be 40 % of the file away, so it cannot be cut into partitions without "
+               "changing the method)" if method == "rankswap" else "")
+        return (f"method {method!r} is not available with --engine dask: fa, pca, noise and magg run at scale{why}. "
+                f"Protect a sample in memory, or use fa, pca, noise or magg.")
     if method == "magg" and (options.get("sensitive") or options.get("noise_model", "published") == "exact"):
         return ("magg with --engine dask is general (every variable aggregated) with noise_model 'published' or "
                 "'none'; selective M-AGG and noise_model='exact' need the whole file at once: protect in memory.")
@@ -286,6 +291,7 @@ def protect_dask(ddf, options, out, *, drop=(), keep=(), sample=20000, allow_uns
     from ._validation import resolve_seed
 
     _check_out(out)
+    stale = _remove_stale(out)
     if isinstance(sample, bool) or not isinstance(sample, (int, np.integer)) or sample < 100:
         raise ValueError(f"sample={sample!r} must be a whole number of records of at least 100 (default 20000).")
     _workers_ready()
@@ -425,7 +431,7 @@ def protect_dask(ddf, options, out, *, drop=(), keep=(), sample=20000, allow_uns
         raise
     finally:
         _remove(scratch)
-    notes = notes0 + [f"risk floors checked on {s:,} records drawn at random"]
+    notes = ([stale] if stale else []) + notes0 + [f"risk floors checked on {s:,} records drawn at random"]
     eff = {"method": method, **{k: v for k, v in o.items()}, "sensitive": sensitive, "seed": seed,
            "exclude": exclude or None, "engine": "dask"}
     out = _read_folder(out, work._meta)
@@ -468,7 +474,48 @@ def _check_out(out):
 
 def _partial(out, tag):
     out = os.path.abspath(str(out))
-    return os.path.join(os.path.dirname(out), f".{os.path.basename(out)}.sdccore-partial-{tag}-{os.getpid()}")
+    return os.path.join(os.path.dirname(out),
+                        f".{os.path.basename(out)}.sdccore-partial-{tag}-{_host()}-{os.getpid()}")
+
+
+def _host():
+    import socket
+
+    return "".join(ch if ch.isalnum() else "_" for ch in socket.gethostname()) or "host"
+
+
+def _remove_stale(out):
+    """Remove the hidden partial folders an earlier run for ``out`` left on this machine when
+    it was stopped (killed, out of time): its process no longer runs.  Returns a note, or
+    None.  Folders of a running process or of another machine are left alone."""
+    out = os.path.abspath(str(out))
+    found, size = [], 0
+    for path in glob.glob(os.path.join(os.path.dirname(out), f".{glob.escape(os.path.basename(out))}"
+                                                              f".sdccore-partial-*-{_host()}-*")):
+        try:
+            pid = int(path.rsplit("-", 1)[1])
+        except ValueError:
+            continue
+        if pid == os.getpid() or _alive(pid):
+            continue
+        for root, _, files in os.walk(path):
+            size += sum(os.path.getsize(os.path.join(root, f)) for f in files)
+        _remove(path)
+        found.append(path)
+    if not found:
+        return None
+    return (f"removed {len(found)} partial folder(s) ({size / 2 ** 30:.2f} GB) that a stopped earlier run for "
+            f"{out} left beside it")
+
+
+def _alive(pid):
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:  # somebody else's process
+        return True
+    return True
 
 
 def _remove(folder):

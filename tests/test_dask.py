@@ -3,6 +3,7 @@ partitions, with the in-memory engine's guarantees; a recipe designed in memory 
 --engine dask; bad input gets a one-line error."""
 
 import io
+import os
 import json
 from contextlib import redirect_stderr, redirect_stdout
 from pathlib import Path
@@ -262,7 +263,9 @@ def test_one_rule_says_which_recipes_run_at_scale():
     assert sdccore.scale_refusal({"method": "fa", "transform": []}) is None
     assert sdccore.scale_refusal({"method": "noise", "noise_cov": 20}) is None
     assert sdccore.scale_refusal({"method": "magg", "k": 3}) is None
-    assert "rankswap" in sdccore.scale_refusal({"method": "rankswap"})
+    why = sdccore.scale_refusal({"method": "rankswap"})
+    assert "rankswap" in why and "not yet swapped within p % of the ranks" in why
+    assert "sequential" not in sdccore.scale_refusal({"method": "pca_remove"})
     assert "selective M-AGG" in sdccore.scale_refusal({"method": "magg", "sensitive": ["amount0"]})
     assert "log scale" in sdccore.scale_refusal({"method": "pca", "transform": ["amount0"]})
     assert "strata" in sdccore.scale_refusal({"method": "pca", "strata": ["region"]})
@@ -423,3 +426,36 @@ def test_a_cluster_without_workers_is_refused_not_waited_for(files, tmp_path, mo
         with pytest.raises(ValueError, match="no running worker after 2 s"):
             protect_dask(read_dask(str(folder / "*.parquet")), {"method": "pca", "seed": 1}, str(tmp_path / "o"))
     assert not (tmp_path / "o").exists()
+
+
+def test_partial_folders_of_a_stopped_run_are_removed(tmp_path):
+    """A run killed mid-way leaves its hidden scratch and partial folders beside the release
+    (gigabytes at scale); the next run for the same folder removes those of processes that
+    no longer run on this machine, says so, and leaves a running process's and another
+    machine's alone."""
+    import subprocess
+    import sys
+
+    import dask
+
+    import sdccore._dask as eng
+
+    gone = subprocess.run([sys.executable, "-c", "import os; print(os.getpid())"], capture_output=True,
+                          text=True).stdout.strip()
+    host = eng._host()
+    stale = tmp_path / f".rel.sdccore-partial-s-{host}-{gone}"
+    (stale / "scores").mkdir(parents=True)
+    (stale / "scores" / "x.npy").write_bytes(b"\0" * 4096)
+    running = tmp_path / f".rel.sdccore-partial-a-{host}-{os.getppid()}"
+    other = tmp_path / f".rel.sdccore-partial-a-elsewhere-{gone}"
+    near = tmp_path / f".release.sdccore-partial-s-{host}-{gone}"  # another release's
+    for p in (running, other, near):
+        p.mkdir()
+    d = make(3_000, seed=3).drop(columns=["id", "region"])
+    with dask.config.set({"scheduler": "synchronous", "dataframe.shuffle.method": "tasks"}):
+        rel = protect_dask(dd.from_pandas(d, npartitions=3), {"method": "pca", "seed": 1}, str(tmp_path / "rel"),
+                           sample=1000)
+    assert not stale.exists() and running.exists() and other.exists() and near.exists()
+    assert rel.notes[0].startswith("removed 1 partial folder(s) (0.00 GB) that a stopped earlier run")
+    assert sorted(p.name for p in tmp_path.iterdir() if "partial" in p.name) == sorted(
+        p.name for p in (running, other, near))
