@@ -1,7 +1,7 @@
 """The Dask engine at scale (issue 13): FA on a generated Parquet data set on a LocalCluster of
 2 worker processes with a memory limit each, against the in-memory engine on 1M x 30.
 
-    python benchmarks/bench_dask.py [--records 20000000] [--variables 30] [--files 40]
+    python benchmarks/bench_dask.py [--records 20000000] [--variables 30] [--files 200]
                                     [--memory 2GB] [--folder /tmp/sdccore_bench]
 
 Prints the time, peak cluster memory (distributed's MemorySampler), throughput in records
@@ -16,6 +16,7 @@ import argparse
 import os
 import shutil
 import sys
+import threading
 import time
 from pathlib import Path
 
@@ -41,7 +42,7 @@ def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--records", type=int, default=20_000_000)
     ap.add_argument("--variables", type=int, default=30)
-    ap.add_argument("--files", type=int, default=40)
+    ap.add_argument("--files", type=int, default=200)
     ap.add_argument("--memory", default="2GB")
     ap.add_argument("--folder", default="/tmp/sdccore_bench")
     ap.add_argument("--skip-memory", action="store_true", help="leave out the in-memory 1M x 30 run (8 minutes)")
@@ -66,11 +67,31 @@ def main():
     with LocalCluster(n_workers=2, threads_per_worker=1, processes=True, memory_limit=args.memory,
                       dashboard_address=None) as cluster, Client(cluster) as client:
         ms = MemorySampler()
+        stages = []  # (seconds, what) of each pass protect_dask hands to progress
+
+        def timed(job):
+            t0 = time.perf_counter()
+            client.compute(job).result()
+            stages.append(time.perf_counter() - t0)
+
+        worker_peak, stop = {}, threading.Event()
+
+        def poll():  # each worker's process memory, as the scheduler last heard it
+            while not stop.is_set():
+                for addr, w in client.scheduler_info().get("workers", {}).items():
+                    worker_peak[addr] = max(worker_peak.get(addr, 0), w["metrics"]["memory"])
+                stop.wait(0.5)
+
+        poller = threading.Thread(target=poll, daemon=True)
+        poller.start()
         t = time.perf_counter()
         with ms.sample("protect", interval=0.5):
             rel = protect_dask(read_dask(str(data / "*.parquet")),
-                               {"method": "fa", "seed": 1, "bounds": "none", "rounding": "none"}, str(out))
+                               {"method": "fa", "seed": 1, "bounds": "none", "rounding": "none"}, str(out),
+                               progress=timed)
         secs = time.perf_counter() - t
+        stop.set()
+        poller.join()
         peak = ms.to_pandas()["protect"].max() / 2**30
         cols = [c for c in rel.data.columns]
         n0, m0, cov0, *_ = moments(read_dask(str(data / "*.parquet")), cols)
@@ -78,8 +99,12 @@ def main():
     gap = float(np.max(np.abs(m1 - m0) / np.sqrt(np.diag(cov0))))
     print(f"load average at start {load:.2f}; 2 workers x {args.memory}")
     print(f"dask  FA {args.records:,} x {args.variables}: {secs:.1f} s, {args.records / secs:,.0f} records/s, "
-          f"peak cluster memory {peak:.2f} GB, risk floors {'met' if rel.risk.ok else 'broken'} on "
+          f"peak cluster memory {peak:.2f} GB (largest worker {max(worker_peak.values()) / 2**30:.2f} GB of "
+          f"{args.memory}), risk floors {'met' if rel.risk.ok else 'broken'} on "
           f"{rel.sample:,} sampled records", flush=True)
+    names = ["swap (scatter of all factors' scores)", "release written (gather, reconstruction, Parquet)"]
+    print("stages: " + "; ".join(f"{w} {v:.1f} s" for w, v in zip(names, stages))
+          + f"; the rest (moments pass, plan, risk floors on the sample) {secs - sum(stages):.1f} s")
     print(f"means: largest gap {gap:.2e} original sds (target: exact, ~1e-12)", flush=True)
     shutil.rmtree(out, ignore_errors=True)
     if args.skip_memory:
