@@ -351,7 +351,8 @@ def protect_dask(ddf, options, out, *, drop=(), keep=(), sample=20000, allow_uns
         plan = _plan(prep, method, o)
         G, L, sel = plan.dec.G, plan.dec.L, plan.sel
         scale = L[:, sel].T * sd_k
-        F = ((Xk - mean_k) / sd_k) @ G[:, sel]
+        Zk = (Xk - mean_k) / sd_k
+        F = Zk @ G[:, sel]
         # each factor its own uniform permutation over all records (and the residual rows one
         # more), all in one exchange through a scratch folder next to ``out`` (removed at the end)
         GL = G @ L.T
@@ -360,7 +361,6 @@ def protect_dask(ddf, options, out, *, drop=(), keep=(), sample=20000, allow_uns
         groups = [(j, [j]) for j in range(k)]
         A = F
         if o["residuals"] == "swap_rows" and not zero_residuals:  # one permutation for the whole residual row
-            Zk = (Xk - mean_k) / sd_k
             E = Zk - (Zk @ G) @ L.T
             A = da.concatenate([F, E], axis=1)
             groups.append((10 ** 5, list(range(k, k + E.shape[1]))))
