@@ -206,6 +206,8 @@ class DaskRelease:
     notes: tuple
     n: int
     sample: int
+    clipped: dict = None         # values clipped by the bounds, per protected column (exact)
+    mean_change_sd: dict = None  # what bounds and rounding moved each mean, in original sds (exact)
 
 
 def _keys(seed, stream, part, n):
@@ -215,6 +217,23 @@ def _keys(seed, stream, part, n):
 
 def _with_keys(p, seed, stream, partition_info=None):
     return p.assign(_sdc_key=_keys(seed, stream, partition_info["number"], len(p)))
+
+
+def _finish_block(B, lo, hi, decs, scratch, block_info=None):
+    """Bounds, then rounding to each column's decimals, for one partition's protected values;
+    saves [values clipped, sum of the changes] per column as ``finish-{partition}.npy``."""
+    part = block_info[0]["chunk-location"][0]
+    B = np.asarray(B, dtype=np.float64)
+    out = np.clip(B, lo, hi)
+    clipped = (out != B).sum(axis=0)
+    for j, d in enumerate(decs):
+        if d is not None:
+            out[:, j] = np.round(out[:, j], d)
+    from ._dask_exchange import _save
+
+    _save(os.path.join(scratch, f"finish-{part:06d}.npy"), np.stack([clipped.astype(np.float64),
+                                                                      (out - B).sum(axis=0)]))
+    return out
 
 
 def _noise_block(B, seed, cols, S, block_info=None):
@@ -388,10 +407,13 @@ def protect_dask(ddf, options, out, *, drop=(), keep=(), sample=20000, allow_uns
     lo_b = np.where((bounds == "sign") & (lo >= 0), 0.0, -np.inf) if bounds == "sign" else (
         lo if bounds == "observed" else np.full(len(num), -np.inf))
     hi_b = hi if bounds == "observed" else np.full(len(num), np.inf)
-    Xp = da.clip(Xp, lo_b, hi_b)
     decs = [d if rounding == "original" else None for d in dec]
-    if rounding == "original":
-        Xp = da.stack([da.round(Xp[:, j], d) if d is not None else Xp[:, j] for j, d in enumerate(decs)], axis=1)
+    # bounds and rounding per partition; each partition also leaves its count of clipped values
+    # and its sum of changes in the scratch folder, so the notes can say exactly how far they
+    # moved each mean (the means are exact before them)
+    os.makedirs(scratch, exist_ok=True)
+    Xp = Xp.rechunk({0: tuple(lengths), 1: -1}).map_blocks(_finish_block, lo_b, hi_b, decs, scratch,
+                                                           dtype=np.float64)
     as_int = [c for c, d in zip(num, decs) if d == 0 and pd.api.types.is_integer_dtype(work.dtypes[c])]
     # the release frame, partition by partition (the protected values have the same partitions)
     prot = dd.from_dask_array(Xp, columns=num)
@@ -400,12 +422,17 @@ def protect_dask(ddf, options, out, *, drop=(), keep=(), sample=20000, allow_uns
     text = [c for c in rel.columns if not pd.api.types.is_numeric_dtype(rel.dtypes[c])]
     if text:
         rel = rel.map_partitions(neutralize_formulas, meta=work._meta)
-    # written once into a hidden folder next to ``out`` (the sorts run once), then the risk
-    # floors are checked on a uniform sample of records and their protected versions read
-    # back; a refused release is deleted, an accepted one renamed into place
+    # written once into a hidden folder next to ``out`` (the swap's gather runs once), then the
+    # risk floors are checked on a uniform sample of records and their protected versions read
+    # back; a refused or failed release is deleted, an accepted one renamed into place
     tmp = _partial(out, "a")
-    _write(rel, tmp, progress)
     try:
+        _write(rel, tmp, progress)
+        done = sum(np.load(f) for f in glob.glob(os.path.join(scratch, "finish-*.npy")))
+        if len(glob.glob(os.path.join(scratch, "finish-*.npy"))) != len(lengths):
+            raise RuntimeError("a partition's bounds and rounding left no count in the scratch folder")
+        clipped = {c: int(v) for c, v in zip(num, done[0])}
+        shift = {c: float(v / n / sd[j]) if sd[j] > 0 else 0.0 for j, (c, v) in enumerate(zip(num, done[1]))}
         written = _read_folder(tmp, work._meta)
         rng = np.random.default_rng(np.random.SeedSequence(int(seed), spawn_key=(DASK_STREAM, 10 ** 6)))
         s = int(min(n, sample))
@@ -432,10 +459,16 @@ def protect_dask(ddf, options, out, *, drop=(), keep=(), sample=20000, allow_uns
     finally:
         _remove(scratch)
     notes = ([stale] if stale else []) + notes0 + [f"risk floors checked on {s:,} records drawn at random"]
+    notes += [f"{c}: {clipped[c]:,} value(s) outside the original's {'sign' if bounds == 'sign' else 'range'} were "
+              f"clipped" for c in num if clipped[c]]
+    worst = max(num, key=lambda c: abs(shift[c]))
+    if abs(shift[worst]) > 1e-9:
+        notes.append(f"bounds ({bounds!r}) and rounding ({rounding!r}) moved the means by up to {shift[worst]:+.2g} "
+                     f"original sd ({worst}); with bounds='none' and rounding='none' they are exact")
     eff = {"method": method, **{k: v for k, v in o.items()}, "sensitive": sensitive, "seed": seed,
            "exclude": exclude or None, "engine": "dask"}
     out = _read_folder(out, work._meta)
-    return DaskRelease(out, risk, eff, tuple(notes), n, s)
+    return DaskRelease(out, risk, eff, tuple(notes), n, s, clipped, shift)
 
 
 WORKER_WAIT = 60  # seconds to wait for a first running worker

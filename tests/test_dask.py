@@ -459,3 +459,33 @@ def test_partial_folders_of_a_stopped_run_are_removed(tmp_path):
     assert rel.notes[0].startswith("removed 1 partial folder(s) (0.00 GB) that a stopped earlier run")
     assert sorted(p.name for p in tmp_path.iterdir() if "partial" in p.name) == sorted(
         p.name for p in (running, other, near))
+
+
+def test_bounds_and_rounding_are_counted_exactly(tmp_path):
+    """What bounds and rounding do at scale is said exactly, as in memory: the same seed with
+    bounds='none' gives the values before clipping, so the clipped count is its count of
+    negative values, and the mean shift is the release's mean minus the original's."""
+    import dask
+
+    d = make(40_000, seed=6).drop(columns=["id", "region"])
+    ddf = dd.from_pandas(d, npartitions=6)
+    with dask.config.set({"scheduler": "synchronous", "dataframe.shuffle.method": "tasks"}):
+        raw = protect_dask(ddf, {"method": "fa", "seed": 2, "bounds": "none", "rounding": "none"},
+                           str(tmp_path / "raw"), allow_unsafe="test")
+        rel = protect_dask(ddf, {"method": "fa", "seed": 2, "bounds": "sign", "rounding": "original"},
+                           str(tmp_path / "rel"), allow_unsafe="test")
+    R, Y = raw.data.compute(), rel.data.compute()
+    neg = {c: int((R[c] < 0).sum()) for c in NUM}
+    assert sum(neg.values()) > 0 and rel.clipped == neg
+    assert raw.clipped == {c: 0 for c in NUM}
+    n, mean, cov, *_ = moments(dd.from_pandas(d, npartitions=3), NUM)
+    for j, c in enumerate(NUM):
+        want = (Y[c].mean() - mean[j]) / np.sqrt(cov[j, j])
+        assert abs(rel.mean_change_sd[c] - want) < 1e-9, c
+        assert abs(raw.mean_change_sd[c]) < 1e-12
+    worst = max(NUM, key=lambda c: abs(rel.mean_change_sd[c]))
+    assert any(f"moved the means by up to {rel.mean_change_sd[worst]:+.2g} original sd ({worst})" in t
+               for t in rel.notes)
+    assert f"{NUM[0]}: {neg[NUM[0]]:,} value(s) outside the original's sign were clipped" in rel.notes or not neg[NUM[0]]
+    assert not any("moved the means" in t for t in raw.notes)
+    assert not [p for p in tmp_path.iterdir() if "partial" in p.name]
