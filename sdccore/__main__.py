@@ -278,8 +278,8 @@ def _protect_dask(args):
         _atomic_write([(args.save_recipe, Recipe(eff, tuple(drop), tuple(keep), recipe.shuffle).to_json()
                         .encode("utf-8"))])
     _say(rel.notes, rel.risk.violations)
-    floors = (f"met on a sample of {rel.sample:,} records" if rel.risk.ok else
-              f"BROKEN on a sample of {rel.sample:,} records, released because: {args.allow_unsafe}")
+    how = f"closeness over all {rel.n:,} records, linking on a sample of {rel.sample:,}"
+    floors = f"met ({how})" if rel.risk.ok else f"BROKEN ({how}), released because: {args.allow_unsafe}"
     print(f"wrote {args.out}: {rel.n:,} records as a Parquet data set (method {rel.options['method']}, seed "
           f"{rel.options['seed']}, engine dask; risk floors {floors})", file=sys.stderr)
 

@@ -24,12 +24,14 @@ The engine shares the in-memory pipeline's plan and guarantees:
 4. **Release steps as in memory**: bounds from the file's own minimum and maximum, rounding
    to the file's decimals (integers stay integers), identifiers dropped, formula-like text
    neutralised, rows shuffled globally when the recipe says so.
-5. **Risk floors on a sample**: ``sample`` records (default 20,000, drawn uniformly) and
-   their protected versions go through the in-memory ``risk_profile`` (every floor, per
-   variable and size band, with the structural intruder).  Linking against the sample's
+5. **Risk floors**: |cor(x, x')| and the share of records whose own protected value stays
+   within the tolerance, overall, in every size band and among the largest 1 % of records,
+   are counted over *all* n records (``_dask_floors``: two passes, exactly the in-memory
+   figures, ties included).  Linking and reconstruction go through the in-memory
+   ``risk_profile`` on ``sample`` records (default 20,000, drawn uniformly) and their
+   protected versions (as in memory, which links 5,000).  Linking against the sample's
    protected records rather than all n is conservative: an intruder with fewer decoys links
-   more often.  Closeness shares are estimated (binomial sampling error about 0.3 points at
-   20,000); the perturbed shares are the plan's exact ones.
+   more often.  The perturbed shares are the plan's exact ones.
 
 Correlated noise (``method='noise'``) fits the same frame: each partition adds its own
 draws of N(0, noise_cov % of the file's covariance) to the protected columns, from a
@@ -306,7 +308,8 @@ def protect_dask(ddf, options, out, *, drop=(), keep=(), sample=20000, allow_uns
     from ._io import neutralize_formulas
     from ._magg import sqrt_psd
     from ._protect import _bind, _link_columns, _plan, _planned_share
-    from ._safety import UnsafeReleaseError, change_structure, risk_profile
+    from ._dask_floors import whole_file_figures
+    from ._safety import RiskFloors, UnsafeReleaseError, change_structure, risk_profile
     from ._validation import resolve_seed
 
     _check_out(out)
@@ -423,8 +426,9 @@ def protect_dask(ddf, options, out, *, drop=(), keep=(), sample=20000, allow_uns
     if text:
         rel = rel.map_partitions(neutralize_formulas, meta=work._meta)
     # written once into a hidden folder next to ``out`` (the swap's gather runs once), then the
-    # risk floors are checked on a uniform sample of records and their protected versions read
-    # back; a refused or failed release is deleted, an accepted one renamed into place
+    # risk floors are checked on it (per-record figures over every record, linking and
+    # reconstruction on a uniform sample); a refused or failed release is deleted, an accepted
+    # one renamed into place
     tmp = _partial(out, "a")
     try:
         _write(rel, tmp, progress)
@@ -437,13 +441,17 @@ def protect_dask(ddf, options, out, *, drop=(), keep=(), sample=20000, allow_uns
         rng = np.random.default_rng(np.random.SeedSequence(int(seed), spawn_key=(DASK_STREAM, 10 ** 6)))
         s = int(min(n, sample))
         rows = np.sort(rng.choice(n, size=s, replace=False))
-        X0s, Xps = da.compute(X[rows], written[num].to_dask_array(lengths=lengths)[rows])
+        Yw = written[num].to_dask_array(lengths=lengths)
+        X0s, Xps = da.compute(X[rows], Yw[rows])
+        # |cor| and the own-record closeness, overall, per size band and among the largest 1 %,
+        # over every record (two passes); linking and reconstruction on the sample
+        whole = whole_file_figures(X, Yw, prep.check, n, mean, lo, hi, X0s, RiskFloors.from_value(o["floors"]))
         basis = scale.T.copy() if scale is not None and o["residuals"] == "keep" else None
         risk = risk_profile(X0s, np.asarray(Xps, dtype=np.float64), num, prep.check, o["floors"], planned,
-                            link_on=_link_columns(prep), structure=change_structure(prep, basis))
+                            link_on=_link_columns(prep), structure=change_structure(prep, basis), whole=whole)
         if not risk.ok and allow_unsafe is None:
-            raise UnsafeReleaseError("release refused, it breaks the risk floors (on a sample of "
-                                     f"{s:,} records): " + risk.message() + ". Nothing was written. Change the recipe, "
+            raise UnsafeReleaseError(f"release refused, it breaks the risk floors (closeness over all {n:,} "
+                                     f"records, linking on a sample of {s:,}): " + risk.message() + ". Nothing was written. Change the recipe, "
                                      "or pass --allow-unsafe REASON for a file that is not published.", risk=risk)
         if shuffle:
             tmp2 = _partial(out, "b")
@@ -458,7 +466,10 @@ def protect_dask(ddf, options, out, *, drop=(), keep=(), sample=20000, allow_uns
         raise
     finally:
         _remove(scratch)
-    notes = ([stale] if stale else []) + notes0 + [f"risk floors checked on {s:,} records drawn at random"]
+    notes = ([stale] if stale else []) + notes0 + [
+        f"risk floors: |cor| and the records kept close to the truth (overall, in every size band and among the "
+        f"largest 1 %) counted over all {n:,} records; linking and reconstruction checked on {s:,} records drawn "
+        f"at random"]
     notes += [f"{c}: {clipped[c]:,} value(s) outside the original's {'sign' if bounds == 'sign' else 'range'} were "
               f"clipped" for c in num if clipped[c]]
     worst = max(num, key=lambda c: abs(shift[c]))

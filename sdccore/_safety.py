@@ -364,7 +364,8 @@ def _fix(floor):
     }[floor]
 
 
-def risk_profile(X, Y, names, check, floors=None, planned_share=None, link_on=None, structure=None, observed=None):
+def risk_profile(X, Y, names, check, floors=None, planned_share=None, link_on=None, structure=None, observed=None,
+                 whole=None):
     """Residual risk of release ``Y`` of original ``X`` (numpy arrays, rows aligned) for the
     columns ``check`` (indices), against ``floors``.
 
@@ -379,8 +380,13 @@ def risk_profile(X, Y, names, check, floors=None, planned_share=None, link_on=No
     record's change in the span of the perturbed factors (``_structural_estimate``: exact
     when the known variables determine it); in selective protection also by the linear law
     of the changes (``_regression_estimate``).  Only records the release gives away count:
-    those the known values alone already predict (``_prior_estimate``) are left out.  Internal: the public entry points are ``protect``
-    (``result.risk``) and ``evaluate`` (``evaluation.risk``).
+    those the known values alone already predict (``_prior_estimate``) are left out.  ``whole``
+    (optional, the Dask engine's ``_dask_floors.whole_file_figures``): X and Y are then a
+    sample of a larger file, and for each checked column it gives |cor|, the own-record
+    closeness and each size band's closeness, record count and value range over the whole
+    file, which replace the sample's; linking and reconstruction stay on the sample.
+    Internal: the public entry points are ``protect`` (``result.risk``) and ``evaluate``
+    (``evaluation.risk``).
     """
     floors = RiskFloors.from_value(floors)
     n = X.shape[0]
@@ -408,7 +414,10 @@ def risk_profile(X, Y, names, check, floors=None, planned_share=None, link_on=No
         x, y = X[:, j], Y[:, j]
         ob = observed[:, j] if observed is not None else None
         xo, yo = (x, y) if ob is None else (x[ob], y[ob])
-        if xo.std() > 0 and yo.std() > 0:
+        wj = whole.get(j) if whole else None  # the whole file's figures, when X is a sample of it
+        if wj is not None:
+            cor = wj["cor"]
+        elif xo.std() > 0 and yo.std() > 0:
             cor = abs(float(np.corrcoef(xo, yo)[0, 1]))
         else:
             cor = 1.0 if np.array_equal(xo, yo) else 0.0
@@ -428,7 +437,7 @@ def risk_profile(X, Y, names, check, floors=None, planned_share=None, link_on=No
         if ob is not None:
             own &= ob
             hit_linked &= ob[rows] & ob[linked]
-        close_own = float(own.mean())
+        close_own = float(own.mean()) if wj is None else float(wj["all"])
         close_linked = float(hit_linked.mean()) if len(rows) else 0.0
         known = list(link_on) if link_on else [i for i in range(m) if i != j and i not in proxies[j]]
         recon = np.zeros(len(rows), dtype=bool)
@@ -477,6 +486,9 @@ def risk_profile(X, Y, names, check, floors=None, planned_share=None, link_on=No
             if len(idx) == 0:
                 continue
             c_own = float(own[idx].mean())
+            count, vlo, vhi = len(idx), float(x[idx].min()), float(x[idx].max())
+            if wj is not None and lab in wj["bands"]:
+                c_own, count, vlo, vhi = wj["bands"][lab]
             sampled = idx[in_sample[idx]]
             c_rec = float(recon_all[sampled].mean()) if assessed and len(sampled) else float("nan")
             c = max(c_own, c_rec) if assessed and len(sampled) else c_own
@@ -484,8 +496,7 @@ def risk_profile(X, Y, names, check, floors=None, planned_share=None, link_on=No
                 rel = np.abs(y[idx] - x[idx]) / np.abs(x[idx])
             med = float(np.median(rel)) if len(rel) else float("nan")
             ok_b = c <= floors.max_close_share
-            band_rows.append({"variable": name, "band": lab, "lo": float(x[idx].min()), "hi": float(x[idx].max()),
-                              "records": int(len(idx)), "close_own": c_own, "close_reconstructed": c_rec,
+            band_rows.append({"variable": name, "band": lab, "lo": vlo, "hi": vhi, "records": int(count), "close_own": c_own, "close_reconstructed": c_rec,
                               "median_rel_error": med, "ok": ok_b})
             if c > worst:
                 worst, worst_band = c, lab
