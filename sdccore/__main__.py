@@ -512,11 +512,12 @@ def build_parser():
                                                  "Stata or SAS input are kept); - writes CSV to standard output")
     pr.add_argument("--engine", choices=("memory", "dask"), default="memory",
                     help="dask: protect Parquet/CSV files (a glob) that do not fit in memory, on a Dask cluster; "
-                         "--out is then a folder for the Parquet data set (fa, pca, noise and magg)")
+                         "--out is then a folder for the Parquet data set (fa, pca, noise, magg and rankswap)")
     pr.add_argument("--scheduler", metavar="ADDRESS",
                     help="with --engine dask: a running Dask scheduler (tcp://host:8786); default a local cluster")
     pr.add_argument("--sample", type=int, default=20000,
-                    help="with --engine dask: records drawn at random to check the risk floors (default 20000)")
+                    help="with --engine dask: records drawn at random for the risk floors' linking and "
+                         "reconstruction checks (default 20000; closeness and |cor| use every record)")
     pr.add_argument("--codebook", metavar="PATH",
                     help="write the codebook here (.json or .csv): per variable its role, method, rounding, what is "
                          "kept exactly and in expectation, and its residual risk")

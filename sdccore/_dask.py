@@ -47,17 +47,21 @@ n D = Z'Z - Zbar'Zbar, Z'Z from the file's correlation matrix.  Blocking costs
 information: whole-file MDAV at 100k x 13 (k=3) loses SSE/SST 0.0335, blocks of at most
 50k 0.0396 (1.18x), of at most 10k 0.0464 (1.39x) (benchmarks/bench_magg_blocks.py).
 
+Rank swapping (``method='rankswap'``, ``_dask_rankswap``): the pass is sequential over each
+column's ranks, so the swapped columns alone are gathered on the driver and go through the
+in-memory kernel with the in-memory random stream: the release is ``protect``'s on the
+whole file, byte for byte.
+
 Modules: this one reads, computes moments, plans and perturbs (fa, pca, noise) and writes;
-``_dask_magg`` holds M-AGG in blocks, ``_dask_measures`` the measures at scale
+``_dask_magg`` holds M-AGG in blocks, ``_dask_rankswap`` rank swapping, ``_dask_floors`` the
+risk floors' per-record figures over every record, ``_dask_measures`` the measures at scale
 (``evaluate_dask``, ``exact_quantiles``).
 
 Reproducibility: the keys come from ``SeedSequence(seed, spawn_key=(7, stream, partition))``,
 so the same seed and the same partitioning give the same bytes (the swap's streams:
-``_dask_exchange``).  What the engine does not do
-(refused with a message, ``scale_refusal``): rank swapping (a sequential pass over each
-column's ranks whose partner window spans p % of the file),
-selective M-AGG and its 'exact' noise, pca_remove, the log transform, strata and weights,
-missing cells.
+``_dask_exchange``).  What the engine does not do (refused with a message,
+``scale_refusal``): selective M-AGG and its 'exact' noise, pca_remove, the log transform,
+strata and weights, missing cells.
 """
 
 from __future__ import annotations
@@ -70,7 +74,7 @@ import numpy as np
 import pandas as pd
 
 DASK_STREAM = 7
-DASK_METHODS = ("fa", "pca", "noise", "magg")
+DASK_METHODS = ("fa", "pca", "noise", "magg", "rankswap")
 
 
 # ----------------------------------------------------------------------------- reading
@@ -268,17 +272,13 @@ def scale_refusal(options):
     >>> import sdccore
     >>> sdccore.scale_refusal({"method": "pca"}) is None
     True
-    >>> sdccore.scale_refusal({"method": "rankswap"})[:32]
-    "method 'rankswap' is not availab"
+    >>> sdccore.scale_refusal({"method": "pca_remove"})[:34]
+    "method 'pca_remove' is not availab"
     """
     method = options.get("method", "fa")
     if method not in DASK_METHODS:
-        why = (" (rank swapping is one sequential pass over each column's ranks: a record's partner is drawn among the "
-               "records not yet swapped within p % of the ranks, which depends on every earlier draw, and with "
-               "p = 40 % the partner can be 40 % of the file away, so it cannot be cut into partitions without "
-               "changing the method)" if method == "rankswap" else "")
-        return (f"method {method!r} is not available with --engine dask: fa, pca, noise and magg run at scale{why}. "
-                f"Protect a sample in memory, or use fa, pca, noise or magg.")
+        return (f"method {method!r} is not available with --engine dask: fa, pca, noise, magg and rankswap run at "
+                f"scale. Protect a sample in memory, or use one of those.")
     if method == "magg" and (options.get("sensitive") or options.get("noise_model", "published") == "exact"):
         return ("magg with --engine dask is general (every variable aggregated) with noise_model 'published' or "
                 "'none'; selective M-AGG and noise_model='exact' need the whole file at once: protect in memory.")
@@ -298,7 +298,7 @@ def scale_refusal(options):
 
 def protect_dask(ddf, options, out, *, drop=(), keep=(), sample=20000, allow_unsafe=None, shuffle=False,
                  progress=None):
-    """Protect the Dask DataFrame ``ddf`` with a recipe's options (fa, pca, noise or magg) into the Parquet
+    """Protect the Dask DataFrame ``ddf`` with a recipe's options (fa, pca, noise, magg or rankswap) into the Parquet
     data set ``out`` (a new or empty folder: one file a partition).  Returns a
     ``DaskRelease`` whose ``data`` reads the written release lazily."""
     import dask.array as da
@@ -357,6 +357,17 @@ def protect_dask(ddf, options, out, *, drop=(), keep=(), sample=20000, allow_uns
         Xpk = Xk.map_blocks(_noise_block, seed, cols_n, S, dtype=np.float64)
         notes0 = [f"correlated noise with covariance {o['noise_cov']:g} % of the data's added to "
                   f"{len(cols_n)} variable(s), each partition from its own keyed stream"]
+    elif method == "rankswap":
+        from ._dask_rankswap import rankswap_dask
+
+        cols_r = prep.sens if prep.sensitive_names else list(range(len(keepi)))
+        try:
+            Xpk = rankswap_dask(Xk, lengths, cols_r, o["p"], seed, scratch)
+        except BaseException:
+            _remove(scratch)
+            raise
+        notes0 = [f"rank swapping of {len(cols_r)} variable(s) within {o['p']:g} % of the ranks over all {n:,} "
+                  f"records (each column's sequential pass on the driver: the in-memory release for this seed)"]
     elif method == "magg":
         from ._dask_magg import _magg_dask
 

@@ -98,9 +98,9 @@ def test_main_flow_by_widget_keys(app):
     labels = [b.label for b in app.get("download_button")]
     assert labels == ["Download the protected CSV", "Download the recipe (JSON)", "Download the codebook (CSV)",
                       "Download the codebook (JSON)", "Download the report (HTML)"]
-    # rank swapping has no Dask engine: the page says so (sdccore.scale_refusal) instead of a command
-    assert any("does not run on the Dask engine" in c.value and "'rankswap'" in c.value for c in app.caption)
-    assert not [c for c in app.code if "--engine dask" in c.value]
+    # rank swapping runs at scale too (sdccore.scale_refusal says so): the page gives the command
+    assert [c for c in app.code if "--engine dask" in c.value and "_recipe.json" in c.value]
+    assert not any("does not run on the Dask engine" in c.value for c in app.caption)
 
 
 def _upload(raw, name):
