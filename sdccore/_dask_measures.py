@@ -112,6 +112,8 @@ def exact_quantiles(ddf, cols, levels, vmin, vmax, sample, n):
     which 5 standard errors make rare, is widened to the whole range)."""
     import dask
 
+    from ._dask_floors import _edges, brackets
+
     levels = np.asarray(levels, dtype=np.float64)
     m = len(cols)
     h = (n - 1) * levels  # numpy's virtual index, method 'linear'
@@ -119,19 +121,10 @@ def exact_quantiles(ddf, cols, levels, vmin, vmax, sample, n):
     k2 = np.minimum(k1 + 1, n - 1)
     gamma = h - k1
     ks = np.concatenate([k1, k2])  # the order statistics wanted, per level (x2), per column
-    srt = np.sort(sample, axis=0)
-    s = srt.shape[0]
-    q = np.clip(ks / max(n - 1, 1), 0, 1)
-    half = 5 * np.sqrt(q * (1 - q) / s) + 2.0 / s
-    ilo = np.floor((q - half) * (s - 1)).astype(np.int64)
-    ihi = np.ceil((q + half) * (s - 1)).astype(np.int64)
-    lo = np.where(ilo[:, None] <= 0, vmin, srt[np.clip(ilo, 0, s - 1)])
-    hi = np.where(ihi[:, None] >= s - 1, vmax, srt[np.clip(ihi, 0, s - 1)])
+    lo, hi = brackets(np.sort(sample, axis=0), ks, n, vmin, vmax)
     parts = ddf[cols].to_delayed()
     for attempt in (0, 1):
-        top = np.nextafter(hi, np.inf)  # bins half-open: the last one holds hi itself
-        edges = lo[:, :, None] + (top - lo)[:, :, None] * (np.arange(QBINS + 1) / QBINS)[None, None, :]
-        edges[:, :, -1] = top  # (wanted, column, edge)
+        edges = _edges(lo, hi, QBINS)  # (wanted, column, edge); the last bin holds hi itself
         (below,) = dask.compute(_tree([dask.delayed(_q_count)(p, edges) for p in parts], _add))
         inside = (below[:, :, 0] <= ks[:, None]) & (below[:, :, -1] > ks[:, None])
         if inside.all() or attempt:
