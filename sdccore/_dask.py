@@ -68,6 +68,9 @@ from __future__ import annotations
 
 import glob
 import os
+import threading
+import time
+from contextlib import contextmanager
 from dataclasses import dataclass
 
 import numpy as np
@@ -133,7 +136,13 @@ def read_dask(pattern, *, blocksize="64MB"):
 
 
 def _read_parquet_file(path, columns=None):
-    return pd.read_parquet(path, columns=columns)
+    import pyarrow as pa
+
+    frame = pd.read_parquet(path, columns=columns)
+    # hand Arrow's freed buffers back at once: kept in its pool they count against a worker's
+    # memory limit as unmanaged memory, and a worker paused by them stays paused
+    pa.default_memory_pool().release_unused()
+    return frame
 
 
 # ----------------------------------------------------------------------------- moments
@@ -300,7 +309,71 @@ def protect_dask(ddf, options, out, *, drop=(), keep=(), sample=20000, allow_uns
                  progress=None):
     """Protect the Dask DataFrame ``ddf`` with a recipe's options (fa, pca, noise, magg or rankswap) into the Parquet
     data set ``out`` (a new or empty folder: one file a partition).  Returns a
-    ``DaskRelease`` whose ``data`` reads the written release lazily."""
+    ``DaskRelease`` whose ``data`` reads the written release lazily.  A run whose workers
+    all stay paused at their memory limit is stopped with a ValueError (``_paused_watch``)."""
+    with _paused_watch():
+        return _protect_dask(ddf, options, out, drop=drop, keep=keep, sample=sample, allow_unsafe=allow_unsafe,
+                             shuffle=shuffle, progress=progress)
+
+
+PAUSE_LIMIT = 120  # seconds every worker may stay paused (at its memory limit) before the run is stopped
+
+
+@contextmanager
+def _paused_watch(limit=None):
+    """Stop a run whose every worker stays paused for ``limit`` seconds (PAUSE_LIMIT).
+
+    Dask pauses a worker at 80 % of its memory limit and resumes it when memory falls, but
+    memory a task left behind (unmanaged: the process itself, allocator arenas) is not
+    freed while nothing runs, so a worker too small for the process and one partition's
+    work stays paused and the run waits for ever (a 400 MiB worker: the process alone takes
+    about 240 MB).  A watcher thread cancels the run's tasks instead, and the run ends with
+    a ValueError that names the worker's memory and the fix."""
+    try:
+        from distributed import Future, get_client
+
+        client = get_client()
+    except (ImportError, ValueError):
+        yield  # no distributed client: Dask's local scheduler has no memory limit to pause at
+        return
+    limit = PAUSE_LIMIT if limit is None else limit
+    why, stop = [], threading.Event()
+
+    def watch():
+        since = None
+        while not stop.wait(1.0):
+            try:
+                ws = list(client.scheduler_info()["workers"].values())
+            except Exception:  # the client closed: nothing left to watch
+                return
+            if not ws or any(w.get("status") != "paused" for w in ws):
+                since = None
+                continue
+            since = since or time.monotonic()
+            if time.monotonic() - since >= limit:
+                w = max(ws, key=lambda w: w["metrics"]["memory"])
+                held = f"{w['metrics']['memory'] / 2 ** 20:,.0f} MB" + (
+                    f" of its {w['memory_limit'] / 2 ** 20:,.0f} MB" if w.get("memory_limit") else "")
+                why.append(f"every Dask worker has been paused at its memory limit for {limit:g} s and the run "
+                           f"cannot go on (a worker holds {held}; the worker process alone takes about 250 MB). "
+                           f"Give each worker at least 1 GB (dask worker --memory-limit 1GB), or split the input "
+                           f"into smaller files. Nothing was written.")
+                client.cancel([Future(k, client) for k in list(client.futures)], force=True, reason="paused")
+                return
+
+    watcher = threading.Thread(target=watch, name="sdccore-paused-watch", daemon=True)
+    watcher.start()
+    try:
+        yield
+    except BaseException:
+        if why:
+            raise ValueError(why[0]) from None
+        raise
+    finally:
+        stop.set()
+
+
+def _protect_dask(ddf, options, out, *, drop, keep, sample, allow_unsafe, shuffle, progress):
     import dask.array as da
     import dask.dataframe as dd
 

@@ -60,7 +60,7 @@ def _edges(lo, hi, bins):
 def _pass_counts(Xb, Yb, check, tol, mean, edges):
     """One partition: per checked column and wanted rank, the values and the close records
     below each bin edge; and the sums for |cor| about the original's mean."""
-    from ._safety import _close
+    from ._plausible import close as _close
 
     X = np.asarray(Xb, dtype=np.float64)
     Y = np.asarray(Yb, dtype=np.float64)
@@ -83,11 +83,12 @@ def _pass_counts(Xb, Yb, check, tol, mean, edges):
     return {"below": below, "cbelow": cbelow, "sums": sums, "close": close}
 
 
-def _pass_collect(Xb, Yb, check, tol, blo, bhi, offset):
-    """One partition: per wanted rank and checked column, the values in the bin holding it,
-    with their record numbers and closeness."""
-    from ._safety import _close
+def _pass_collect(Xb, Yb, check, tol, bins, offset):
+    """One partition: per wanted rank and checked column, the values in the bin
+    ``bins = (blo, bhi)`` holding it, with their record numbers and closeness."""
+    from ._plausible import close as _close
 
+    blo, bhi = bins
     X = np.asarray(Xb, dtype=np.float64)
     Y = np.asarray(Yb, dtype=np.float64)
     out = []
@@ -138,7 +139,8 @@ def whole_file_figures(X, Y, check, n, mean, vmin, vmax, sample, floors):
         lo, hi = brackets(np.sort(np.asarray(sample, dtype=np.float64)[:, check], axis=0), ks, n, cmin, cmax)
         for attempt in (0, 1):
             edges = _edges(lo, hi, BINS)
-            (tot,) = dask.compute(_tree([delayed(_pass_counts)(a, b, check, tol, mean, edges)
+            shared = delayed(edges, pure=True)  # one key that every task reads, not a copy in each task
+            (tot,) = dask.compute(_tree([delayed(_pass_counts)(a, b, check, tol, mean, shared)
                                          for a, b in zip(xb, yb)], _add))
             below, cbelow = tot["below"], tot["cbelow"]
             inside = (below[:, :, 0] <= ks[:, None]) & (below[:, :, -1] > ks[:, None])
@@ -152,7 +154,8 @@ def whole_file_figures(X, Y, check, n, mean, vmin, vmax, sample, floors):
                       for w in range(len(ks))]).clip(0, BINS - 1)
         blo, bhi = _at(edges, b), _at(edges, b + 1)
         start, cstart = _at(below, b), _at(cbelow, b)
-        (got,) = dask.compute(_tree([delayed(_pass_collect)(a, bb, check, tol, blo, bhi, int(o))
+        sb = delayed((blo, bhi), pure=True)
+        (got,) = dask.compute(_tree([delayed(_pass_collect)(a, bb, check, tol, sb, int(o))
                                      for a, bb, o in zip(xb, yb, offsets)], _join))
         for w, k in enumerate(ks):
             for a in range(len(check)):

@@ -49,9 +49,10 @@ def _link_merge(a, b):
             "y": np.where(ia[:, None], a["y"], b["y"])}
 
 
-def _rank_part(B, idv, x, y):
+def _rank_part(B, idv, xy):
     """Per sampled record and variable: how many of this partition's protected values are
-    below x, at most x, and below y."""
+    below x, at most x, and below y (``xy = (x, y)``)."""
+    x, y = xy
     Y = B.to_numpy(dtype=np.float64)[:, idv]
     out = {"lx": np.zeros(x.shape, np.int64), "qx": np.zeros(x.shape, np.int64), "ly": np.zeros(x.shape, np.int64)}
     for a in range(Y.shape[1]):
@@ -125,7 +126,8 @@ def exact_quantiles(ddf, cols, levels, vmin, vmax, sample, n):
     parts = ddf[cols].to_delayed()
     for attempt in (0, 1):
         edges = _edges(lo, hi, QBINS)  # (wanted, column, edge); the last bin holds hi itself
-        (below,) = dask.compute(_tree([dask.delayed(_q_count)(p, edges) for p in parts], _add))
+        shared = dask.delayed(edges, pure=True)  # one key every task reads, not a copy in each
+        (below,) = dask.compute(_tree([dask.delayed(_q_count)(p, shared) for p in parts], _add))
         inside = (below[:, :, 0] <= ks[:, None]) & (below[:, :, -1] > ks[:, None])
         if inside.all() or attempt:
             break
@@ -220,16 +222,18 @@ def evaluate_dask(original, protected, *, sensitive=None, sample=5000, groups=5,
     parts = protected[num].to_delayed()
     offsets = np.concatenate([[0], np.cumsum(lb)])
     linked = []
+    A_shared = delayed(A, pure=True)  # one key every partition's task reads, not a copy in each task
     for p, part in enumerate(parts):
         target = np.where((rows >= offsets[p]) & (rows < offsets[p + 1]), rows - offsets[p], -1)
-        linked.append(delayed(_link_part)(part, A, link, mean_x, sd_x, target, idv))
+        linked.append(delayed(_link_part)(part, A_shared, link, mean_x, sd_x, target, idv))
     # 1. DBRL against all protected records
     (lk,) = dask.compute(_tree(linked, _link_merge))
     d_rec = np.where(lk["o"], 1.0 / np.maximum(lk["t"], 1), 0.0)
     # 2. ID: ranks counted over all protected values
     x = X0[:, idv]
     y = Y0[:, idv] if sens else lk["y"]
-    (cnt,) = dask.compute(_tree([delayed(_rank_part)(part, idv, x, y) for part in parts], _add))
+    xy = delayed((x, y), pure=True)
+    (cnt,) = dask.compute(_tree([delayed(_rank_part)(part, idv, xy) for part in parts], _add))
     hits = np.zeros((s, len(idv)))
     for pct in range(1, 11):
         w = int(np.ceil(pct * n / 100.0))

@@ -138,3 +138,11 @@ def report(names, X, Y, log_cols, clipped, dec, bounds):
             "sd_ratio": float(Y[:, j].std() / sd) if sd > 0 else 1.0,
         })
     return pd.DataFrame(rows).set_index("variable")
+
+
+def close(x, y, tol):
+    """Which protected values ``y`` lie within ``tol`` (relative) of the truth ``x``:
+    |y - x| <= tol |x| (the risk floors' closeness; here, with numpy alone, so that the Dask
+    workers that count it need not load the compiled kernels of ``_safety``)."""
+    with np.errstate(invalid="ignore"):
+        return np.abs(y - x) <= tol * np.abs(x)

@@ -52,7 +52,7 @@ import numpy as np
 from numba import njit, prange
 import pandas as pd
 
-from ._plausible import forward, inverse
+from ._plausible import close as _close, forward, inverse
 
 __all__ = ["RiskFloors", "RiskProfile", "UnsafeReleaseError", "risk_profile"]
 
@@ -243,11 +243,6 @@ def _argmin_without(D0, a, Bt, cols):
                 arg = b
         res[r] = arg
     return res
-
-
-def _close(x, y, tol):
-    with np.errstate(invalid="ignore"):
-        return np.abs(y - x) <= tol * np.abs(x)
 
 
 MAX_KNOWN = 31  # known variables the regression intruder uses (those whose changes track the target's most)
