@@ -365,9 +365,13 @@ def _paused_watch(limit=None):
     watcher.start()
     try:
         yield
-    except BaseException:
+    except BaseException as exc:
         if why:
             raise ValueError(why[0]) from None
+        if type(exc).__name__ == "KilledWorker":  # distributed.scheduler.KilledWorker
+            raise ValueError("a Dask worker was killed again and again while running one task (most often: it went "
+                             "over its memory limit). Give each worker at least 1 GB (dask worker --memory-limit "
+                             "1GB), or split the input into smaller files. Nothing was written.") from None
         raise
     finally:
         stop.set()

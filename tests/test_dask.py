@@ -530,6 +530,20 @@ def test_workers_paused_at_their_memory_limit_stop_the_run(files, tmp_path, monk
     assert not (tmp_path / "o").exists() and not [p for p in tmp_path.iterdir() if "partial" in p.name]
 
 
+def test_a_worker_killed_again_and_again_is_one_line(client):
+    """Dask's KilledWorker (a worker over its memory limit, restarted on every try) becomes a
+    ValueError naming the fix, which the CLI prints as one line; other errors pass."""
+    import sdccore._dask as eng
+    from distributed.scheduler import KilledWorker
+
+    with pytest.raises(ValueError, match="killed again and again.*at least 1 GB"):
+        with eng._paused_watch():
+            raise KilledWorker("task", "tcp://127.0.0.1:1", 3)
+    with pytest.raises(ZeroDivisionError):
+        with eng._paused_watch():
+            1 / 0
+
+
 def test_a_cluster_without_workers_is_refused_not_waited_for(files, tmp_path, monkeypatch):
     """A cluster whose workers never start (the CI hang of stop 21: a worker paused by its
     memory limit at start-up) gets a one-line error instead of an endless wait."""
