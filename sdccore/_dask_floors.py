@@ -72,9 +72,8 @@ def _pass_counts(Xb, Yb, check, tol, mean, edges):
         x, y = X[:, j], Y[:, j]
         order = np.argsort(x, kind="stable")
         xs = x[order]
-        hit = _close(x, y, tol)
-        close[a] = int(hit.sum())
-        cum = np.concatenate([[0], np.cumsum(hit[order])])
+        cum = np.concatenate([[0], np.cumsum(_close(x, y, tol)[order])])
+        close[a] = cum[-1]
         pos = np.searchsorted(xs, edges[:, a, :].ravel(), "left").reshape(edges[:, a, :].shape)
         below[:, a, :] = pos
         cbelow[:, a, :] = cum[pos]
