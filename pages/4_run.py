@@ -40,7 +40,7 @@ def run_section():
 def models_section():
     text = st.text_area("Does your analysis still hold? Linear regressions to check, one per line (optional)",
                         value=state.models_text(), key="run_models", height=80,
-                        placeholder=state.example_model() + "\nnp.log(...) ~ ... (transformations as in patsy)",
+                        placeholder=state.example_model() + "\nnp.log(...) ~ ... (log, sqrt, I(x ** 2), C(group): read, never run as code)",
                         help="Each regression is fitted on the original and on every run's release; the coefficients "
                              "with their 95 % intervals are shown side by side with the interval overlap of Karr et al. "
                              "(1 = the same interval, 0 = touching, below 0 = apart), averaged over the runs. Names "

@@ -10,12 +10,13 @@ with L = max(L_o, L_p) and U = min(U_o, U_p):
 1 when the intervals coincide, 0 when they just touch, negative when they are apart (as
 synthpop's ``ci.overlap`` reports it: how far apart, not only that they are).  The
 standardised difference is (b_p - b_o) / se_o.  Fits: statsmodels OLS through a formula
-(patsy), records with a missing cell in the model's variables left out of that fit.
+read by ``_formula`` without evaluating any of it as code (patsy's formulas run Python: a
+formula typed into the dashboard or carried by a recipe could run commands on the server),
+records with a missing cell in the model's variables left out of that fit.
 """
 
 from __future__ import annotations
 
-import re
 from dataclasses import dataclass
 
 import numpy as np
@@ -25,7 +26,6 @@ from ._validation import check_dataframe
 
 __all__ = ["regression_check", "RegressionCheck"]
 
-_IDENT = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
 
 
 @dataclass(frozen=True)
@@ -60,39 +60,18 @@ class RegressionCheck:
     level: float
 
 
-def quote_formula(model, columns):
-    """``model`` with every column name that is not a Python name (``FIXED.ASSETS``) wrapped
-    in patsy's ``Q("...")`` wherever it stands (also inside ``np.log(...)``), so that
-    'SALES ~ FIXED.ASSETS + np.log(LABOR.COSTS)' works as a researcher writes it."""
-    if not isinstance(model, str) or model.count("~") != 1:
-        raise ValueError(f"model={model!r} must be a formula 'response ~ predictor + predictor ...', e.g. "
-                         f"'SALES ~ LABOR.COSTS + FIXED.ASSETS'.")
-    lhs, rhs = model.split("~")
-    if not lhs.strip() or not rhs.strip():
-        raise ValueError(f"model={model!r} needs a response left of '~' and predictors right of it.")
-    odd = sorted((str(c) for c in columns if not _IDENT.match(str(c)) and '"' not in str(c)), key=len, reverse=True)
-    if not odd:
-        return model
-    pattern = re.compile(r'(?<![\w."])(' + "|".join(map(re.escape, odd)) + r')(?![\w."])')
-    return pattern.sub(lambda m: f'Q("{m.group(1)}")', model)
-
-
-def _fit(df, formula, level, which):
+def _fit(df, model, level, which):
     """OLS of the formula on ``df``: records with a missing cell in the model's variables,
-    or whose transformed values are not finite (the log of 0), are left out of the fit."""
-    import warnings
-
-    import patsy
+    or whose transformed values are not finite (the log of 0), are left out of the fit.  The
+    formula is read by ``_formula`` (never evaluated as code)."""
     import statsmodels.api as sm
 
+    from ._formula import design_matrices
+
     try:
-        with warnings.catch_warnings(), np.errstate(all="ignore"):
-            warnings.simplefilter("ignore", RuntimeWarning)
-            y, X = patsy.dmatrices(formula, df, NA_action="drop", return_type="dataframe")
-    except patsy.PatsyError as exc:
-        msg = " ".join(str(exc).split("\n")[0].split())
-        raise ValueError(f"the model could not be read on the {which} data ({msg}); name released numeric columns, "
-                         f"e.g. 'SALES ~ LABOR.COSTS + FIXED.ASSETS' (wrap unusual names in Q(\"...\")).") from None
+        y, X = design_matrices(model, df)
+    except ValueError as exc:
+        raise ValueError(f"the model could not be read on the {which} data: {exc}") from None
     ok = np.isfinite(y.to_numpy()).all(axis=1) & np.isfinite(X.to_numpy()).all(axis=1)
     y, X = y[ok], X[ok]
     if len(y) - X.shape[1] < 1:
@@ -120,8 +99,11 @@ def regression_check(original, protected, model, *, level=0.95):
         The original and the release (same column names for the model's variables; the
         rows need not be aligned: a shuffled release works).
     model : str
-        A formula 'response ~ predictor + ...' (patsy syntax: ``np.log(SALES)``, ``a:b``,
-        ``C(region)``); bare names such as FIXED.ASSETS are quoted for you.
+        A formula 'response ~ predictor + ...' in patsy's notation, read without running
+        code: column names (bare, such as FIXED.ASSETS, or ``Q("a name")``), ``+ - : *``,
+        ``-1``, ``C(region)``, the transformations log, log1p, log10, log2, sqrt, exp, abs
+        (``np.log(SALES)``) and ``I(...)`` of arithmetic on names and numbers; anything
+        else is refused with a message naming the part.
     level : float
         Confidence level of the intervals, in (0, 1).
 
@@ -149,8 +131,10 @@ def _original_fit(original, model, level=0.95):
     original = check_dataframe(original, "original")
     if isinstance(level, bool) or not isinstance(level, (int, float)) or not 0 < level < 1:
         raise ValueError(f"level={level!r} must be a number between 0 and 1, e.g. 0.95.")
-    formula = quote_formula(model, original.columns)
-    return model, formula, level, _fit(original, formula, level, "original")
+    if not isinstance(model, str):
+        raise ValueError(f"model={model!r} must be a formula 'response ~ predictor + predictor ...', e.g. "
+                         f"'SALES ~ LABOR.COSTS + FIXED.ASSETS'.")
+    return model, model, level, _fit(original, model, level, "original")
 
 
 def _against(original_fit, protected):
@@ -159,7 +143,7 @@ def _against(original_fit, protected):
     protected = check_dataframe(protected, "protected")
     pp, lo_p, hi_p, _, n_p, r2_p = _fit(protected, formula, level, "protected")
     pp, lo_p, hi_p = pp.reindex(po.index), lo_p.reindex(po.index), hi_p.reindex(po.index)
-    names = [re.sub(r'Q\("([^"]*)"\)', r"\1", t) for t in po.index]
+    names = list(po.index)
     with np.errstate(divide="ignore", invalid="ignore"):
         std = (pp.to_numpy() - po.to_numpy()) / se_o.to_numpy()
     table = pd.DataFrame({

@@ -12,7 +12,7 @@ from scipy import stats
 
 import sdccore
 from sdccore.__main__ import main as cli_main
-from sdccore._regression import _overlap, quote_formula
+from sdccore._regression import _overlap
 
 MODEL = "SALES ~ LABOR.COSTS + FIXED.ASSETS"
 
@@ -83,12 +83,11 @@ def test_shuffled_release_gives_the_same_check(tarr):
     pd.testing.assert_frame_equal(a, b, rtol=1e-9)
 
 
-def test_names_with_dots_are_quoted_for_the_user():
-    cols = ["SALES", "LABOR.COSTS", "FIXED.ASSETS"]
-    assert quote_formula("SALES ~ FIXED.ASSETS + np.log(LABOR.COSTS)", cols) == \
-        'SALES ~ Q("FIXED.ASSETS") + np.log(Q("LABOR.COSTS"))'
-    # already quoted names are left alone
-    assert quote_formula('SALES ~ Q("FIXED.ASSETS")', cols) == 'SALES ~ Q("FIXED.ASSETS")'
+def test_names_with_dots_bare_or_quoted_give_the_same_fit(tarr):
+    bare = sdccore.regression_check(tarr, tarr, "SALES ~ FIXED.ASSETS + np.log(LABOR.COSTS)")
+    quoted = sdccore.regression_check(tarr, tarr, 'SALES ~ Q("FIXED.ASSETS") + np.log(Q("LABOR.COSTS"))')
+    assert list(bare.table.index) == list(quoted.table.index) == ["Intercept", "FIXED.ASSETS", "np.log(LABOR.COSTS)"]
+    np.testing.assert_array_equal(bare.table["coef_original"], quoted.table["coef_original"])
 
 
 def test_transformations_and_missing_cells(tarr):

@@ -1,0 +1,71 @@
+"""The dashboard's websocket refuses a Host header it does not serve (issue 25, point 1):
+a page on another name that resolves to this machine (DNS rebinding) cannot reach the app.
+A real ``streamlit run`` with the project's .streamlit/config.toml, spoken to over a raw
+socket so that the Host and Origin headers are exactly what an attacker's page would send."""
+
+import base64
+import os
+import socket
+import subprocess
+import sys
+import time
+import urllib.request
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+@pytest.fixture(scope="module")
+def port(tmp_path_factory):
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    log = open(tmp_path_factory.mktemp("hosts") / "server.log", "wb")
+    proc = subprocess.Popen([sys.executable, "-m", "streamlit", "run", "app.py", "--server.port", str(port)],
+                            cwd=ROOT, env=dict(os.environ, STREAMLIT_BROWSER_GATHER_USAGE_STATS="false"),
+                            stdout=log, stderr=subprocess.STDOUT)
+    deadline = time.time() + 60
+    while time.time() < deadline:
+        try:
+            if urllib.request.urlopen(f"http://127.0.0.1:{port}/_stcore/health", timeout=2).read().strip() == b"ok":
+                break
+        except OSError:
+            time.sleep(0.5)
+    else:
+        proc.kill()
+        pytest.fail("streamlit did not become healthy in 60 s")
+    yield port
+    proc.terminate()
+    try:
+        proc.wait(10)
+    except subprocess.TimeoutExpired:
+        proc.kill()
+    log.close()
+
+
+def _upgrade(port, host):
+    """The status line of a websocket upgrade of /_stcore/stream with this Host and a
+    matching Origin."""
+    key = base64.b64encode(os.urandom(16)).decode()
+    req = (f"GET /_stcore/stream HTTP/1.1\r\nHost: {host}\r\nOrigin: http://{host}\r\nUpgrade: websocket\r\n"
+           f"Connection: Upgrade\r\nSec-WebSocket-Key: {key}\r\nSec-WebSocket-Version: 13\r\n"
+           f"Sec-WebSocket-Protocol: streamlit\r\n\r\n")
+    with socket.create_connection(("127.0.0.1", port), timeout=10) as s:
+        s.sendall(req.encode())
+        data = b""
+        while b"\r\n" not in data:
+            chunk = s.recv(1024)
+            if not chunk:
+                break
+            data += chunk
+    return data.split(b"\r\n")[0].decode(errors="replace")
+
+
+def test_a_foreign_host_is_refused_and_local_names_are_served(port):
+    assert " 101 " in _upgrade(port, f"localhost:{port}")
+    assert " 101 " in _upgrade(port, f"127.0.0.1:{port}")
+    for host in (f"evil.example:{port}", "evil.example", f"localhost.evil.example:{port}", f"127.0.0.1.nip.io:{port}"):
+        status = _upgrade(port, host)
+        assert " 101 " not in status, (host, status)
