@@ -72,6 +72,13 @@ def floors_section():
             "bands": int(c5.number_input("Size bands", 1, 20, int(fl["bands"]), 1, key="floor_bands")),
         }
         state.set_floors(new)
+        lowered = sdccore.RiskFloors.from_value(state.floors()).lowered_text()
+        if lowered:
+            st.warning(f"The {lowered}. A release under these floors says so on every output (report, codebook, "
+                       f"Download page) and needs your reason:")
+            state.set_floors_reason(st.text_input("Reason for floors below the defaults (e.g. internal file, not "
+                                                  "published)", value=state.floors_reason() or "",
+                                                  key="floor_reason"))
     pv = state.plausible()
     with st.expander("Plausible values: scale, bounds, rounding (all methods)"):
         c1, c2, c3 = st.columns(3)

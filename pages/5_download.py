@@ -32,6 +32,11 @@ def body():
     for b in blockers:
         st.error(f"Download blocked: {b}.")
     res, ev, refused = state.release(cfg)
+    if refused is not None and not refused.risk.violations:  # floors lowered without a reason
+        st.subheader(f"Release refused: {label}, seed {state.seed()}")
+        st.error(str(refused).replace("pass allow_unsafe='reason' (on the command line --allow-unsafe \"reason\")",
+                                      "give a reason under 'Risk floors' on the Configure page"))
+        return
     if refused is not None:
         st.subheader(f"Release refused: {label}, seed {state.seed()}")
         st.error("This configuration breaks the risk floors, so it cannot be downloaded. Fix one of these on the "
@@ -51,7 +56,11 @@ def body():
                 f"Excluded columns passed through unchanged: {', '.join(state.excluded()) or 'none'}")
     rel = state.release_file(cfg, shuffle)
     out = rel.data
-    st.success("Every " + ("sensitive " if state.sensitive() else "") + "variable meets the risk floors in this release.")
+    lowered = res.risk.floors.lowered_text()
+    if lowered:
+        st.warning(f"The {lowered}; released because: {res.unsafe_reason}. The report and the codebook say so.")
+    st.success("Every " + ("sensitive " if state.sensitive() else "") + "variable meets the risk floors in this release"
+               + (" (as lowered)." if lowered else "."))
     c3, c4 = st.columns(2)
     c3.dataframe(figures.risk_table(res.risk.variables), key="release_risk_table")
     c4.plotly_chart(figures.band_risk_figure(res.risk.bands, res.risk.floors.max_close_share, res.risk.floors.tolerance),

@@ -108,6 +108,28 @@ def _check_paths(args):
                                  f"Nothing was written.")
             if os.path.isdir(opath):
                 raise ValueError(f"{oname} {opath} is a folder; give a file name.")
+            _check_regular(oname, opath)
+
+
+def _check_regular(oname, opath):
+    """An output is a new or a regular file: a device (/dev/stdout, /dev/null), a FIFO, a
+    socket or a symbolic link would be replaced by a regular file when the release is renamed
+    into place (the machine's /dev/stdout was clobbered so); refuse them and keep them whole."""
+    import stat
+    try:
+        st_ = os.lstat(opath)
+    except FileNotFoundError:
+        return
+    if stat.S_ISLNK(st_.st_mode):
+        raise ValueError(f"{oname} {opath} is a symbolic link; name the file itself (it is never replaced through a "
+                         f"link). Nothing was written.")
+    if not stat.S_ISREG(st_.st_mode):
+        kind = ("a FIFO (named pipe)" if stat.S_ISFIFO(st_.st_mode) else "a device" if
+                stat.S_ISCHR(st_.st_mode) or stat.S_ISBLK(st_.st_mode) else "a socket" if stat.S_ISSOCK(st_.st_mode)
+                else "not a regular file")
+        hint = " Use --out - for standard output." if oname == "--out" else ""
+        raise ValueError(f"{oname} {opath} is {kind}; outputs are written to regular files only.{hint} Nothing was "
+                         f"written.")
 
 
 def _load_recipe(path):
@@ -129,6 +151,12 @@ def _load_recipe(path):
     return recipe
 
 
+def _umask():
+    mask = os.umask(0o022)
+    os.umask(mask)
+    return mask
+
+
 def _atomic_write(pairs):
     """Write each (path, bytes) to a temporary file in the path's folder, then rename them all
     into place: a killed run leaves the previous file whole, and concurrent runs never mix
@@ -142,12 +170,14 @@ def _atomic_write(pairs):
             folder = os.path.dirname(os.path.abspath(path))
             fd, tmp = tempfile.mkstemp(prefix="." + os.path.basename(path) + ".", suffix=".part", dir=folder)
             temps.append(tmp)
+            os.fchmod(fd, 0o666 & ~_umask())  # as open() would create it (mkstemp makes 0600)
             with os.fdopen(fd, "wb") as fh:
                 fh.write(data)
                 fh.flush()
                 os.fsync(fh.fileno())
         inodes = []
         for (path, _), tmp in zip(pairs, temps):
+            _check_regular("the output", path)  # again: it may have been made a device or a link meanwhile
             ino = os.stat(tmp).st_ino
             os.replace(tmp, path)
             inodes.append(ino)
@@ -254,6 +284,24 @@ def _protect_dask(args):
         raise ValueError(f"--engine dask writes a Parquet data set into a folder; give --out a folder, e.g. "
                          f"--out released/ (not {args.out}).")
     _check_out(args.out)
+    if args.save_recipe:
+        import glob as _glob
+        if args.save_recipe == "-":
+            raise ValueError("--save-recipe - is not supported; give a file path.")
+        folder = os.path.dirname(os.path.abspath(args.save_recipe))
+        if not os.path.isdir(folder):
+            raise ValueError(f"--save-recipe: the folder {folder} does not exist; create it or write elsewhere. "
+                             f"Nothing was written.")
+        if os.path.isdir(args.save_recipe):
+            raise ValueError(f"--save-recipe {args.save_recipe} is a folder; give a file name.")
+        _check_regular("--save-recipe", args.save_recipe)
+        inputs = ([args.recipe] if args.recipe else []) + (_glob.glob(args.input) or [args.input])
+        if any(_same_file(args.save_recipe, i) for i in inputs):
+            raise ValueError(f"--save-recipe {args.save_recipe} is one of the inputs; it would be overwritten. Write to "
+                             f"another path.")
+        if os.path.abspath(args.save_recipe).startswith(os.path.abspath(args.out).rstrip(os.sep) + os.sep):
+            raise ValueError(f"--save-recipe {args.save_recipe} lies inside the release folder {args.out}; write it "
+                             f"beside it.")
     recipe, options = _recipe_options(args)
     drop = list(recipe.drop) + _names(args.drop)
     keep = list(recipe.keep) + _names(args.keep)
@@ -267,19 +315,22 @@ def _protect_dask(args):
                 progress(fut)
             fut.result()
 
+        def save(rec):  # written after the floors are checked, before the release is renamed into place
+            _atomic_write([(args.save_recipe, rec.to_json().encode("utf-8"))])
+
         rel = protect_dask(ddf, options, args.out, drop=drop, keep=keep, sample=args.sample,
-                           allow_unsafe=args.allow_unsafe, shuffle=recipe.shuffle, progress=show)
+                           allow_unsafe=args.allow_unsafe, shuffle=recipe.shuffle, progress=show,
+                           before_publish=save if args.save_recipe else None)
     finally:
         client.close()
         if cluster is not None:
             cluster.close()
-    if args.save_recipe:
-        eff = {k: v for k, v in rel.options.items() if k != "engine"}
-        _atomic_write([(args.save_recipe, Recipe(eff, tuple(drop), tuple(keep), recipe.shuffle).to_json()
-                        .encode("utf-8"))])
     _say(rel.notes, rel.risk.violations)
     how = f"closeness over all {rel.n:,} records, linking on a sample of {rel.sample:,}"
     floors = f"met ({how})" if rel.risk.ok else f"BROKEN ({how}), released because: {args.allow_unsafe}"
+    lowered = rel.risk.floors.lowered_text()
+    if lowered:
+        floors += f"; {lowered}, released because: {args.allow_unsafe}"
     print(f"wrote {args.out}: {rel.n:,} records as a Parquet data set (method {rel.options['method']}, seed "
           f"{rel.options['seed']}, engine dask; risk floors {floors})", file=sys.stderr)
 
@@ -343,7 +394,9 @@ def _protect(args):
     print(f"wrote {'standard output' if args.out == '-' else args.out}: {out.shape[0]} records, {out.shape[1]} columns, "
           f"sha256 {digest} "
           f"(method {res.method}, seed {res.options['seed']}; risk floors "
-          f"{'met' if res.risk.ok else 'BROKEN, released because: ' + res.unsafe_reason})", file=sys.stderr)
+          f"{'met' if res.risk.ok else 'BROKEN, released because: ' + res.unsafe_reason}"
+          f"{'; ' + res.risk.floors.lowered_text() + ', released because: ' + res.unsafe_reason if res.risk.floors.lowered() else ''})",
+          file=sys.stderr)
 
 
 def _evaluate_dask(args):
@@ -582,8 +635,26 @@ class _UsageError(Exception):
     pass
 
 
+# the library's messages name its keywords; on the command line they name the flags instead
+_CLI_WORDS = [
+    ("pass allow_unsafe='reason' (on the command line --allow-unsafe \"reason\")", "pass --allow-unsafe \"reason\""),
+    ("--allow-unsafe \"reason\" (allow_unsafe='reason' in the library)", "--allow-unsafe \"reason\""),
+    ("pass allow_unsafe='reason'", "pass --allow-unsafe \"reason\""),
+    ("allow_unsafe='internal test file, not published'", "--allow-unsafe \"internal test file, not published\""),
+    ("allow_unsafe must be", "--allow-unsafe must be"),
+    ("(exclude=[...])", "(--keep COLUMNS, released unchanged)"),
+    ("exclude it (exclude=[...])", "keep it unchanged (--keep COLUMN)"),
+    ("pass sensitive=[...]", "pass --sensitive COLUMNS"),
+    ("pass for example rng=12345", "pass for example --seed 12345"),
+    ("pass either rng= or seed=, not both", "give the seed once (--seed)"),
+]
+
+
 def _one_line(text):
-    return " ".join(str(text).split()) or "unknown error"
+    text = " ".join(str(text).split()) or "unknown error"
+    for lib, cli in _CLI_WORDS:
+        text = text.replace(lib, cli)
+    return text
 
 
 def main(argv=None):

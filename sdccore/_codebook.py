@@ -76,8 +76,9 @@ def codebook(result, original=None, *, drop=(), labels=None):
         Indexed by variable: label, role, in_release, method, transform, bounds, clipped,
         decimals, mean_change_sd (what bounds and rounding moved the mean, in original
         sds), exact, in_expectation, missing_kept, perturbed_share, abs_cor,
-        close_own, close_linked, meets_floors (the last six from the risk profile, for
-        the variables the floors check).
+        close_own, close_linked, meets_floors, floors (the last seven from the risk
+        profile, for the variables the floors check; floors is 'default', or names the
+        floors set below the defaults and the reason given for them).
 
     Examples
     --------
@@ -102,6 +103,10 @@ def codebook(result, original=None, *, drop=(), labels=None):
     plaus = result.plausibility if result.plausibility is not None else pd.DataFrame()
     risk = result.risk.variables if result.risk is not None else pd.DataFrame()
     exact, expected = _keeps(opts)
+    lowered = ""
+    if result.risk is not None and result.risk.floors.lowered():
+        lowered = f"LOWERED below the defaults: {', '.join(result.risk.floors.lowered())}; released because: " \
+                  f"{result.unsafe_reason}"
     method_text = opts["method"] + (f" ({opts['perturbation']})" if opts.get("perturbation") else "")
     if opts.get("strata"):
         method_text += f" within groups of {', '.join(opts['strata'])}"
@@ -137,14 +142,15 @@ def codebook(result, original=None, *, drop=(), labels=None):
                 r = risk.loc[c]
                 row.update(perturbed_share=float(r.get("perturbed_share", np.nan)),
                            abs_cor=float(r.get("abs_cor", np.nan)), close_own=float(r.get("close_own", np.nan)),
-                           close_linked=float(r.get("close_linked", np.nan)), meets_floors=bool(r.get("ok", False)))
+                           close_linked=float(r.get("close_linked", np.nan)), meets_floors=bool(r.get("ok", False)),
+                           floors=lowered or "default")
         if original is not None:
             row["missing_kept"] = int(original[c].isna().sum()) if name not in drop else 0
         rows.append(row)
     order = ["variable", "label", "role", "in_release", "method", "transform", "bounds", "clipped", "decimals",
              "mean_change_sd", "exact",
              "in_expectation", "missing_kept", "perturbed_share", "abs_cor", "close_own", "close_linked",
-             "meets_floors"]
+             "meets_floors", "floors"]
     t = pd.DataFrame(rows)
     return t[[c for c in order if c in t.columns]].set_index("variable")
 
@@ -153,7 +159,10 @@ def codebook_bytes(table, format="csv"):
     """The codebook as CSV or JSON bytes (JSON: one object per variable, with the notes on
     what each method keeps in ``_about``)."""
     if format == "csv":
-        return table.to_csv().encode("utf-8")
+        from ._io import csv_bytes, neutralize_formulas
+
+        # names and labels come from the user's file: a cell '=HYPERLINK(...)' is neutralised
+        return csv_bytes(neutralize_formulas(table.reset_index()))
     if format == "json":
         recs = {}
         for v, row in table.iterrows():

@@ -306,14 +306,29 @@ def scale_refusal(options):
 
 
 def protect_dask(ddf, options, out, *, drop=(), keep=(), sample=20000, allow_unsafe=None, shuffle=False,
-                 progress=None):
+                 progress=None, before_publish=None):
     """Protect the Dask DataFrame ``ddf`` with a recipe's options (fa, pca, noise, magg or rankswap) into the Parquet
     data set ``out`` (a new or empty folder: one file a partition).  Returns a
     ``DaskRelease`` whose ``data`` reads the written release lazily.  A run whose workers
-    all stay paused at their memory limit is stopped with a ValueError (``_paused_watch``)."""
+    all stay paused at their memory limit is stopped with a ValueError (``_paused_watch``).
+    ``before_publish(recipe)`` is called with the release's ``Recipe`` after the floors are
+    checked and before the release is renamed into place (the CLI writes --save-recipe
+    there, so a recipe never names a release that was not written, nor the reverse)."""
+    from dataclasses import replace
+
+    from ._safety import RiskFloors, UnsafeReleaseError
+
+    lowered = RiskFloors.from_value((options or {}).get("floors")).lowered_text() if isinstance(options, dict) else ""
+    if lowered and allow_unsafe is None:
+        raise UnsafeReleaseError(f"release refused: the {lowered}. A release under floors below the defaults needs a "
+                                 f"stated reason: --allow-unsafe \"reason\" (allow_unsafe='reason' in the library), "
+                                 f"or keep the default floors. Nothing was written.")
     with _paused_watch():
-        return _protect_dask(ddf, options, out, drop=drop, keep=keep, sample=sample, allow_unsafe=allow_unsafe,
-                             shuffle=shuffle, progress=progress)
+        rel = _protect_dask(ddf, options, out, drop=drop, keep=keep, sample=sample, allow_unsafe=allow_unsafe,
+                            shuffle=shuffle, progress=progress, before_publish=before_publish)
+    if lowered:
+        rel = replace(rel, notes=rel.notes + (f"{lowered}; released because: {allow_unsafe.strip()}",))
+    return rel
 
 
 PAUSE_LIMIT = 120  # seconds every worker may stay paused (at its memory limit) before the run is stopped
@@ -377,7 +392,7 @@ def _paused_watch(limit=None):
         stop.set()
 
 
-def _protect_dask(ddf, options, out, *, drop, keep, sample, allow_unsafe, shuffle, progress):
+def _protect_dask(ddf, options, out, *, drop, keep, sample, allow_unsafe, shuffle, progress, before_publish=None):
     import dask.array as da
     import dask.dataframe as dd
 
@@ -546,6 +561,12 @@ def _protect_dask(ddf, options, out, *, drop, keep, sample, allow_unsafe, shuffl
             _write(shuffle_rows(written, seed), tmp2, progress)
             _remove(tmp)
             tmp = tmp2
+        eff = _effective(method, o, sensitive, seed, exclude)
+        if before_publish is not None:
+            from ._recipe import Recipe, RECIPE_VERSION, _versions
+            before_publish(Recipe({k: v for k, v in eff.items() if k != "engine"}, tuple(drop), tuple(keep),
+                                  bool(shuffle), RECIPE_VERSION, _versions(),
+                                  allow_unsafe.strip() if allow_unsafe else None))
         if os.path.isdir(out):
             os.rmdir(out)  # empty (checked before any work)
         os.rename(tmp, out)
@@ -564,10 +585,15 @@ def _protect_dask(ddf, options, out, *, drop, keep, sample, allow_unsafe, shuffl
     if abs(shift[worst]) > 1e-9:
         notes.append(f"bounds ({bounds!r}) and rounding ({rounding!r}) moved the means by up to {shift[worst]:+.2g} "
                      f"original sd ({worst}); with bounds='none' and rounding='none' they are exact")
-    eff = {"method": method, **{k: v for k, v in o.items()}, "sensitive": sensitive, "seed": seed,
-           "exclude": exclude or None, "engine": "dask"}
     out = _read_folder(out, work._meta)
     return DaskRelease(out, risk, eff, tuple(notes), n, s, clipped, shift)
+
+
+def _effective(method, o, sensitive, seed, exclude):
+    """The effective options as protect's result carries them (JSON-ready: floors as a dict)."""
+    opts = {k: (v.to_dict() if hasattr(v, "to_dict") else v) for k, v in o.items()}
+    return {"method": method, **opts, "sensitive": sensitive, "seed": seed, "exclude": exclude or None,
+            "engine": "dask"}
 
 
 WORKER_WAIT = 60  # seconds to wait for a first running worker

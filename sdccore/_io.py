@@ -807,4 +807,17 @@ def release_csv(release: pd.DataFrame, sep: str = ",", decimal: str = ".") -> by
     file, so that it opens as the original did (e.g. ';' and ',' in much of Europe)."""
     if sep == decimal:
         raise ValueError(f"sep and decimal are both {sep!r}; use different marks, e.g. sep=';' with decimal=','.")
-    return release.to_csv(index=False, sep=sep, decimal=decimal).encode("utf-8")
+    return csv_bytes(release, sep=sep, decimal=decimal)
+
+
+def csv_bytes(table: pd.DataFrame, index=False, sep: str = ",", decimal: str = ".") -> bytes:
+    """``table`` as CSV bytes, every field that holds a line break quoted: with a carriage
+    return in a text cell the lines end in CRLF, so that the writer quotes fields holding a
+    lone CR too (with '\n' endings Python's csv module leaves a lone CR unquoted and a reader
+    splits the record there: 834 records read back as 1,112)."""
+    text = [table[c] for c in table.columns if not pd.api.types.is_numeric_dtype(table[c])]
+    if table.index.dtype == object and index:
+        text.append(pd.Series(table.index))
+    cr = any(s.astype("string").str.contains("\r", regex=False).fillna(False).any() for s in text) or any(
+        "\r" in str(c) for c in table.columns)
+    return table.to_csv(index=index, sep=sep, decimal=decimal, lineterminator="\r\n" if cr else "\n").encode("utf-8")

@@ -510,7 +510,9 @@ def protect(data, method="fa", *, sensitive=None, rng=None, allow_unsafe=None, *
     allow_unsafe : str, optional
         By default a result that breaks a risk floor (``floors``, see ``RiskFloors``) raises
         ``UnsafeReleaseError`` naming the variable, the floor and the fix.  A reason given
-        here returns it anyway, with the reason in ``result.unsafe_reason``.
+        here returns it anyway, with the reason in ``result.unsafe_reason``.  Floors set
+        below the defaults (``RiskFloors.lowered``) need a reason too: without one the
+        release is refused; with one its notes name the lowered floors.
     **options
         The method's options: ``option_schema(method)`` lists each with its type, allowed
         values, default, when it applies and what it does.  In short: every method takes
@@ -534,7 +536,8 @@ def protect(data, method="fa", *, sensitive=None, rng=None, allow_unsafe=None, *
     TypeError, ValueError
         An option of the wrong type or out of range, naming the option and the fix.
     UnsafeReleaseError (a ValueError)
-        When the release breaks a floor and ``allow_unsafe`` is not given.
+        When the release breaks a floor, or the floors are set below the defaults, and
+        ``allow_unsafe`` is not given.
 
     Examples
     --------
@@ -554,6 +557,15 @@ def protect(data, method="fa", *, sensitive=None, rng=None, allow_unsafe=None, *
         raise TypeError("allow_unsafe must be a non-empty reason, e.g. allow_unsafe='internal test file, not published'.")
     res = _protect(data, method, sensitive, rng, options)
     _check_released(data, res)
+    lowered = res.risk.floors.lowered_text()
+    if lowered:
+        if allow_unsafe is None:
+            raise UnsafeReleaseError(
+                f"release refused: the {lowered}. A release under floors below the defaults needs a stated reason: "
+                f"pass allow_unsafe='reason' (on the command line --allow-unsafe \"reason\"), or keep the default "
+                f"floors.", risk=res.risk)
+        res = replace(res, unsafe_reason=allow_unsafe.strip(),
+                      notes=res.notes + (f"{lowered}; released because: {allow_unsafe.strip()}",))
     if not res.risk.ok:
         if allow_unsafe is None:
             raise UnsafeReleaseError(
@@ -609,7 +621,7 @@ def _protect(data, method, sensitive, rng, options):
         return ProtectionResult(out, None, (), eff, {}, notes, risk, plaus)
     from ._strata import check_weights
 
-    wname, w = check_weights(data, options.pop("weights", None))
+    wname, w = check_weights(data, options.pop("weights", None), protect=True)
     if wname is not None:
         options["exclude"] = list(dict.fromkeys(list(options.get("exclude") or []) + [wname]))
     method, prep, o = _bind(data, method, sensitive, options, seed=seed)

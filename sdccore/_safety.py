@@ -105,6 +105,24 @@ class RiskFloors:
     def to_dict(self):
         return asdict(self)
 
+    def lowered(self):
+        """The floors set laxer than the defaults, each as 'name value (default d)': a
+        smaller perturbed share or tolerance, a larger |cor| or close share, fewer bands.
+        A release under lowered floors needs a stated reason (``allow_unsafe``) and says so
+        on every output."""
+        d = RiskFloors()
+        laxer = {"min_perturbed_share": self.min_perturbed_share < d.min_perturbed_share,
+                 "max_abs_cor": self.max_abs_cor > d.max_abs_cor,
+                 "tolerance": self.tolerance < d.tolerance,
+                 "max_close_share": self.max_close_share > d.max_close_share,
+                 "bands": self.bands < d.bands}
+        return tuple(f"{k} {getattr(self, k):g} (default {getattr(d, k):g})" for k, lax in laxer.items() if lax)
+
+    def lowered_text(self):
+        """'' for floors at least as strict as the defaults, else one sentence naming them."""
+        low = self.lowered()
+        return f"risk floors LOWERED below the defaults: {', '.join(low)}" if low else ""
+
     @classmethod
     def from_value(cls, value):
         """RiskFloors from None (defaults), a RiskFloors or a dict of some fields."""

@@ -51,8 +51,17 @@ def min_stratum_size(method, m, k=3):
     return max(6, int(m) + 2)
 
 
-def check_weights(data, weights):
-    """The weight column's name and values: a numeric column, finite and positive."""
+MAX_WEIGHT_SHARE = 0.10  # the largest share of the total weight one record may hold in protect
+
+
+def check_weights(data, weights, protect=False):
+    """The weight column's name and values: a numeric column, finite and positive.
+
+    With ``protect``, no record may hold more than max(MAX_WEIGHT_SHARE, 2/n) of the total
+    weight: the shift that keeps the weighted means moves every record by the weighted mean
+    of the changes, so a record holding a share s of the weight gets a fraction s of its own
+    change undone (one weight of 1e300, or a 97.9 % share, released that record as it was,
+    11 of 13 values within 5 %); 2/n lets a tiny file's ordinary weights pass."""
     if weights is None:
         return None, None
     if not isinstance(weights, str) or weights not in data.columns:
@@ -62,6 +71,16 @@ def check_weights(data, weights):
     if bad:
         raise ValueError(f"weights: column {weights!r} has {bad} value(s) that are missing, not numbers, zero or "
                          f"negative; sampling weights must be positive numbers (fix or drop those records).")
+    if protect and len(w):
+        with np.errstate(over="ignore"):
+            total = w.sum()
+        share = float(w.max() / total) if np.isfinite(total) else 1.0
+        bound = max(MAX_WEIGHT_SHARE, 2.0 / len(w))
+        if share > bound:
+            raise ValueError(f"weights: one record holds {share:.1%} of the total weight of column {weights!r} (at most "
+                             f"{bound:.0%} allowed): keeping the weighted means would move that record back towards "
+                             f"its original values. Trim the weights (cap them, e.g. at 5 times the median), protect "
+                             f"that record's group on its own (strata), or protect without weights.")
     return weights, w
 
 

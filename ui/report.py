@@ -61,6 +61,9 @@ def build_report(kind, data_name, shape, roles, label, options, evaluation, comp
                      f"{fl.max_abs_cor:.2f}; at most {fl.max_close_share:.0%} of records within {fl.tolerance:.0%} of "
                      f"their true value (own record and linked record), overall, in each of {fl.bands} size bands and "
                      f"among the largest 1 %. Result: <b>{'all floors met' if risk.ok else 'FLOORS BROKEN'}</b>.</p>"
+                     + (f"<p><b>The {esc(fl.lowered_text())}</b>"
+                        + (f"; released because: {esc(unsafe_reason or '')}" if internal else "") + ".</p>"
+                        if fl.lowered() else "")
                      + _table(figures.risk_table(risk.variables))
                      + _table(risk.bands.set_index(["variable", "band"]))
                      + "".join(f"<p>{esc(v)}</p>" for v in risk.violations))

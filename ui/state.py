@@ -474,7 +474,7 @@ def release_file(config: dict, shuffle: bool):
     recipe = sdccore.Recipe({**cfg, "sensitive": sensitive(), "exclude": excluded() or None, "seed": seed()},
                             drop=tuple(columns_with("identifier")), keep=tuple(passthrough_text()),
                             shuffle=bool(shuffle))
-    return cached("make_release", data(), recipe.to_dict())
+    return cached("make_release", data(), recipe.to_dict(), floors_reason())
 
 
 # ----------------------------------------------------------------------------- cached calls
@@ -483,14 +483,18 @@ def _key(obj) -> str:
     return json.dumps(obj, sort_keys=True, default=str)
 
 
-def _release_body(df, method, sens, options, seed_, exclude):
+def _release_body(df, method, sens, options, seed_, exclude, reason=None):
     """(result, evaluation, None) for a release that meets every floor, (None, None, error)
-    for one the library refuses: the refused data never reach the page."""
+    for one the library refuses: the refused data never reach the page.  ``reason`` is the
+    custodian's reason for floors below the defaults; it never lets a broken floor pass."""
     try:
         res = sdccore.protect(df, method=method, sensitive=list(sens) if sens else None, rng=seed_,
-                              exclude=list(exclude) or None, **options)
+                              exclude=list(exclude) or None, allow_unsafe=reason, **options)
     except sdccore.UnsafeReleaseError as exc:
         return None, None, exc
+    if not res.risk.ok:
+        return None, None, sdccore.UnsafeReleaseError("release refused, it breaks the risk floors: "
+                                                      + res.risk.message(), risk=res.risk)
     num = [c for c in df.columns if c not in set(exclude)]
     ev = sdccore.evaluate(df[num], res.data[num], sensitive=list(sens) if sens else None,
                           floors=options.get("floors"))
@@ -513,7 +517,7 @@ _CALLS = {
     "release": _release_body,
     "preview": _preview_body,
     "audit": lambda df: sdccore.audit_factor_scores(df),
-    "make_release": lambda df, recipe: sdccore.make_release(df, recipe),
+    "make_release": lambda df, recipe, reason=None: sdccore.make_release(df, recipe, allow_unsafe=reason),
     "removal_curve": lambda df, sens, transform: sdccore.removal_curve(df, sensitive=sens, transform=transform),
 }
 
@@ -641,11 +645,29 @@ def _with_session(name, config: dict):
     return cached(name, work_frame(), method, sensitive(), cfg, seed(), excluded() + extra)
 
 
+def floors_reason() -> str | None:
+    """The custodian's reason for floors below the defaults (Configure page), or None when
+    the floors are the defaults or stricter (then no reason is asked for)."""
+    if not sdccore.RiskFloors.from_value(floors()).lowered():
+        return None
+    reason = str(st.session_state.get("floors_reason") or "").strip()
+    return reason or None
+
+
+def set_floors_reason(text: str):
+    st.session_state["floors_reason"] = str(text or "").strip()
+
+
 def release(config: dict):
     """Protect the working frame with a configuration, the session's floors and seed; returns
-    (result, evaluation, refusal): refusal is the UnsafeReleaseError when a floor breaks.
-    A release that meets the floors is recorded in the session's history."""
-    res, ev, refused = _with_session("release", config)
+    (result, evaluation, refusal): refusal is the UnsafeReleaseError when a floor breaks, or
+    when the floors are lowered without a reason.  A release that meets the floors is
+    recorded in the session's history."""
+    cfg = with_floors(config)
+    method = cfg.pop("method")
+    extra = [c for c in cfg.pop("exclude", None) or [] if c not in excluded()]
+    res, ev, refused = cached("release", work_frame(), method, sensitive(), cfg, seed(), excluded() + extra,
+                              floors_reason())
     if res is not None:
         label, _ = release_choice()
         record_history("release", label or METHOD_LABELS.get(config.get("method"), str(config.get("method"))),

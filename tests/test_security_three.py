@@ -1,0 +1,216 @@
+"""Security and faults, round three (issue 25): floors that cannot be lowered silently, a
+dominant sampling weight, outputs that are never broken or destroyed, incomplete inputs,
+recipes whose fields are typed, CLI messages that name flags."""
+
+import io
+import json
+import os
+import stat
+import subprocess
+import sys
+from contextlib import redirect_stderr, redirect_stdout
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import pytest
+
+import sdccore
+from sdccore.__main__ import main as cli_main
+
+ROOT = Path(__file__).resolve().parents[1]
+LOW = {"max_abs_cor": 1, "max_close_share": 1, "min_perturbed_share": 0}
+
+
+@pytest.fixture(scope="module")
+def tarr():
+    return sdccore.load_dataset("tarragona")
+
+
+def _cli(args):
+    out, err = io.StringIO(), io.StringIO()
+    with redirect_stdout(out), redirect_stderr(err):
+        code = cli_main(args)
+    return code, out.getvalue(), err.getvalue()
+
+
+# ------------------------------------------------------------------ 3. floors lowered
+
+def test_lowered_fields_are_named_and_stricter_floors_are_not():
+    assert sdccore.RiskFloors().lowered() == ()
+    assert sdccore.RiskFloors(max_abs_cor=0.5, max_close_share=0.1, min_perturbed_share=0.5, tolerance=0.1,
+                              bands=20).lowered() == ()
+    low = sdccore.RiskFloors.from_value(LOW).lowered()
+    assert low == ("min_perturbed_share 0 (default 0.3)", "max_abs_cor 1 (default 0.9)",
+                   "max_close_share 1 (default 0.2)")
+    assert sdccore.RiskFloors(tolerance=0.01, bands=5).lowered() == ("tolerance 0.01 (default 0.05)",
+                                                                      "bands 5 (default 10)")
+
+
+def test_lowered_floors_need_a_reason_and_say_so(tarr):
+    with pytest.raises(sdccore.UnsafeReleaseError, match="LOWERED below the defaults: min_perturbed_share 0"):
+        sdccore.protect(tarr, "fa", sensitive=["SALES"], rng=1, floors=LOW)
+    res = sdccore.protect(tarr, "fa", sensitive=["SALES"], rng=1, floors=LOW, allow_unsafe="test file")
+    assert res.unsafe_reason == "test file"
+    assert any("LOWERED" in n and "released because: test file" in n for n in res.notes)
+    cb = sdccore.codebook(res, tarr)
+    assert cb.loc["SALES", "floors"].startswith("LOWERED below the defaults: min_perturbed_share 0")
+    assert "test file" in cb.loc["SALES", "floors"]
+    default = sdccore.codebook(sdccore.protect(tarr, "pca", rng=1), tarr)
+    assert set(default["floors"].dropna()) == {"default"}
+
+
+def test_a_recipe_with_lowered_floors_is_refused_without_a_reason(tarr):
+    recipe = sdccore.Recipe({"method": "fa", "sensitive": ["SALES"], "seed": 1, "floors": LOW})
+    with pytest.raises(sdccore.UnsafeReleaseError, match="LOWERED"):
+        sdccore.make_release(tarr, recipe)
+    rel = sdccore.make_release(tarr, recipe, allow_unsafe="internal")
+    assert rel.recipe.unsafe_reason == "internal"
+
+
+def test_cli_lowered_floors_refused_then_printed(tarr, tmp_path):
+    tarr.to_csv(tmp_path / "t.csv", index=False)
+    args = ["protect", str(tmp_path / "t.csv"), "--method", "fa", "--sensitive", "SALES", "--seed", "1",
+            "--set", "floors=" + json.dumps(LOW), "--out", str(tmp_path / "o.csv")]
+    code, out, err = _cli(args)
+    assert code == 2 and err.count("\n") == 1 and not (tmp_path / "o.csv").exists()
+    assert "LOWERED" in err and '--allow-unsafe "reason"' in err and "allow_unsafe=" not in err
+    code, out, err = _cli(args + ["--allow-unsafe", "internal test", "--codebook", str(tmp_path / "cb.json")])
+    assert code == 0, err
+    last = err.strip().splitlines()[-1]
+    assert last.startswith("wrote ") and "LOWERED below the defaults" in last and "internal test" in last
+    cb = json.loads((tmp_path / "cb.json").read_text())
+    assert cb["variables"]["SALES"]["floors"].startswith("LOWERED")
+
+
+def test_reports_state_lowered_floors(tarr):
+    from ui import report
+    res = sdccore.protect(tarr, "fa", sensitive=["SALES"], rng=1, floors=LOW, allow_unsafe="internal test")
+    ev = sdccore.evaluate(tarr, res.data, sensitive=["SALES"])
+    for kind in ("internal", "external"):
+        doc = report.build_report(kind, "tarragona", tarr.shape, {c: "public" for c in tarr.columns}, "FA",
+                                  res.options, ev, risk=res.risk, unsafe_reason=res.unsafe_reason)
+        assert "risk floors LOWERED below the defaults: min_perturbed_share 0" in doc
+        assert ("internal test" in doc) == (kind == "internal")
+
+
+# ------------------------------------------------------------------ 4. a dominant weight
+
+@pytest.mark.parametrize("big", [1e300, 834 * 0.979 / 0.021])
+def test_a_dominant_weight_is_refused(tarr, big):
+    d = tarr.copy()
+    d["w"] = 1.0
+    d.loc[5, "w"] = big
+    with pytest.raises(ValueError, match=r"one record holds (100\.0|97\.9)% of the total weight of column 'w'"):
+        sdccore.protect(d, "fa", rng=1, weights="w")
+
+
+def test_an_ordinary_large_weight_passes_and_its_record_is_protected(tarr):
+    d = tarr.copy()
+    d["w"] = 1.0
+    d.loc[5, "w"] = 80.0  # 8.8 % of the total weight, under the 10 % bound
+    res = sdccore.protect(d, "fa", rng=1, weights="w")
+    x, y = d.drop(columns="w").iloc[5], res.data.drop(columns="w").iloc[5]
+    assert int((np.abs(y - x) <= 0.05 * np.abs(x)).sum()) <= 2
+    # the weighted means are kept (bounds and rounding off)
+    exact = sdccore.protect(d, "pca", rng=1, weights="w", bounds="none", rounding="none")
+    w = d["w"].to_numpy()
+    np.testing.assert_allclose(w @ exact.data["SALES"].to_numpy() / w.sum(), w @ d["SALES"].to_numpy() / w.sum(),
+                               rtol=1e-10)
+
+
+def test_evaluate_still_takes_any_positive_weights(tarr):
+    d = tarr.copy()
+    d["w"] = 1.0
+    d.loc[5, "w"] = 1e6
+    ev = sdccore.evaluate(d.drop(columns="w"), d.drop(columns="w"), weights=d["w"].to_numpy()) \
+        if False else None  # evaluate takes a column name of the original; see below
+    res = sdccore.protect(tarr, "pca", rng=1)
+    ev = sdccore.evaluate(d, pd.concat([res.data, d[["w"]]], axis=1), weights="w")
+    assert np.isfinite(ev.scores["pil"])
+
+
+# ------------------------------------------------------------------ 5. outputs
+
+def test_out_to_a_fifo_a_device_or_a_symlink_is_refused_and_left_intact(tarr, tmp_path):
+    tarr.to_csv(tmp_path / "t.csv", index=False)
+    fifo = tmp_path / "fifo"
+    os.mkfifo(fifo)
+    target = tmp_path / "target.csv"
+    target.write_text("keep me\n")
+    link = tmp_path / "link.csv"
+    link.symlink_to(target)
+    base = ["protect", str(tmp_path / "t.csv"), "--method", "pca", "--seed", "1"]
+    for out, words in [(fifo, "FIFO"), (link, "symbolic link"), (Path("/dev/null"), "device")]:
+        code, o, err = _cli(base + ["--out", str(out)])
+        assert code == 2 and words in err and err.count("\n") == 1, err
+    assert stat.S_ISFIFO(os.lstat(fifo).st_mode)
+    assert os.path.islink(link) and target.read_text() == "keep me\n"
+    assert stat.S_ISCHR(os.lstat("/dev/null").st_mode)
+    code, o, err = _cli(base + ["--out", str(tmp_path / "ok.csv"), "--save-recipe", str(link)])
+    assert code == 2 and "symbolic link" in err and not (tmp_path / "ok.csv").exists()
+    assert os.path.islink(link) and target.read_text() == "keep me\n"
+
+
+def test_created_files_follow_the_umask(tarr, tmp_path):
+    tarr.to_csv(tmp_path / "t.csv", index=False)
+    old = os.umask(0o027)
+    try:
+        code, _, err = _cli(["protect", str(tmp_path / "t.csv"), "--method", "pca", "--seed", "1",
+                             "--out", str(tmp_path / "o.csv"), "--save-recipe", str(tmp_path / "r.json")])
+    finally:
+        os.umask(old)
+    assert code == 0, err
+    assert stat.S_IMODE(os.stat(tmp_path / "o.csv").st_mode) == 0o640
+    assert stat.S_IMODE(os.stat(tmp_path / "r.json").st_mode) == 0o640
+
+
+def test_a_carriage_return_in_a_kept_text_column_round_trips(tarr, tmp_path):
+    d = tarr.copy()
+    d.insert(0, "note", [f"line{i}\rmore" if i % 3 == 0 else f"plain {i}" for i in range(len(d))])
+    d.to_csv(tmp_path / "t.csv", index=False, lineterminator="\r\n")
+    code, _, err = _cli(["protect", str(tmp_path / "t.csv"), "--method", "pca", "--seed", "1", "--keep", "note",
+                         "--out", str(tmp_path / "o.csv")])
+    assert code == 0, err
+    assert "834 records" in err
+    back = pd.read_csv(tmp_path / "o.csv")
+    assert len(back) == 834
+    assert sorted(back["note"]) == sorted(d["note"])
+    # the writer itself, two ways: pandas' reader and the csv module agree on the records
+    import csv
+    body = sdccore.write_table(d[["note", "SALES"]], "csv")
+    rows = list(csv.reader(io.StringIO(body.decode("utf-8"), newline="")))
+    assert len(rows) == 835 and rows[1][0] == "line0\rmore"
+
+
+def test_the_codebook_csv_neutralises_formula_cells(tarr):
+    from sdccore._codebook import codebook_bytes
+    res = sdccore.protect(tarr, "pca", rng=1)
+    cb = sdccore.codebook(res, tarr, labels={"SALES": "=HYPERLINK(\"http://x\",\"y\")",
+                                             "TREASURY": "=cmd|' /C calc'!A0"})
+    text = codebook_bytes(cb, "csv").decode("utf-8")
+    assert "\n=" not in text and ",=" not in text and ",\"=" not in text
+    assert "'=HYPERLINK" in text and "'=cmd|" in text
+
+
+def test_dask_save_recipe_is_written_and_rebuilds_in_memory(tarr, tmp_path):
+    pytest.importorskip("distributed")
+    src = tmp_path / "src"
+    src.mkdir()
+    tarr.iloc[:400].to_parquet(src / "a.parquet")
+    tarr.iloc[400:].to_parquet(src / "b.parquet")
+    code, _, err = _cli(["protect", str(src / "*.parquet"), "--engine", "dask",
+                         "--method", "rankswap", "--sensitive", "SALES", "--seed", "3",
+                         "--out", str(tmp_path / "out"), "--save-recipe", str(tmp_path / "r.json")])
+    assert code == 0, err
+    rec = json.loads((tmp_path / "r.json").read_text())
+    assert rec["floors"] == sdccore.RiskFloors().to_dict() and rec["versions"]["sdccore"] == sdccore.__version__
+    assert "engine" not in rec and rec["seed"] == 3
+    rel = sdccore.make_release(tarr, sdccore.Recipe.from_dict(rec))
+    dask_out = pd.read_parquet(tmp_path / "out")
+    np.testing.assert_array_equal(rel.data["SALES"].to_numpy(), dask_out["SALES"].to_numpy())
+    # a recipe path inside the output folder, or over an input, is refused before any work
+    code, _, err = _cli(["protect", str(src / "*.parquet"), "--engine", "dask",
+                         "--method", "rankswap", "--sensitive", "SALES", "--seed", "3",
+                         "--out", str(tmp_path / "out2"), "--save-recipe", str(src / "a.parquet")])
+    assert code == 2 and "inputs" in err and not (tmp_path / "out2").exists()
