@@ -8,7 +8,11 @@ from __future__ import annotations
 import argparse
 import hashlib
 import json
+import contextlib
+import glob
 import os
+import signal
+import threading
 import sys
 
 # the heavy modules (scipy, scikit-learn, numba) are imported by the command that needs them:
@@ -29,7 +33,8 @@ def _read(path):
     ``-`` reads standard input."""
     from ._io import read_table
     if path == "-":
-        res = read_table(sys.stdin.buffer.read(), "stdin.csv")
+        from ._io import _read_stream
+        res = read_table(_read_stream(sys.stdin.buffer), "stdin.csv")  # bounded: `yes |` is refused at 200 MB
     else:
         if not os.path.exists(path):
             raise ValueError(f"file not found: {path}")
@@ -65,8 +70,9 @@ def _check_roles(data, drop, keep, exclude, value_labels=None):
                          f"{','.join(text)}, or drop them with --drop {','.join(text)}.")
     for c, f in sug.flags.items():
         if f == "code" and c not in decided:
-            print(f"note: {c}: {sug.reasons[c]}; it is protected as a measurement here unless you --keep it",
-                  file=sys.stderr)
+            why = sug.reasons[c].split(", released unchanged")[0].split(", so it is released unchanged")[0]
+            print(f"note: {c}: {why}; on the command line it is protected as a measurement unless you --keep it "
+                  f"(released unchanged)", file=sys.stderr)
 
 
 def _same_file(a, b):
@@ -170,6 +176,7 @@ def _atomic_write(pairs):
             folder = os.path.dirname(os.path.abspath(path))
             fd, tmp = tempfile.mkstemp(prefix="." + os.path.basename(path) + ".", suffix=".part", dir=folder)
             temps.append(tmp)
+            _CLEANUP.append(glob.escape(tmp))
             os.fchmod(fd, 0o666 & ~_umask())  # as open() would create it (mkstemp makes 0600)
             with os.fdopen(fd, "wb") as fh:
                 fh.write(data)
@@ -227,19 +234,61 @@ def _out_format(out, read_format):
     return OUT_FORMATS.get(ext, "csv")  # any other name: CSV, as always
 
 
+@contextlib.contextmanager
+def _children_ignore_sigint():
+    """Start worker processes (Dask's nannies and workers, compare's loky workers) with SIGINT
+    ignored: a process started so inherits the ignored signal and Python installs no
+    KeyboardInterrupt handler in it, so Ctrl-C in the terminal (sent to every process of the
+    foreground group) reaches only this process, which prints one line and stops them; the
+    workers printed 19 to 101 lines of tracebacks before.  A Ctrl-C during the start itself
+    is ignored (the next one counts)."""
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+    old = signal.signal(signal.SIGINT, signal.SIG_IGN)
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGINT, old)
+
+
+SCHEDULER_WAIT = 15  # seconds a --scheduler address may take to answer (the whole refusal within 20 s)
+
+
 def _client(args):
     """A distributed client: the scheduler at --scheduler, or a LocalCluster sized to this
     machine (one single-threaded worker process per core)."""
+    import logging
+
     from distributed import Client, LocalCluster
 
+    for name in ("distributed", "distributed.client", "distributed.worker", "distributed.nanny",
+                 "distributed.scheduler", "tornado", "asyncio"):
+        logging.getLogger(name).setLevel(logging.CRITICAL)  # their tracebacks are not the user's message
     if args.scheduler:
-        try:
-            return Client(args.scheduler, timeout="20s"), None
-        except (OSError, TimeoutError) as exc:
-            raise ValueError(f"no Dask scheduler answers at {args.scheduler} ({type(exc).__name__}); start one "
-                             f"(dask scheduler) or leave out --scheduler for a local cluster.") from None
-    cluster = LocalCluster(n_workers=max(1, os.cpu_count() or 1), threads_per_worker=1, processes=True,
-                           dashboard_address=None)
+        import threading
+
+        # a port that accepts connections but is not a Dask scheduler leaves the handshake
+        # waiting past Client's own timeout (88 s and more): a wall-clock limit of 20 s
+        got = {}
+
+        def connect():
+            try:
+                got["client"] = Client(args.scheduler, timeout="20s")
+            except BaseException as exc:  # reported below, in the main thread
+                got["error"] = exc
+
+        t = threading.Thread(target=connect, daemon=True)
+        t.start()
+        t.join(SCHEDULER_WAIT)
+        if "client" in got:
+            return got["client"], None
+        why = type(got["error"]).__name__ if "error" in got else f"no answer within {SCHEDULER_WAIT} s"
+        raise ValueError(f"no Dask scheduler answers at {args.scheduler} ({why}); start one (dask scheduler), check "
+                         f"the address and port, or leave out --scheduler for a local cluster.")
+    with _children_ignore_sigint():
+        cluster = LocalCluster(n_workers=max(1, os.cpu_count() or 1), threads_per_worker=1, processes=True,
+                               dashboard_address=None, silence_logs=logging.CRITICAL)
     return Client(cluster), cluster
 
 
@@ -278,7 +327,7 @@ def _recipe_options(args):
 
 def _protect_dask(args):
     """protect with --engine dask: a Parquet data set (a folder) from Parquet or CSV files."""
-    from ._dask import _check_out, protect_dask, read_dask
+    from ._dask import _check_out, protect_dask, read_dask, read_head, scale_refusal
     from ._recipe import Recipe
     if args.out == "-" or args.out.lower().endswith((".csv", ".xlsx", ".sav", ".dta", ".xpt")):
         raise ValueError(f"--engine dask writes a Parquet data set into a folder; give --out a folder, e.g. "
@@ -305,9 +354,23 @@ def _protect_dask(args):
     recipe, options = _recipe_options(args)
     drop = list(recipe.drop) + _names(args.drop)
     keep = list(recipe.keep) + _names(args.keep)
+    # the in-memory reading and role rules, before any cluster starts
+    head = read_head(args.input)
+    ddf = read_dask(args.input, head=head)  # lazy: checks that every file has the same columns
+    why = scale_refusal(options)
+    if why:
+        raise ValueError(why)
+    for note in head.notes:
+        print(f"note: {note} (read from the first records of the first file; every file is read so)",
+              file=sys.stderr)
+    _check_roles(head.data.drop(columns=[c for c in drop if c in head.data.columns]), drop, keep,
+                 options.get("exclude") if isinstance(options.get("exclude"), list) else None)
+    out_abs = os.path.abspath(args.out.rstrip("/") or args.out)
+    _CLEANUP.append(os.path.join(glob.escape(os.path.dirname(out_abs)),
+                                 f".{glob.escape(os.path.basename(out_abs))}.sdccore-partial-*-{os.getpid()}"))
     client, cluster = _client(args)
     try:
-        ddf = read_dask(args.input)
+
         def show(job):
             fut = client.compute(job)
             if sys.stderr.isatty():
@@ -502,7 +565,12 @@ def _sens(args):
 
 
 def _compare(args):
-    from ._compare import compare
+    from ._compare import _WARMING, compare, warm_workers
+
+    with _children_ignore_sigint():  # the workers start now, ignoring the terminal's Ctrl-C
+        warm_workers()
+        for t in _WARMING:
+            t.join()
 
     data = _read_csv(args.input)
     configs = {"FA": {"method": "fa"}, "PCA": {"method": "pca"}, "M-AGG": {"method": "magg"}}
@@ -646,6 +714,7 @@ _CLI_WORDS = [
     ("exclude it (exclude=[...])", "keep it unchanged (--keep COLUMN)"),
     ("pass sensitive=[...]", "pass --sensitive COLUMNS"),
     ("pass for example rng=12345", "pass for example --seed 12345"),
+    ("or leave those columns out (exclude)", "or release those columns unchanged (--keep COLUMNS)"),
     ("pass either rng= or seed=, not both", "give the seed once (--seed)"),
 ]
 
@@ -669,7 +738,11 @@ def main(argv=None):
             return 2
         args.func(args)
     except (ValueError, TypeError, OSError) as exc:
-        print(f"error: {_one_line(exc) if str(exc) else type(exc).__name__}", file=sys.stderr)
+        text = _one_line(exc) if str(exc) else type(exc).__name__
+        if "libllvmlite" in text or "numba" in text.lower() and ".so" in text:
+            text = ("a compiled part of the tool could not be loaded (often: too little memory for it); run again "
+                    "with more memory. Nothing was written.")
+        print(f"error: {text}", file=sys.stderr)
         return 2
     except RecursionError:
         print("error: the input is nested too deeply to be read; check the recipe or file.", file=sys.stderr)
@@ -679,10 +752,67 @@ def main(argv=None):
               "memory. Nothing was written.", file=sys.stderr)
         return 2
     except KeyboardInterrupt:
-        print("error: interrupted; nothing was written (an earlier output file is left as it was).", file=sys.stderr)
-        return 130
+        return _interrupted()
+    except SystemError as exc:  # a compiled kernel interrupted by Ctrl-C reports it so
+        if isinstance(exc.__cause__ or exc.__context__, KeyboardInterrupt):
+            return _interrupted()
+        raise
+    except Exception as exc:  # an engine's own error (Dask's, a worker's): one line, never a traceback
+        if isinstance(exc.__cause__ or exc.__context__, KeyboardInterrupt) or type(exc).__name__ in (
+                "AllExit", "CancelledError"):
+            return _interrupted()
+        text = _one_line(exc)
+        if "llvmlite" in text or ".so" in text:  # a library that failed to load: its path says nothing to a user
+            text = "a compiled part of the tool could not be loaded (often: too little memory); try again with more"
+        print(f"error: {type(exc).__name__}: {text[:300]}", file=sys.stderr)
+        return 2
     return 0
 
 
+
+_CLEANUP = []  # temporary files and partial folders (globs) this process is writing
+
+
+def _on_sigint(signum, frame):
+    """Ctrl-C on the command line: one line, this process's worker processes ended, its
+    temporary files and partial folders removed, exit 130, at once.  Raising
+    KeyboardInterrupt into the running work instead let compiled kernels report it as a
+    SystemError or crash (a segfault seen 1 time in 5), and worker processes and Dask's
+    threads print tracebacks."""
+    import shutil
+
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    try:
+        sys.stderr.write("error: interrupted; nothing was written (an earlier output file is left as it was).\n")
+        sys.stderr.flush()
+    except Exception:
+        pass
+    try:
+        import psutil
+        for child in psutil.Process().children(recursive=True):
+            try:
+                child.kill()
+            except Exception:
+                pass
+    except Exception:
+        pass
+    for pattern in list(_CLEANUP):
+        for path in glob.glob(pattern):
+            try:
+                shutil.rmtree(path) if os.path.isdir(path) else os.unlink(path)
+            except OSError:
+                pass
+    os._exit(130)
+
+
+def _interrupted():
+    signal.signal(signal.SIGINT, signal.SIG_IGN)  # a second Ctrl-C while stopping prints nothing more
+    print("error: interrupted; nothing was written (an earlier output file is left as it was).", file=sys.stderr)
+    return 130
+
+
 if __name__ == "__main__":
-    sys.exit(main())
+    signal.signal(signal.SIGINT, _on_sigint)
+    code = main()
+    signal.signal(signal.SIGINT, signal.SIG_IGN)  # the interpreter's shutdown is not interrupted
+    sys.exit(code)

@@ -123,6 +123,7 @@ _NUM_COMMA = re.compile(r"^[-+]?(?:\d{1,3}(?P<g>[.'\u00a0\u202f\u2009\u2007 ])\d
 def _clean_cells(s: pd.Series):
     """(core text, negative-in-parentheses, had currency, had percent, missing) per cell."""
     t = s.astype("string").str.strip(_SPACES + "\t").str.strip('"').str.strip("'").str.strip(_SPACES)
+    t = t.str.replace("\u2212", "-", regex=False)  # the Unicode minus sign (typeset tables, some exports)
     missing = t.isna() | t.str.lower().isin(MISSING_MARKERS)
     paren = t.str.match(r"^\(.*\)$").fillna(False)
     t = t.where(~paren, t.str.slice(1, -1)).str.strip(_SPACES)
@@ -212,6 +213,8 @@ def _convert_text_numbers(df, decimal):
                 how.append("percent signs (values kept in percent: 12% is 12)")
             if paren.any():
                 how.append("negatives in parentheses")
+            if s.astype("string").str.contains("\u2212", regex=False).fillna(False).any():
+                how.append("Unicode minus signs")
             if not how:
                 how.append("quotes")
             notes.append(f"column {c!r}: numbers written as text were converted ({', '.join(how)})")
@@ -296,16 +299,71 @@ def _too_many(rows, cols, limit, what):
                          f"save the file as CSV and use the command line (python -m sdccore).")
 
 
+def _too_big(size):
+    return ValueError(f"the file is {size / 2**20:.0f} MB or more; the limit is {MAX_BYTES // 2**20} MB. Protect a "
+                      f"sample here and apply its recipe to the whole file with --engine dask.")
+
+
+def read_bounded(path):
+    """A file's bytes, never more than MAX_BYTES: a regular file's size is checked before it
+    is read (a 2 GB file is refused without being read); a device, FIFO or stream
+    (/dev/zero, ``yes |``) is read in chunks and refused past the limit."""
+    import stat as _stat
+
+    with open(path, "rb") as fh:
+        st_ = os.fstat(fh.fileno())
+        if _stat.S_ISREG(st_.st_mode) and st_.st_size > MAX_BYTES:
+            raise _too_big(st_.st_size)
+        return _read_stream(fh)
+
+
+def _read_stream(fh):
+    chunks, total = [], 0
+    while True:
+        chunk = fh.read(min(1 << 20, MAX_BYTES + 1 - total))
+        if not chunk:
+            return b"".join(chunks)
+        chunks.append(chunk)
+        total += len(chunk)
+        if total > MAX_BYTES:
+            raise _too_big(total)
+
+
 def _read_parquet(raw):
+    """Parquet, its expanded size checked before any value is unpacked: text stored as a
+    dictionary (1M cells of one 2,000-character string in a 221 KB file) is read as indices
+    into the dictionary first, and its size as strings computed from them."""
     try:
+        import pyarrow as pa
+        import pyarrow.compute as pc
         import pyarrow.parquet as pq
 
-        meta = pq.ParquetFile(io.BytesIO(raw)).metadata
+        pf = pq.ParquetFile(io.BytesIO(raw))
+        meta = pf.metadata
     except Exception as exc:
         raise ValueError(f"the Parquet file could not be read ({type(exc).__name__}).") from None
     _too_many(meta.num_rows, meta.num_columns, MAX_CELLS, "Parquet file")  # before anything is unpacked
+    text = [f.name for f in pf.schema_arrow if pa.types.is_string(f.type) or pa.types.is_large_string(f.type)
+            or pa.types.is_binary(f.type) or pa.types.is_large_binary(f.type)]
     try:
-        return pd.read_parquet(io.BytesIO(raw))
+        table = pq.read_table(io.BytesIO(raw), read_dictionary=text or None)
+        size = 0
+        for col in table.columns:
+            for chunk in col.chunks:
+                if pa.types.is_dictionary(chunk.type):
+                    lengths = pc.binary_length(chunk.dictionary).fill_null(0)
+                    taken = pc.take(lengths, chunk.indices.fill_null(0))
+                    size += int(pc.sum(taken).as_py() or 0) + 50 * len(chunk)  # + a Python string's own cost
+                elif pa.types.is_string(chunk.type) or pa.types.is_binary(chunk.type) or \
+                        pa.types.is_large_string(chunk.type) or pa.types.is_large_binary(chunk.type):
+                    size += int(pc.sum(pc.binary_length(chunk).fill_null(0)).as_py() or 0) + 50 * len(chunk)
+                else:
+                    size += chunk.nbytes
+        if size > MAX_BYTES:
+            raise _too_big(size)
+        return table.to_pandas()
+    except ValueError:
+        raise
     except Exception as exc:
         raise ValueError(f"the Parquet file could not be read ({type(exc).__name__}).") from None
 
@@ -379,6 +437,8 @@ def _read_stat(raw, kind):
     except Exception as exc:
         raise ValueError(f"the {STAT_FORMATS[kind]} file could not be read ({type(exc).__name__}); save it again from "
                          f"{STAT_FORMATS[kind]}, or as CSV.") from None
+    if kind == "xpt":
+        _check_xpt_complete(raw, len(df), meta)
     labels = {str(c): str(v) for c, v in (meta.column_names_to_labels or {}).items() if v}
     value_labels = {str(c): {k: str(v) for k, v in d.items()}
                     for c, d in (getattr(meta, "variable_value_labels", None) or {}).items() if d}
@@ -386,6 +446,34 @@ def _read_stat(raw, kind):
     notes = [f"{STAT_FORMATS[kind]} file: {len(labels)} variable label(s) and value labels on {len(value_labels)} "
              f"column(s) read; the release can be written back {back} with its labels"]
     return df, labels, value_labels, notes
+
+
+_XPT_OBS = re.compile(rb"HEADER RECORD\*{7}OBS(V8   |     )HEADER RECORD!{7}")
+
+
+def _check_xpt_complete(raw, n_read, meta):
+    """A SAS transport file cut short is read by pyreadstat as fewer records without a word
+    (748 of 834).  Version 8 files state the record count in the OBS header: compare it.
+    Version 5 files do not: their data are whole records padded with blanks to a multiple
+    of 80 bytes, so a file whose length is not a multiple of 80, or that ends in a partial
+    record, was cut (a cut that falls exactly on a record and an 80-byte boundary cannot be
+    told from a whole file)."""
+    m = _XPT_OBS.search(raw)
+    if m is None or m.start() % 80:
+        return
+    line = raw[m.start():m.start() + 80]
+    stated = re.search(rb"!{7}\s*(\d+)", line) if m.group(1) == b"V8   " else None
+    if stated is not None and int(stated.group(1)) != n_read:
+        raise ValueError(f"the SAS transport file is incomplete: its header states {int(stated.group(1)):,} records but "
+                         f"{n_read:,} could be read; copy or export it again.")
+    width = sum(int(w or 0) for w in (getattr(meta, "variable_storage_width", None) or {}).values())
+    data_len = len(raw) - (m.start() + 80)
+    if width <= 0 or data_len < 0:
+        return
+    rest = data_len - (data_len // width) * width
+    if len(raw) % 80 or rest >= 80 or raw[len(raw) - rest:].strip(b" \x00"):
+        raise ValueError(f"the SAS transport file is incomplete: it ends inside a record ({len(raw):,} bytes; "
+                         f"{n_read:,} whole records could be read); copy or export it again.")
 
 
 def read_table(source, filename: str = "data.csv", *, sep: str | None = None, decimal: str | None = None) -> ReadResult:
@@ -426,11 +514,10 @@ def read_table(source, filename: str = "data.csv", *, sep: str | None = None, de
     (';', ',', [1.5, 3.25])
     """
     if isinstance(source, (str, os.PathLike)):
-        with open(source, "rb") as fh:
-            raw = fh.read()
+        raw = read_bounded(source)
         filename = str(source)
     elif hasattr(source, "read"):
-        raw = source.read()
+        raw = _read_stream(source)
     else:
         raw = bytes(source)
     name = filename.lower()
@@ -487,6 +574,8 @@ def read_table(source, filename: str = "data.csv", *, sep: str | None = None, de
         except pd.errors.EmptyDataError:
             raise ValueError("the file has no columns; check that it is a CSV with a header row.") from None
         except (pd.errors.ParserError, csv.Error) as exc:
+            if "out of memory" in str(exc).lower() or "memory" in str(exc).lower() and "alloc" in str(exc).lower():
+                raise MemoryError("out of memory while reading the file") from None
             line = re.search(r"line (\d+)", str(exc))
             where = f" near line {line.group(1)}" if line else ""
             raise ValueError(f"the file could not be read as CSV{where}: rows have different numbers of fields. "
@@ -693,8 +782,9 @@ def inspect_data(data: pd.DataFrame, *, protect_columns=None):
         out.append(Problem("size", tuple(numeric_cols), f"{len(numeric_cols)} numeric column(s) to protect",
                            "at least 2 are needed: give numeric columns the role 'sensitive' or 'public' "
                            "(if numbers were read as text, choose the separator and decimal mark by hand)"))
-    if data.shape[0] < 3:
-        out.append(Problem("size", (), f"{data.shape[0]} record(s)", "at least 3 records are needed"))
+    if data.shape[0] < 10:
+        out.append(Problem("size", (), f"{data.shape[0]} record(s)", "at least 10 records are needed: with fewer, "
+                           "protection leaves whole records in place"))
     return out
 
 

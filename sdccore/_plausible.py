@@ -83,8 +83,21 @@ def inverse(Y, cols, scales):
     return Y
 
 
+TINY = 1e-3  # below this largest |value|, decimals are counted in significant digits
+
+
 def decimals(x):
-    """Decimals the values of x use (0 for integers), or None when more than MAX_DECIMALS."""
+    """Decimals the values of x use (0 for integers), or None when more than MAX_DECIMALS
+    significant decimals.  A column whose largest |value| is below TINY is measured on its
+    own scale (x * 10^k with the largest value in [0.1, 1)), so values at the 1e-20 scale
+    keep their significant digits instead of all rounding to 0 (the absolute tolerance
+    below called them whole numbers: 0 of 10,842 cells stayed nonzero)."""
+    x = np.asarray(x, dtype=np.float64)
+    top = float(np.max(np.abs(x))) if x.size else 0.0
+    if 0 < top < TINY and np.isfinite(top):
+        k = int(-np.floor(np.log10(top)))
+        d = decimals(x * 10.0 ** k)
+        return None if d is None else d + k
     for d in range(MAX_DECIMALS + 1):
         v = x * 10.0 ** d
         if np.all(np.abs(v - np.round(v)) <= 1e-9 * np.maximum(1.0, np.abs(v))):

@@ -144,6 +144,9 @@ class Recipe:
         if unknown:
             raise ValueError(f"{source}: the 'release' entry has unknown key(s) {', '.join(unknown)}; it takes drop, "
                              f"keep and shuffle.")
+        if "shuffle" in release and not isinstance(release["shuffle"], bool):
+            raise ValueError(f"{source}: release.shuffle must be true or false (JSON booleans, no quotes), not "
+                             f"{release['shuffle']!r}.")
         for key in ("drop", "keep"):
             val = release.get(key, [])
             if not isinstance(val, list) or not all(isinstance(c, str) for c in val):
@@ -280,5 +283,12 @@ def make_release(data, recipe, *, allow_unsafe=None):
         res = protect(work, allow_unsafe=allow_unsafe, **options)
     shuffle_rng = child_rng(res.options["seed"], "shuffle", recipe.version) if recipe.shuffle else None
     out = prepare_release(res.data, shuffle=recipe.shuffle, rng=shuffle_rng)  # identifiers were dropped above
+    if recipe.version is None:  # announced: such a recipe rebuilds its file as it was made then
+        from dataclasses import replace
+
+        res = replace(res, notes=res.notes + (
+            "the recipe has no recipe_version, so it is read as written before version 1 of the format: plausible "
+            "values off (no bounds, no rounding, no log scale) unless it names them; save it again with "
+            "--save-recipe to stamp it",))
     new = Recipe.from_result(res, drop=recipe.drop, keep=recipe.keep, shuffle=recipe.shuffle)
     return Release(out, res, new)

@@ -224,7 +224,8 @@ def test_recipe_from_memory_applied_with_dask_cli(client, files, tmp_path):
     err = io.StringIO()
     with redirect_stderr(err):
         code = cli_main(["protect", str(folder / "*.parquet"), "--recipe", str(rec), "--engine", "dask",
-                         "--scheduler", client.scheduler.address, "--drop", "id", "--out", str(tmp_path / "out")])
+                         "--scheduler", client.scheduler.address, "--drop", "id", "--keep", "region",
+                         "--out", str(tmp_path / "out")])
     assert code == 0, err.getvalue()
     assert "risk floors met (closeness over all 300,000 records, linking on a sample of 20,000)" in err.getvalue()
     out = pd.read_parquet(tmp_path / "out")
@@ -430,7 +431,7 @@ def test_bad_input_one_line_errors(client, files, tmp_path):
     d.iloc[1000:2000].assign(amount3=np.where(np.arange(1000) == 5, np.nan, d.amount3.iloc[1000:2000])).to_parquet(
         nan / "b.parquet", index=False)
     code, err = _cli_err(["protect", str(nan / "*.parquet"), "--engine", "dask", "--scheduler", addr, "--drop", "id",
-                          "--out", str(tmp_path / "o3")])
+                          "--keep", "region", "--out", str(tmp_path / "o3")])
     assert code == 2 and "missing or infinite values in amount3 (1)" in err and err.count("\n") == 1
     code, err = _cli_err(["protect", str(folder / "*.parquet"), "--engine", "dask", "--scheduler", addr,
                           "--method", "pca_remove", "--out", str(tmp_path / "o4")])
@@ -441,7 +442,7 @@ def test_bad_input_one_line_errors(client, files, tmp_path):
                           "--out", str(tmp_path / "full")])
     assert code == 2 and "not empty" in err and (tmp_path / "full" / "x.txt").read_text() == "keep me"
     code, err = _cli_err(["protect", str(folder / "*.parquet"), "--engine", "dask", "--scheduler",
-                          "tcp://127.0.0.1:1", "--out", str(tmp_path / "o5")])
+                          "tcp://127.0.0.1:1", "--drop", "id", "--keep", "region", "--out", str(tmp_path / "o5")])
     assert code == 2 and "no Dask scheduler answers" in err
 
 

@@ -6,6 +6,7 @@ import io
 import json
 import os
 import stat
+import time
 import subprocess
 import sys
 from contextlib import redirect_stderr, redirect_stdout
@@ -214,3 +215,155 @@ def test_dask_save_recipe_is_written_and_rebuilds_in_memory(tarr, tmp_path):
                          "--method", "rankswap", "--sensitive", "SALES", "--seed", "3",
                          "--out", str(tmp_path / "out2"), "--save-recipe", str(src / "a.parquet")])
     assert code == 2 and "inputs" in err and not (tmp_path / "out2").exists()
+
+
+# ------------------------------------------------------------------ 6. incomplete inputs
+
+def _xpt(tmp_path, version):
+    import pyreadstat
+    df = sdccore.load_dataset("tarragona")
+    df.columns = [c.replace(".", "_")[:8] for c in df.columns]
+    path = tmp_path / f"t{version}.xpt"
+    pyreadstat.write_xport(df, str(path), file_format_version=version)
+    return path.read_bytes()
+
+
+@pytest.mark.parametrize("version", [5, 8])
+def test_truncated_sas_transport_files_are_refused(tmp_path, version):
+    raw = _xpt(tmp_path, version)
+    assert len(sdccore.read_table(raw, "t.xpt").data) == 834
+    for cut in (len(raw) - 13, len(raw) - 800, len(raw) - 1000, 748 * 104 + 2000):
+        with pytest.raises(ValueError, match="SAS transport file is incomplete"):
+            sdccore.read_table(raw[:cut], "t.xpt")
+    (tmp_path / "cut.xpt").write_bytes(raw[:len(raw) - 1000])
+    code, _, err = _cli(["protect", str(tmp_path / "cut.xpt"), "--method", "pca", "--seed", "1",
+                         "--out", str(tmp_path / "o.csv")])
+    assert code == 2 and "incomplete" in err and not (tmp_path / "o.csv").exists()
+
+
+def test_values_at_the_1e_20_scale_keep_their_digits():
+    from sdccore._plausible import decimals
+    assert decimals(np.array([1.5e-20, 2.25e-20])) == 22
+    assert decimals(np.array([0.25, 0.5])) == 2 and decimals(np.array([12.0, 3.0])) == 0
+    rng = np.random.default_rng(1)
+    df = pd.DataFrame(np.round(rng.lognormal(size=(834, 6)), 3) * 1e-20, columns=[f"v{i}" for i in range(6)])
+    res = sdccore.protect(df, "pca", rng=1, bounds="none")
+    vals = res.data.to_numpy()
+    assert (vals != 0).mean() > 0.99
+    # rounded to the data's own significant digits: three decimals at the 1e-20 scale
+    np.testing.assert_allclose(vals * 1e23, np.round(vals * 1e23), atol=1e-6)
+
+
+def test_a_recipe_without_a_version_is_announced(tarr):
+    rec = sdccore.Recipe.from_dict({"method": "pca", "seed": 1})
+    assert rec.version is None
+    rel = sdccore.make_release(tarr, rec)
+    assert any("no recipe_version" in n for n in rel.result.notes)
+    assert rel.recipe.version == sdccore.Recipe({}).version  # saved again, it is stamped
+
+
+@pytest.mark.parametrize("bad", ["false", "true", 0, 1, None])
+def test_recipe_booleans_are_typed(bad):
+    with pytest.raises(ValueError, match="release.shuffle must be true or false"):
+        sdccore.Recipe.from_dict({"method": "pca", "seed": 1, "recipe_version": 3,
+                                  "release": {"shuffle": bad, "drop": [], "keep": []}})
+    ok = sdccore.Recipe.from_dict({"method": "pca", "seed": 1, "recipe_version": 3, "release": {"shuffle": False}})
+    assert ok.shuffle is False
+
+
+def test_too_few_records_are_refused(tarr):
+    for n in (3, 9):
+        with pytest.raises(ValueError, match=f"data has {n} records; protection needs at least 10"):
+            sdccore.protect(tarr.iloc[:n], "fa", rng=1, allow_unsafe="test")
+    assert len(sdccore.protect(tarr.iloc[:200], "pca", rng=1, allow_unsafe="test").data) == 200
+
+
+# ------------------------------------------------------------------ 7. memory and hangs
+
+def test_a_parquet_string_bomb_is_refused_fast_and_small(tmp_path):
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+    path = tmp_path / "bomb.parquet"
+    idx = pa.array(np.zeros(1_000_000, dtype=np.int32))
+    col = pa.DictionaryArray.from_arrays(idx, pa.array(["x" * 2000]))
+    pq.write_table(pa.table({"s": col}), path)
+    assert path.stat().st_size < 300_000
+    code = ("import resource, time, sdccore\nt = time.time()\ntry:\n    sdccore.read_table(%r)\nexcept ValueError as e:\n"
+            "    print('refused', e)\nprint(time.time() - t, resource.getrusage(resource.RUSAGE_SELF).ru_maxrss)"
+            % str(path))
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60).stdout
+    assert out.startswith("refused the file is 1") and "limit is 200 MB" in out
+    seconds, rss_kb = out.strip().splitlines()[-1].split()
+    assert float(seconds) < 5 and int(rss_kb) < 500 * 1024
+
+
+def test_streams_and_large_files_are_bounded(tmp_path):
+    sparse = tmp_path / "sparse.csv"
+    with open(sparse, "wb") as fh:
+        fh.truncate(2 * 2**30)  # 2 GB, no blocks on disk
+    code = ("import resource, sdccore\nsdccore.read_table(b'a,b\\n1,2\\n3,4\\n', 'x.csv')\n"
+            "base = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss\ntry:\n    sdccore.read_table(%r)\n"
+            "except ValueError as e:\n    print(e)\nprint(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss - base)"
+            % str(sparse))
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60).stdout
+    # refused from its size: the peak memory grows by (almost) nothing, not by 2 GB
+    assert "limit is 200 MB" in out and int(out.strip().splitlines()[-1]) < 20 * 1024, out
+    # an endless stream on standard input (`yes |`) is cut at the limit, not read until memory runs out
+    yes = subprocess.Popen(["yes", "1,2,3"], stdout=subprocess.PIPE)
+    r = subprocess.run([sys.executable, "-m", "sdccore", "protect", "-", "--method", "pca", "--out",
+                        str(tmp_path / "o.csv")], stdin=yes.stdout, capture_output=True, text=True, timeout=120,
+                       cwd=ROOT)
+    yes.kill()
+    assert r.returncode == 2 and "limit is 200 MB" in r.stderr and "Traceback" not in r.stderr
+
+
+def test_a_port_that_is_not_a_dask_scheduler_is_refused_within_20_s(tmp_path):
+    import socket
+    import threading
+    srv = socket.socket()
+    srv.bind(("127.0.0.1", 0))
+    srv.listen(8)
+    port = srv.getsockname()[1]
+    conns, stop = [], threading.Event()
+
+    def accept():  # accepts and never answers, as a foreign service would
+        srv.settimeout(0.5)
+        while not stop.is_set():
+            try:
+                conns.append(srv.accept()[0])
+            except OSError:
+                pass
+
+    threading.Thread(target=accept, daemon=True).start()
+    sdccore.load_dataset("tarragona").to_parquet(tmp_path / "t.parquet")
+    t = time.time()
+    r = subprocess.run([sys.executable, "-m", "sdccore", "protect", str(tmp_path / "t.parquet"), "--engine", "dask",
+                        "--scheduler", f"tcp://127.0.0.1:{port}", "--method", "pca", "--out", str(tmp_path / "o")],
+                       capture_output=True, text=True, timeout=120, cwd=ROOT)
+    took = time.time() - t
+    stop.set()
+    assert r.returncode == 2 and "no Dask scheduler answers" in r.stderr, r.stderr
+    assert took < 20, took
+    assert r.stderr.count("\n") == 1
+
+
+# ------------------------------------------------------------------ 8. messages
+
+def test_unicode_minus_signs_are_numbers_not_identifiers():
+    rng = np.random.default_rng(1)
+    df = pd.DataFrame(rng.normal(size=(50, 3)), columns=list("abc"))
+    df["d"] = [f"{v:.3f}".replace("-", "\u2212") for v in rng.normal(size=50)]
+    r = sdccore.read_table(df.to_csv(index=False).encode(), "x.csv")
+    assert pd.api.types.is_float_dtype(r.data["d"])
+    assert any("Unicode minus signs" in n for n in r.notes)
+    assert sdccore.suggest_roles(r.data).flags.get("d") is None
+
+
+def test_cli_code_note_does_not_contradict_itself(tmp_path):
+    d = sdccore.load_dataset("tarragona").iloc[:300].copy()
+    d["region"] = np.arange(300) % 4
+    d.to_csv(tmp_path / "t.csv", index=False)
+    code, _, err = _cli(["protect", str(tmp_path / "t.csv"), "--method", "pca", "--seed", "1", "--allow-unsafe", "x",
+                         "--out", str(tmp_path / "o.csv")])
+    note = next(ln for ln in err.splitlines() if ln.startswith("note: region"))
+    assert "released unchanged unless" not in note and "protected as a measurement unless you --keep it" in note

@@ -1,0 +1,81 @@
+"""Ctrl-C on the command line gives one line (issue 25, point 8): compare's loky workers and
+the Dask engine's workers printed 19 to 101 lines of tracebacks and were left running; a
+compiled kernel interrupted mid-run crashed the process now and then.  The CLI is run as a
+user runs it (``python -m sdccore`` in its own process group) and the whole group gets
+SIGINT, as a terminal sends it."""
+
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import pytest
+
+import sdccore
+
+ROOT = Path(__file__).resolve().parents[1]
+psutil = pytest.importorskip("psutil")
+
+
+def _interrupt(args, cwd, after_children=2.0, limit=120):
+    """Start the CLI, wait until its worker processes run plus ``after_children`` seconds,
+    send SIGINT to its process group; (return code, stderr, pids of its children then)."""
+    p = subprocess.Popen([sys.executable, "-m", "sdccore"] + args, cwd=ROOT, stdout=subprocess.DEVNULL,
+                         stderr=subprocess.PIPE, start_new_session=True, env=dict(os.environ, PYTHONUNBUFFERED="1"))
+    proc = psutil.Process(p.pid)
+    deadline = time.time() + limit
+    while time.time() < deadline and p.poll() is None and len(proc.children(recursive=True)) < 2:
+        time.sleep(0.2)
+    time.sleep(after_children)
+    kids = [c.pid for c in proc.children(recursive=True)] if p.poll() is None else []
+    finished_first = p.poll() is not None
+    if not finished_first:
+        os.killpg(p.pid, signal.SIGINT)
+    err = p.communicate(timeout=60)[1].decode()
+    return p.returncode, err, kids, finished_first
+
+
+def _gone(pids, wait=10):
+    deadline = time.time() + wait
+    while time.time() < deadline:
+        alive = [q for q in pids if psutil.pid_exists(q) and psutil.Process(q).status() != psutil.STATUS_ZOMBIE]
+        if not alive:
+            return True
+        time.sleep(0.2)
+    return False
+
+
+def test_ctrl_c_of_compare_is_one_line(tmp_path):
+    sdccore.load_dataset("tarragona").to_csv(tmp_path / "t.csv", index=False)
+    code, err, kids, done = _interrupt(["compare", str(tmp_path / "t.csv"), "--reps", "300", "--seed", "1"], tmp_path)
+    assert not done, "the comparison finished before it could be interrupted"
+    assert code == 130, err
+    assert "Traceback" not in err and "Error" not in err.replace("error: interrupted", "")
+    lines = [ln for ln in err.splitlines() if ln.strip() and not ln.strip().endswith(" runs")]
+    assert lines == ["error: interrupted; nothing was written (an earlier output file is left as it was)."]
+    assert _gone(kids), "worker processes were left running"
+
+
+def test_ctrl_c_of_the_dask_engine_is_one_line_and_leaves_nothing(tmp_path):
+    pytest.importorskip("distributed")
+    rng = np.random.default_rng(0)
+    src = tmp_path / "src"
+    src.mkdir()
+    for i in range(8):
+        pd.DataFrame(np.exp(rng.normal(size=(150_000, 8))), columns=[f"v{j}" for j in range(8)]).to_parquet(
+            src / f"p{i}.parquet")
+    out = tmp_path / "out"
+    code, err, kids, done = _interrupt(["protect", str(src / "*.parquet"), "--engine", "dask", "--method", "fa",
+                                        "--seed", "1", "--out", str(out)], tmp_path, after_children=3.0)
+    if done:
+        pytest.skip("the run finished before it could be interrupted (a fast machine); nothing to check")
+    assert code == 130, err
+    lines = [ln for ln in err.splitlines() if ln.strip() and not ln.startswith("note: ")]
+    assert lines == ["error: interrupted; nothing was written (an earlier output file is left as it was)."], err
+    assert not out.exists()
+    assert not [p for p in tmp_path.iterdir() if "sdccore-partial" in p.name]
+    assert _gone(kids), "Dask's worker processes were left running"
