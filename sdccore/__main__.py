@@ -328,7 +328,6 @@ def _recipe_options(args):
 def _protect_dask(args):
     """protect with --engine dask: a Parquet data set (a folder) from Parquet or CSV files."""
     from ._dask import _check_out, protect_dask, read_dask, read_head, scale_refusal
-    from ._recipe import Recipe
     if args.out == "-" or args.out.lower().endswith((".csv", ".xlsx", ".sav", ".dta", ".xpt")):
         raise ValueError(f"--engine dask writes a Parquet data set into a folder; give --out a folder, e.g. "
                          f"--out released/ (not {args.out}).")

@@ -659,7 +659,7 @@ def inspect_data(data: pd.DataFrame, *, protect_columns=None):
     Examples
     --------
     >>> import pandas as pd, sdccore
-    >>> df = pd.DataFrame({"a": [1.0, 2.0, 3.0, 4.0], "b": [5.0, 5.0, 5.0, 5.0]})
+    >>> df = pd.DataFrame({"a": [float(i) for i in range(12)], "b": [5.0] * 12})
     >>> [p.kind for p in sdccore.inspect_data(df)]
     ['constant']
     """

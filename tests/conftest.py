@@ -64,3 +64,57 @@ def _main_module_restored():
     main = sys.modules["__main__"]
     yield
     sys.modules["__main__"] = main
+
+
+def run_cli(args):
+    """``python -m sdccore ARGS`` in this process: (exit code, standard output, standard error)."""
+    import io
+    from contextlib import redirect_stderr, redirect_stdout
+
+    from sdccore.__main__ import main
+
+    out, err = io.StringIO(), io.StringIO()
+    with redirect_stdout(out), redirect_stderr(err):
+        code = main(args)
+    return code, out.getvalue(), err.getvalue()
+
+
+@pytest.fixture(scope="module")
+def streamlit_url(tmp_path_factory):
+    """``streamlit run app.py`` on a free local port with the project's config, its output in
+    a log file (a pipe nobody reads fills up and blocks the server); yields its URL."""
+    import os
+    import socket
+    import subprocess
+    import sys
+    import time
+    import urllib.request
+    from pathlib import Path
+
+    root = Path(__file__).resolve().parents[1]
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    log = open(tmp_path_factory.mktemp("streamlit") / "server.log", "wb")
+    proc = subprocess.Popen([sys.executable, "-m", "streamlit", "run", "app.py", "--server.headless", "true",
+                             "--server.port", str(port), "--server.address", "127.0.0.1"], cwd=root,
+                            env=dict(os.environ, STREAMLIT_BROWSER_GATHER_USAGE_STATS="false"),
+                            stdout=log, stderr=subprocess.STDOUT)
+    url = f"http://127.0.0.1:{port}"
+    deadline = time.time() + 60
+    while time.time() < deadline:
+        try:
+            if urllib.request.urlopen(url + "/_stcore/health", timeout=2).read().strip() == b"ok":
+                break
+        except OSError:
+            time.sleep(0.5)
+    else:
+        proc.kill()
+        pytest.fail("streamlit did not become healthy in 60 s")
+    yield url
+    proc.terminate()
+    try:
+        proc.wait(10)
+    except subprocess.TimeoutExpired:
+        proc.kill()
+    log.close()

@@ -7,16 +7,14 @@ of cells byte-identical, exit 0, "risk floors met"); a unique text column went o
 in-memory CLI (one file) and the Dask CLI (the same records split into files): the same
 columns are read as numbers, and neither engine ever releases a number column unchanged."""
 
-import io
 import os
-from contextlib import redirect_stderr, redirect_stdout
 
 import numpy as np
 import pandas as pd
 import pytest
 
 import sdccore
-from sdccore.__main__ import main as cli_main
+from conftest import run_cli as _cli
 
 pytest.importorskip("distributed")
 
@@ -26,11 +24,6 @@ def tarr():
     return sdccore.load_dataset("tarragona")
 
 
-def _cli(args):
-    out, err = io.StringIO(), io.StringIO()
-    with redirect_stdout(out), redirect_stderr(err):
-        code = cli_main(args)
-    return code, out.getvalue(), err.getvalue()
 
 
 def _corpus(tarr):

@@ -8,9 +8,7 @@ sentinel file is never created, and that the formulas people write still fit the
 coefficients as patsy gives (patsy is the independent computation, fed only benign
 formulas)."""
 
-import io
 import re
-from contextlib import redirect_stderr, redirect_stdout
 from pathlib import Path
 
 import numpy as np
@@ -18,7 +16,7 @@ import pandas as pd
 import pytest
 
 import sdccore
-from sdccore.__main__ import main as cli_main
+from conftest import run_cli as _cli
 from sdccore._formula import design_matrices
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -76,11 +74,6 @@ def tarr():
     return sdccore.load_dataset("tarragona")
 
 
-def _cli(args):
-    out, err = io.StringIO(), io.StringIO()
-    with redirect_stdout(out), redirect_stderr(err):
-        code = cli_main(args)
-    return code, out.getvalue(), err.getvalue()
 
 
 def test_there_are_enough_payloads(tmp_path):
