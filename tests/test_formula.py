@@ -191,3 +191,26 @@ def test_categorical_treatment_coding_equals_patsys():
 
 def test_readme_models_are_found():
     assert "SALES ~ LABOR.COSTS + FIXED.ASSETS" in README_MODELS
+
+
+def test_a_restored_setting_holding_payloads_runs_nothing(monkeypatch, tmp_path):
+    """Settings restored from the session's history (undo, History page) go back through the
+    Run page's box and the same parser: nothing runs, and they are not kept."""
+    from streamlit.testing.v1 import AppTest
+    sentinel = tmp_path / "pwned"
+    monkeypatch.setenv("SDC_DEBUG", "0")
+    monkeypatch.chdir(ROOT)
+    at = AppTest.from_file(str(ROOT / "app.py"), default_timeout=180).run()
+    at.multiselect(key="sensitive_select").set_value(["SALES", "NET.PROFIT"]).run()
+    at.switch_page("pages/4_run.py").run()
+    at.session_state["models"] = [p for p in payloads(sentinel) if "\n" not in p][:10]
+    at.multiselect(key="run_methods").set_value(["Rank swap"]).run()
+    at.slider(key="run_reps").set_value(2).run()
+    at.button(key="run_button").click().run()
+    assert not sentinel.exists()
+    assert not at.exception and at.session_state["models"] == []
+    # and the library path behind the button, fed them directly
+    with pytest.raises(ValueError, match="could not be read"):
+        sdccore.compare(sdccore.load_dataset("tarragona"), {"RS": {"method": "rankswap"}}, sensitive=["SALES"],
+                        reps=1, rng=1, models=payloads(sentinel)[:1])
+    assert not sentinel.exists()

@@ -41,8 +41,8 @@ def main():
 
     add("01_empty.csv", b"", "the file is empty")
     add("02_header_only.csv", b"alpha,beta,gamma\n", "header but no records")
-    add("03_one_row.csv", csv(X[:1], names), "1 record; at least 3", "1 record(s). Fix: at least 3")
-    add("04_two_rows.csv", csv(X[:2], names), "2 records; at least 3", "2 record(s). Fix: at least 3")
+    add("03_one_row.csv", csv(X[:1], names), "1 record; at least 3", "1 record(s). Fix: at least 10")
+    add("04_two_rows.csv", csv(X[:2], names), "2 records; at least 3", "2 record(s). Fix: at least 10")
     add("05_one_numeric_column.csv", b"name,x\n" + b"".join(f"firm{i},{v:.3f}\n".encode() for i, v in enumerate(X[:, 0])),
         "1 numeric column", "1 numeric column(s) to protect")
     latin = "café,größe,naïve\n" + "".join(f"{a:.2f},{b:.2f},{c:.2f}\n" for a, b, c in X[:, :3])
@@ -84,7 +84,7 @@ def main():
     near[:, 3] = near[:, 0] + near[:, 1] + 1e-6 * rng.standard_normal(len(near)) * near[:, 0].std()
     add("20_nearly_collinear.csv", csv(near, names, fmt="{:.17g}"), "ok", note="condition number about 1e12")
     wide = table(rng, n=5, m=10)
-    add("21_more_columns_than_rows.csv", csv(wide, [f"v{i}" for i in range(10)]), "more variables than records", "5 records for 10 variables")
+    add("21_more_columns_than_rows.csv", csv(wide, [f"v{i}" for i in range(10)]), "5 records; protection needs at least 10", "5 records for 10 variables")
     add("22_csv_injection.csv", ("name,alpha,beta\n" + "".join(
         f"{['=cmd|/C calc!A0', '+1+1', '-2', '@SUM(A1)', 'plain'][i % 5]},{a:.2f},{b:.2f}\n"
         for i, (a, b) in enumerate(X[:, :2]))).encode(), "ok", note="text formulas neutralised in the release")
@@ -102,8 +102,9 @@ def main():
     scales[:, 1] *= 1e12
     add("30_tiny_and_huge_scales.csv", csv(scales, names, fmt="{:.17g}"), "ok", note="1e-12 and 1e12 in one file")
     add("31_whitespace_and_crlf.csv", csv(X, names).replace(b",", b" , ").replace(b"\n", b"\r\n"), "ok")
-    add("32_single_row_header_typo.csv", b"alpha,beta,\n1,2,\n3,4,\n5,6,\n7,9,\n", "ok",
-        note="trailing separator gives an empty unnamed column, which is dropped")
+    add("32_single_row_header_typo.csv", b"alpha,beta,\n1,2,\n3,4,\n5,6,\n7,9,\n",
+        "4 records; protection needs at least 10", "4 record(s). Fix: at least 10",
+        note="trailing separator gives an empty unnamed column, which is dropped; 4 records are too few to protect")
     try:
         from openpyxl import Workbook
 
