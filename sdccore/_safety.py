@@ -53,6 +53,8 @@ from numba import njit, prange
 import pandas as pd
 
 from ._plausible import close as _close, forward, inverse
+from . import _intruders as intr
+from ._intruders import MAX_KNOWN, loo_fit, most_related
 
 __all__ = ["RiskFloors", "RiskProfile", "UnsafeReleaseError", "risk_profile"]
 
@@ -263,9 +265,6 @@ def _argmin_without(D0, a, Bt, cols):
     return res
 
 
-MAX_KNOWN = 31  # known variables the regression intruder uses (those whose changes track the target's most)
-
-
 def change_structure(prep, basis):
     """(basis, forward, inverse) for the structural intruder (``_structural_estimate``), from
     protect's prepared data (``prep``) and the span of the perturbed factors' loadings: the span of
@@ -293,48 +292,19 @@ def change_structure(prep, basis):
     return full, (lambda M: forward(M, cols, scales)), inv
 
 
-def _loo_fit(P, t):
-    """Leave-one-out least-squares prediction of t from the columns of P (plus an
-    intercept): each record's prediction is fitted without it."""
-    sd = P.std(axis=0)
-    P = P[:, sd > 0]
-    if P.shape[1] == 0 or t.std() == 0:
-        return np.full_like(t, t.mean()) if len(t) < 2 else (t.sum() - t) / (len(t) - 1)
-    A = np.c_[np.ones(len(t)), (P - P.mean(0)) / P.std(0)]
-    U, sv, _ = np.linalg.svd(A, full_matrices=False)
-    U = U[:, sv > sv[0] * 1e-10]
-    fit = U @ (U.T @ t)
-    h = np.minimum((U * U).sum(axis=1), 1.0 - 1e-12)
-    return t - (t - fit) / (1.0 - h)
-
-
-def _most_related(P, t, count):
-    """The ``count`` columns of P most correlated with t (all of them if fewer)."""
-    if P.shape[1] <= count:
-        return P
-    with np.errstate(invalid="ignore", divide="ignore"):
-        c = np.abs(np.nan_to_num(((P - P.mean(0)) * (t - t.mean())[:, None]).mean(0) / (P.std(0) * t.std())))
-    return P[:, np.sort(np.argsort(-c, kind="stable")[:count])]
-
-
-def _prior_estimate(X, rows, j, known):
-    """What an intruder predicts of x_j from a record's known values WITHOUT any release
-    (linear regression on them, leave-one-out): records it already gets close are not
-    disclosed by the release."""
-    P = _most_related(X[np.ix_(rows, known)], X[rows, j], MAX_KNOWN)
-    return _loo_fit(P, X[rows, j])
-
-
-def _regression_estimate(X, Y, rows, j, known):
+def _regression_estimate(X, Y, rows, j, known, linked=None):
     """The regression intruder's estimate of x_j for the records ``rows``: knowing a record's
     original values on ``known`` and its released row, it predicts the change d_j = y_j - x_j
     from the changes d_known by the linear law of the changes (fitted on ``rows``: the intruder
     knows the method, or estimates the law from records it knows; leave-one-out, so a record
     never predicts itself), and subtracts it.  Undoes any perturbation whose changes are
-    linear in the changes it can see; sees nothing when the known variables are unchanged."""
-    d = Y[rows, j] - X[rows, j]
-    Dk = _most_related(Y[np.ix_(rows, known)] - X[np.ix_(rows, known)], d, MAX_KNOWN)
-    return Y[rows, j] - _loo_fit(Dk, d)
+    linear in the changes it can see; sees nothing when the known variables are unchanged.
+    ``linked`` (general protection): the released rows the intruder links the records to,
+    instead of their own."""
+    own = rows if linked is None else linked
+    d = Y[own, j] - X[rows, j]
+    Dk = most_related(Y[np.ix_(own, known)] - X[np.ix_(rows, known)], d, MAX_KNOWN)
+    return Y[own, j] - loo_fit(Dk, d)
 
 
 def _structural_estimate(Xs, Ys, j, known, structure):
@@ -360,6 +330,18 @@ def _structural_estimate(Xs, Ys, j, known, structure):
 
 
 
+INTRUDERS = {
+    "own": "the own-record intruder (knows which released record is the target's)",
+    "linked": "the linking intruder (takes the released record nearest on what it knows)",
+    "reconstruction": "the reconstruction intruder (undoes the change it sees in the known variables)",
+    "assignment": "the assignment intruder (orders the records by what it knows and hands out the released "
+                  "values in that order)",
+    "identity": "the identity intruder (solves an exact identity between columns from known and released values)",
+    "regression": "the regression intruder (predicts the change of the record it links to from the changes of "
+                  "the variables it knows)",
+}
+
+
 def _fix(floor):
     return {
         "perturbed share": "perturb the factors that carry it (factors='auto' or add them to the mask), "
@@ -374,32 +356,134 @@ def _fix(floor):
         "reconstruction": "make the change of a record depend on more than the other variables show: perturb as many "
                           "factors as variables (PCA with components='all', or FA with residuals='swap_rows'), or "
                           "perturb more strongly (more noise, larger k)",
+        "assignment": "the released values are (close to) the original values in another order, and what the "
+                      "intruder knows orders them: no swap window helps (every permutation gives the same value "
+                      "set); use a method that changes the values themselves (M-AGG with noise, or noise)",
+        "identity": "protect the columns of the identity together: mark them sensitive too, so that the identity "
+                    "no longer solves for it from released values",
     }[floor]
 
 
-def risk_profile(X, Y, names, check, floors=None, planned_share=None, link_on=None, structure=None, observed=None,
-                 whole=None):
-    """Residual risk of release ``Y`` of original ``X`` (numpy arrays, rows aligned) for the
-    columns ``check`` (indices), against ``floors``.
+def _residual_cor(X, Y, rows, j, known, ob):
+    """|cor| between the part of x_j that the known variables do not explain (least squares on
+    the original) and the same part of the release (y_j less the same fit of the record's known
+    values): how much of what the intruder does not know the release keeps."""
+    x = X[rows, j]
+    y = Y[rows, j]
+    use = np.ones(len(rows), dtype=bool) if ob is None else ob[rows]
+    K = most_related(X[np.ix_(rows, known)], x, MAX_KNOWN)
+    A = np.c_[np.ones(len(rows)), K][use]
+    with np.errstate(all="ignore"):
+        beta = np.linalg.lstsq(A, x[use], rcond=None)[0]
+        ex, ey = x[use] - A @ beta, y[use] - A @ beta
+        if ex.std() <= 1e-12 * max(np.abs(x[use]).max(), 1.0) or ey.std() == 0:
+            # the known variables determine x exactly: nothing left for a release to disclose
+            return 0.0
+        return abs(float(np.corrcoef(ex, ey)[0, 1]))
 
-    ``planned_share`` (optional, per checked column, None entries allowed) is the exact
-    perturbed variance share of FA/PCA; otherwise 1 - cor(x, x')^2 stands in.
-    ``link_on``: the columns the intruder knows and links on (the public ones in selective
-    protection); None links on every column but the one read (leave-one-out), the intruder
-    of general protection.  ``observed`` (optional n x m mask): the cells released; X and Y
-    are then completed files, and a cell missing from the release is never counted as close
-    or reconstructed (it discloses nothing), while linkage uses the completed values.  The same intruder also reconstructs each checked value from what
-    it knows: with ``structure`` = (basis, forward, inverse) from protect, by solving for the
-    record's change in the span of the perturbed factors (``_structural_estimate``: exact
-    when the known variables determine it); in selective protection also by the linear law
-    of the changes (``_regression_estimate``).  Only records the release gives away count:
-    those the known values alone already predict (``_prior_estimate``) are left out.  ``whole``
-    (optional, the Dask engine's ``_dask_floors.whole_file_figures``): X and Y are then a
-    sample of a larger file, and for each checked column it gives |cor|, the own-record
-    closeness and each size band's closeness, record count and value range over the whole
-    file, which replace the sample's; linking and reconstruction stay on the sample.
-    Internal: the public entry points are ``protect`` (``result.risk``) and ``evaluate``
-    (``evaluation.risk``).
+
+def _battery(X, Y, rows, j, known, linked, scaled, structure, ob, window, selective, floors_tolerance):
+    """Every intruder's hits (records within the tolerance) on the sampled records ``rows``,
+    with the release, and every prior model's hits without it.  Returns (prior, intruders,
+    identity), dicts of boolean arrays over ``rows``."""
+    x, y = X[rows, j], Y[:, j]
+    Xr = X[rows]
+    released = y if ob is None else y[ob]
+    priors = intr.prior_estimates(Xr, x, known) if known else {}
+    est = {"own": y[rows], "linked": y[linked]}
+    recon, regression = [], None
+    if known and len(rows) > 2:
+        # the law of the changes: the sensitive change from the known variables' changes
+        regression = _regression_estimate(X, Y, rows, j, known, None if selective else linked)
+        if selective:
+            recon.append(regression)
+            regression = None
+        if structure is not None:
+            s = _structural_estimate(*scaled, j, known, structure)
+            if s is not None:
+                recon.append(s)
+    identity = intr.find_identity(Xr, j, [k for k in range(X.shape[1]) if k != j]) if X.shape[1] > 1 else None
+    tol = floors_tolerance
+    # the assignment orders the records by the prior model that predicts best overall (the
+    # intruder can validate that on data like the original; not band by band without the truth)
+    hits0 = {m: float(_close(x, e, tol).mean()) for m, e in priors.items()}
+    preds = {m: priors[m] for m in sorted(hits0, key=hits0.get)[-1:]}
+    if identity is not None and any(k not in set(known) for k in identity[1]):
+        est["identity"] = intr.identity_estimate(identity, Xr, Y[linked], known)
+        preds["identity"] = est["identity"]
+    else:
+        identity = None
+    assigned = []
+    for p in preds.values():
+        a = intr.assignment(p, released)
+        if a is not None:
+            assigned.append(a)
+            if window is not None:
+                assigned.append(intr.window_clip(a, y[linked], released, window))
+    if regression is not None:
+        est["regression"] = regression
+    return priors, est, recon, assigned, identity
+
+
+def _shares(prior_hits, hits, idx):
+    """Over the sampled records ``idx`` (positions in the sample): the best prior model's share
+    and, per intruder, (with the release, beyond that prior) of its best variant there (an
+    intruder makes one guess per record: its variants are alternatives, never pooled)."""
+    if len(idx) == 0:
+        return np.nan, None, {}
+    best_m, best = None, -1.0
+    for m, h in prior_hits.items():
+        v = float(h[idx].mean())
+        if v > best:
+            best_m, best = m, v
+    base = prior_hits[best_m][idx] if best_m else np.zeros(len(idx), dtype=bool)
+    out = {}
+    for name, variants in hits.items():
+        figs = [(float((h[idx] & ~base).mean()), float(h[idx].mean())) for h in variants]
+        b, w = max(figs)
+        out[name] = (w, b)
+    return (best if best_m else 0.0), best_m, out
+
+
+def risk_profile(X, Y, names, check, floors=None, planned_share=None, link_on=None, structure=None, observed=None,
+                 whole=None, window=None):
+    """Disclosure risk of release ``Y`` of original ``X`` (numpy arrays, rows aligned) for the
+    columns ``check`` (indices) as what the release ADDS to what an intruder already knows,
+    against ``floors``.
+
+    The intruder knows ``link_on`` (the public variables, selective protection) or, with
+    ``link_on`` None, every other variable but the target's proxies (|r| >= 0.8: general
+    protection).  For each checked variable and each record of the linked sample (all records
+    up to 5,000) it is counted whether an intruder gets the value within ``tolerance``:
+
+    * the prior (``_intruders.prior_estimates``: OLS, log-OLS and k-nearest-neighbour laws of
+      the variable given that knowledge, fitted leave-one-out on the original), without any
+      release;
+    * with the release: the own record, the linked record (nearest on the knowledge), the
+      reconstruction intruders (``_regression_estimate``, and ``_structural_estimate`` with
+      ``structure`` = (basis, forward, inverse) from protect), the assignment intruder (the
+      released values handed out in the order of each prediction; clipped to rank swapping's
+      published window of ``window`` ranks when given) and the identity intruder.
+
+    An intruder's risk is the share of records it gets close that the best prior model does
+    not (beyond the prior), overall, in every size band and among the largest 1 %; the floor
+    ``max_close_share`` applies to it everywhere.  In selective protection the
+    ``min_perturbed_share`` and ``max_abs_cor`` floors apply to the part of the variable that
+    the public variables do not explain (``_residual_cor``): a release that keeps the
+    regression on the public variables and replaces the rest changes 100 % of what the
+    intruder does not know, however much the public variables explain.  In general
+    protection they apply to the whole variable (``planned_share``, the exact perturbed
+    variance share of FA/PCA where given, else 1 - cor(x, x')^2): there the intruder's
+    knowledge is itself released perturbed.
+
+    ``observed`` (optional n x m mask): the cells released; a cell missing from the release is
+    never counted as disclosed.  ``whole`` (optional, the Dask engine's
+    ``_dask_floors.whole_file_figures``): X and Y are a sample of a larger file, and for each
+    checked column it gives |cor|, the own-record closeness and each size band's closeness,
+    record count and value range over the whole file; the own-record intruder then counts with
+    its whole-file share WITH the release (an upper bound of its share beyond the prior), the
+    rest of the battery on the sample.  Internal: the public entry points are ``protect``
+    (``result.risk``) and ``evaluate`` (``evaluation.risk``).
     """
     floors = RiskFloors.from_value(floors)
     n = X.shape[0]
@@ -407,9 +491,13 @@ def risk_profile(X, Y, names, check, floors=None, planned_share=None, link_on=No
         rows = np.unique(np.linspace(0, n - 1, LINK_SAMPLE).round().astype(np.int64))
     else:
         rows = np.arange(n)
+    pos = np.full(n, -1, dtype=np.int64)
+    pos[rows] = np.arange(len(rows))
     m = X.shape[1]
+    selective = bool(link_on)
     shared = _link(X, Y, rows, list(link_on)) if link_on else None
     loo = None
+    proxies = {}
     if shared is None:
         with np.errstate(invalid="ignore", divide="ignore"):
             R = np.nan_to_num(np.corrcoef(X, rowvar=False).reshape(m, m))
@@ -418,7 +506,9 @@ def risk_profile(X, Y, names, check, floors=None, planned_share=None, link_on=No
         if m >= WIDE:
             loo = _link_leave_one_out(X, Y, rows, list(check), {j: [j] + proxies[j] for j in check})
     tol = floors.tolerance
+    win = None if window is None else int(np.ceil(window * n))
     var_rows, band_rows, violations, failing = [], [], [], []
+    scaled = None
     if structure is not None:
         with np.errstate(all="ignore"):  # the linked records on the protection scale, once
             scaled = (structure[1](X[rows]), structure[1](Y[rows]))
@@ -434,56 +524,42 @@ def risk_profile(X, Y, names, check, floors=None, planned_share=None, link_on=No
             cor = abs(float(np.corrcoef(xo, yo)[0, 1]))
         else:
             cor = 1.0 if np.array_equal(xo, yo) else 0.0
-        planned = planned_share[a] if planned_share is not None else None
-        share = float(planned) if planned is not None else float(1.0 - cor ** 2)
+        known = list(link_on) if link_on else [i for i in range(m) if i != j and i not in proxies[j]]
         if shared is not None:
             linked = shared
+        elif loo is not None:
+            linked = loo[j]
         else:
-            # the others, less the target's proxies
-            others = [i for i in range(m) if i != j and i not in proxies[j]]
-            if loo is not None:
-                linked = loo[j]
-            else:
-                linked = _link(X, Y, rows, others) if others else rows
-        own = _close(x, y, tol)
-        hit_linked = _close(x[rows], y[linked], tol)
-        if ob is not None:
-            own &= ob
-            hit_linked &= ob[rows] & ob[linked]
-        close_own = float(own.mean()) if wj is None else float(wj["all"])
-        close_linked = float(hit_linked.mean()) if len(rows) else 0.0
-        known = list(link_on) if link_on else [i for i in range(m) if i != j and i not in proxies[j]]
-        recon = np.zeros(len(rows), dtype=bool)
-        assessed = False
-        if known and len(rows) > 2:
-            estimates = []
-            if link_on:
-                # selective protection: the public variables are known by definition, and the
-                # law of their changes is the intruder's key to the sensitive change
-                estimates.append(_regression_estimate(X, Y, rows, j, known))
-            if structure is not None:
-                est = _structural_estimate(*scaled, j, known, structure)
-                if est is not None:
-                    estimates.append(est)
-            if estimates:
-                assessed = True
-                # records the release lets the intruder reconstruct that it could not already
-                # predict from what it knows (an exact combination of known variables is not
-                # the release's doing); the intruder's best estimate counts
-                prior = _close(x[rows], _prior_estimate(X, rows, j, known), tol)
-                if ob is not None:
-                    prior |= ~ob[rows]  # a missing cell is not released: nothing to reconstruct
-                for est in estimates:
-                    hit = _close(x[rows], est, tol) & ~prior
-                    if hit.mean() > recon.mean():
-                        recon = hit
-        # NaN: no reconstruction intruder applies (general protection by a method without a
-        # structural form: see the module docstring)
-        close_recon = float(recon.mean()) if assessed else float("nan")
-        in_sample = np.zeros(n, dtype=bool)
-        in_sample[rows] = True
-        recon_all = np.zeros(n, dtype=bool)
-        recon_all[rows] = recon
+            linked = _link(X, Y, rows, known) if known else rows
+        if selective:
+            res_cor = _residual_cor(X, Y, rows, j, known, ob)
+            share, cor_checked = 1.0 - res_cor ** 2, res_cor
+        else:
+            planned = planned_share[a] if planned_share is not None else None
+            share = float(planned) if planned is not None else float(1.0 - cor ** 2)
+            res_cor, cor_checked = np.nan, cor
+        priors, est, recon, assigned, identity = _battery(X, Y, rows, j, known, linked, scaled, structure, ob,
+                                                          win, selective, tol)
+        xr = x[rows]
+        obr = np.ones(len(rows), dtype=bool) if ob is None else ob[rows]
+        prior_hits = {mname: _close(xr, e, tol) for mname, e in priors.items()}
+        hits = {"own": [_close(xr, est["own"], tol) & obr],
+                "linked": [_close(xr, est["linked"], tol) & obr & (ob[linked] if ob is not None else True)]}
+        if recon:
+            hits["reconstruction"] = [_close(xr, e, tol) & obr for e in recon]
+        if assigned:
+            hits["assignment"] = [_close(xr, e, tol) & obr for e in assigned]
+        if "identity" in est:
+            hits["identity"] = [_close(xr, est["identity"], tol) & obr]
+        if "regression" in est:
+            hits["regression"] = [_close(xr, est["regression"], tol) & obr]
+        enforced = [k for k in hits if selective or k not in REPORTED_ONLY]
+        # in general protection the linked record is held to the floor overall, not band by band
+        band_enforced = [k for k in enforced if selective or k != "linked"]
+        prior_all, prior_model, sh = _shares(prior_hits, hits, np.arange(len(rows)))
+        if wj is not None:
+            sh["own"] = (float(wj["all"]), float(wj["all"]))
+        best = max(enforced, key=lambda k: sh[k][1])
         # bands by rank so that ties at an edge do not empty a band: the records in order of
         # value (stable), cut as numpy.array_split does (the first n mod bands get one more)
         order = np.argsort(x, kind="stable")
@@ -495,59 +571,107 @@ def risk_profile(X, Y, names, check, floors=None, planned_share=None, link_on=No
             labels.append("top 1 %")
         worst, worst_band = 0.0, None
         bad_bands = []
+        sb_top = {}
         for lab, idx in zip(labels, members):
             if len(idx) == 0:
                 continue
-            c_own = float(own[idx].mean())
+            sidx = pos[idx]
+            sidx = sidx[sidx >= 0]
             count, vlo, vhi = len(idx), float(x[idx].min()), float(x[idx].max())
+            p_b, _, sb = _shares(prior_hits, hits, sidx)
             if wj is not None and lab in wj["bands"]:
                 c_own, count, vlo, vhi = wj["bands"][lab]
-            sampled = idx[in_sample[idx]]
-            c_rec = float(recon_all[sampled].mean()) if assessed and len(sampled) else float("nan")
-            c = max(c_own, c_rec) if assessed and len(sampled) else c_own
+                sb["own"] = (float(c_own), float(c_own))
+            if not sb:
+                continue
+            b_int = max((k for k in sb if k in band_enforced), key=lambda k: sb[k][1])
+            c = sb[b_int][1]
             with np.errstate(divide="ignore", invalid="ignore"):
                 rel = np.abs(y[idx] - x[idx]) / np.abs(x[idx])
             med = float(np.median(rel)) if len(rel) else float("nan")
             ok_b = c <= floors.max_close_share
-            band_rows.append({"variable": name, "band": lab, "lo": vlo, "hi": vhi, "records": int(count), "close_own": c_own, "close_reconstructed": c_rec,
-                              "median_rel_error": med, "ok": ok_b})
+            band_rows.append({"variable": name, "band": lab, "lo": vlo, "hi": vhi, "records": int(count),
+                              "close_own": sb["own"][1],
+                              "close_reconstructed": sb["reconstruction"][1] if "reconstruction" in sb else np.nan,
+                              "prior": p_b, "intruder": b_int, "with_release": sb[b_int][0], "beyond_prior": c,
+                              "median_rel_error": med, "ok": ok_b,
+                              "reported_only": _reported(sb, band_enforced)})
+            if lab == "top 1 %":
+                sb_top = sb
             if c > worst:
                 worst, worst_band = c, lab
             if not ok_b:
-                bad_bands.append((lab, c, "reconstructed" if c > c_own else "own"))
+                bad_bands.append((lab, c, b_int, sb[b_int][0], p_b))
         v = []
+        scope = " beyond the public variables' prediction" if selective else ""
         if share < floors.min_perturbed_share:
-            v.append(f"{name}: only {share:.1%} of its variance is perturbed (floor: at least "
-                     f"{floors.min_perturbed_share:.0%}); fix: {_fix('perturbed share')}")
-        if cor > floors.max_abs_cor:
-            v.append(f"{name}: |cor(original, protected)| = {cor:.3f} (floor: at most {floors.max_abs_cor:.2f}); "
-                     f"fix: {_fix('|cor|')}")
-        for what, val in (("own", close_own), ("linked", close_linked)):
-            if val > floors.max_close_share:
-                v.append(f"{name}: {val:.1%} of records keep {'an' if what == 'own' else 'a'} {what}-record protected value within {tol:.0%} of the "
-                         f"truth (floor: at most {floors.max_close_share:.0%}); fix: {_fix('closeness')}")
-        who = "public variables" if link_on else "other variables (all but its proxies)"
-        fix_rec = _fix("reconstruction selective" if link_on else "reconstruction")
-        if close_recon > floors.max_close_share:
-            v.append(f"{name}: an intruder who knows a record's {who} reconstructs {name} within {tol:.0%} of the "
-                     f"truth for {close_recon:.1%} of records from the release, by undoing the change it sees in "
-                     f"them (floor: at most {floors.max_close_share:.0%}); fix: {fix_rec}")
+            v.append(f"{name}: only {share:.1%} of its variance{' not explained by the public variables' if selective else ''}"
+                     f" is perturbed (floor: at least {floors.min_perturbed_share:.0%}); fix: {_fix('perturbed share')}")
+        if cor_checked > floors.max_abs_cor:
+            v.append(f"{name}: |cor(original, protected)|{scope} = {cor_checked:.3f} (floor: at most "
+                     f"{floors.max_abs_cor:.2f}); fix: {_fix('|cor|')}")
+        who = "public variables" if selective else "other variables (all but its proxies)"
+        for what, (w_all, b_all) in sh.items():
+            if what in enforced and b_all > floors.max_close_share:
+                verb = "reconstructs" if what == "reconstruction" else "gets"
+                v.append(f"{name}: {INTRUDERS[what]} {verb} {name} within {tol:.0%} of the truth for {w_all:.1%} of "
+                         f"records, {b_all:.1%} beyond the {prior_all:.1%} that a record's {who} alone give (floor: "
+                         f"at most {floors.max_close_share:.0%} beyond that); fix: "
+                         f"{_intruder_fix(what, selective, identity, names)}")
         if bad_bands:
-            lab, c, how = max(bad_bands, key=lambda t: t[1])
+            lab, c, what, w_b, p_b = max(bad_bands, key=lambda t: t[1])
             where = "the largest records" if lab == "top 1 %" else f"size band {lab} of {floors.bands}"
-            what = "are reconstructed" if how == "reconstructed" else "stay"
-            v.append(f"{name}: in {where}, {c:.1%} of records {what} within {tol:.0%} of the truth (floor: at most "
-                     f"{floors.max_close_share:.0%} in every size band; {len(bad_bands)} band(s) fail); fix: "
-                     f"{fix_rec if how == 'reconstructed' else _fix('closeness')}")
+            v.append(f"{name}: in {where}, {INTRUDERS[what]} {'reconstructs' if what == 'reconstruction' else 'gets'} "
+                     f"{w_b:.1%} of records within {tol:.0%} of the "
+                     f"truth, {c:.1%} beyond the {p_b:.1%} that the {who} alone give (floor: at most "
+                     f"{floors.max_close_share:.0%} beyond that in every size band; {len(bad_bands)} band(s) fail); "
+                     f"fix: {_intruder_fix(what, selective, identity, names)}")
         if v:
             failing.append(name)
         violations += v
-        var_rows.append({"variable": name, "perturbed_share": share, "abs_cor": cor, "close_own": close_own,
-                         "close_linked": close_linked, "close_reconstructed": close_recon,
-                         "worst_band_close": worst, "worst_band": worst_band, "ok": not v})
-    variables = pd.DataFrame(var_rows, columns=["variable", "perturbed_share", "abs_cor", "close_own", "close_linked",
-                                                "close_reconstructed", "worst_band_close", "worst_band",
-                                                "ok"]).set_index("variable")
-    bands = pd.DataFrame(band_rows, columns=["variable", "band", "lo", "hi", "records", "close_own",
-                                             "close_reconstructed", "median_rel_error", "ok"])
+        recon_sh = sh.get("reconstruction", (np.nan, np.nan))
+        var_rows.append({"variable": name, "perturbed_share": share, "abs_cor": cor, "residual_cor": res_cor,
+                         "prior": prior_all, "prior_model": prior_model,
+                         "close_own": sh["own"][1], "close_linked": sh["linked"][1],
+                         "close_reconstructed": recon_sh[1],
+                         "close_assignment": sh["assignment"][1] if "assignment" in sh else np.nan,
+                         "close_identity": sh["identity"][1] if "identity" in sh else np.nan,
+                         "intruder": best, "with_release": sh[best][0], "beyond_prior": sh[best][1],
+                         "worst_band_close": worst, "worst_band": worst_band,
+                         "reported_only": _reported(sh, enforced, sb_top),
+                         "intruders": ", ".join(sh), "ok": not v})
+    variables = pd.DataFrame(var_rows, columns=VARIABLE_COLUMNS).set_index("variable")
+    bands = pd.DataFrame(band_rows, columns=BAND_COLUMNS)
     return RiskProfile(variables, bands, tuple(violations), floors, int(len(rows)), tuple(failing))
+
+
+VARIABLE_COLUMNS = ["variable", "perturbed_share", "abs_cor", "residual_cor", "prior", "prior_model", "close_own",
+                    "close_linked", "close_reconstructed", "close_assignment", "close_identity", "intruder",
+                    "with_release", "beyond_prior", "worst_band_close", "worst_band", "reported_only", "intruders", "ok"]
+BAND_COLUMNS = ["variable", "band", "lo", "hi", "records", "close_own", "close_reconstructed", "prior", "intruder",
+                "with_release", "beyond_prior", "median_rel_error", "ok", "reported_only"]
+
+
+REPORTED_ONLY = ("assignment", "regression")  # in general protection: figures, not floors (see the docstring)
+
+
+def _reported(sh, enforced, top=None):
+    """The intruders measured but not held to the floors, as 'name beyond-prior share' (and
+    the share in the largest 1 % where given): '' in selective protection."""
+    out = []
+    for k, (_, b) in sh.items():
+        if k not in enforced:
+            t = f", top 1 % {top[k][1]:.1%}" if top and k in top else ""
+            out.append(f"{k} {b:.1%}{t}")
+    return "; ".join(out)
+
+
+def _intruder_fix(what, selective, identity, names):
+    if what == "reconstruction":
+        return _fix("reconstruction selective" if selective else "reconstruction")
+    if what == "identity" and identity is not None:
+        return (f"{_fix('identity')} ({', '.join(names[k] for k in identity[1])}: the identity holds exactly for "
+                f"{identity[3]:.0%} of records)")
+    if what in ("assignment", "identity"):
+        return _fix(what)
+    return _fix("closeness")

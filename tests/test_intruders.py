@@ -1,0 +1,228 @@
+"""The intruder battery (issue 26): each intruder on a hand-made case with a known answer, the
+beyond-prior rule on releases that add nothing and releases that copy, and result.risk
+against an independent re-implementation written here (per-record loops, no code under test).
+"""
+import warnings
+
+import numpy as np
+import pytest
+
+import sdccore
+from sdccore import _intruders as intr
+from sdccore._safety import risk_profile
+
+
+def test_ols_prior_is_leave_one_out_and_exact_on_a_linear_law():
+    # x = 1 + 2 p exactly: every record predicted exactly without itself
+    p = np.arange(10.0)
+    X = np.c_[p, 1 + 2 * p]
+    est = intr.prior_estimates(X, X[:, 1], [0])
+    assert np.allclose(est["ols"], 1 + 2 * p)
+    # leave-one-out: a record's own value never enters its prediction (outlier at record 0)
+    t = np.array([100.0, 0, 0, 0, 0])
+    P = np.zeros((5, 0))
+    assert intr.loo_fit(P, t)[0] == 0.0 and intr.loo_fit(P, t)[1] == 25.0
+
+
+def test_knn_prior_averages_the_neighbours_without_the_record():
+    # five records on a line; the 2 nearest of record 2 (at 2.0) are records 1 and 3
+    K = np.array([[0.0], [1.0], [2.0], [3.0], [10.0]])
+    t = np.array([10.0, 20.0, 30.0, 40.0, 50.0])
+    est = intr.knn_loo(K, t, k=2)
+    assert est[2] == pytest.approx((20 + 40) / 2)
+    assert est[0] == pytest.approx((20 + 30) / 2)
+    # a duplicate of the record does not let it see itself twice: records 0 and 1 identical
+    K2 = np.array([[0.0], [0.0], [5.0], [6.0]])
+    e2 = intr.knn_loo(K2, np.array([1.0, 2.0, 3.0, 4.0]), k=1)
+    assert e2[0] == 2.0 and e2[1] == 1.0
+
+
+def test_log_ols_prior_recovers_a_power_law():
+    rng = np.random.default_rng(0)
+    p = 1000 * np.exp(rng.normal(size=200))  # amounts: sign(v) log1p(|v|) is log(v) within 1e-3
+    x = 3 * p ** 1.5
+    est = intr.prior_estimates(np.c_[p, x], x, [0])
+    big = p > 3000
+    assert np.median(np.abs(est["log-ols"][big] / x[big] - 1)) < 0.01
+    assert np.median(np.abs(est["log-ols"][big] / x[big] - 1)) < np.median(np.abs(est["ols"][big] / x[big] - 1))
+
+
+def test_assignment_recovers_an_exact_permutation():
+    rng = np.random.default_rng(1)
+    x = rng.lognormal(size=50)
+    released = rng.permutation(x)
+    pred = 2 * x + 7  # any prediction that orders the records right
+    assert np.array_equal(intr.assignment(pred, released), x)
+    # on a sample of records: the value at the same rank fraction of all released values
+    sub = intr.assignment(np.array([3.0, 1.0, 2.0]), np.arange(300.0))
+    assert list(sub) == [250.0, 50.0, 150.0]
+
+
+def test_window_clip_keeps_the_estimate_within_the_published_ranks():
+    released = np.arange(100.0)
+    est = np.array([90.0, 10.0, 50.0])
+    own = np.array([20.0, 15.0, 50.0])
+    assert list(intr.window_clip(est, own, released, 5)) == [25.0, 10.0, 50.0]
+
+
+def test_identity_found_when_it_holds_for_most_records_and_solved():
+    rng = np.random.default_rng(2)
+    parts = rng.integers(1, 1000, size=(300, 3)).astype(float)
+    total = parts.sum(axis=1)
+    total[:30] += rng.integers(1, 50, size=30)  # 10 % break it (as 6 % of EIA's utilities)
+    X = np.c_[parts, total, rng.normal(size=300)]
+    found = intr.find_identity(X, 3, [0, 1, 2, 4])
+    assert found is not None
+    c, cols, coef, share = found
+    assert cols == [0, 1, 2] and np.allclose(coef, 1.0) and abs(c) < 1e-6 and share == pytest.approx(0.9)
+    # solved from known part 0 and the released (here: unchanged) parts 1 and 2
+    est = intr.identity_estimate(found, X, X, known=[0])
+    assert np.allclose(est[30:], total[30:])
+    # no identity in independent noise
+    assert intr.find_identity(rng.normal(size=(200, 4)), 0, [1, 2, 3]) is None
+
+
+def _selective_data(r2=0.97, n=1000, seed=3):
+    """S = P b + e with R^2 = r2, all positive (amounts)."""
+    rng = np.random.default_rng(seed)
+    P = rng.lognormal(3, 0.5, size=(n, 3))
+    lin = P @ np.array([1.0, 2.0, 0.5])
+    e = rng.normal(size=n)
+    e *= np.sqrt(lin.var() * (1 - r2) / r2) / e.std()
+    return np.c_[P, lin + e], rng
+
+
+def test_a_release_that_adds_nothing_beyond_P_passes_and_a_copy_fails():
+    X, rng = _selective_data()
+    P, s = X[:, :3], X[:, 3]
+    A = np.c_[np.ones(len(s)), P]
+    beta = np.linalg.lstsq(A, s, rcond=None)[0]
+    resid = s - A @ beta
+    # S replaced by an independent draw from the fitted conditional law: P unchanged
+    draw = X.copy()
+    draw[:, 3] = A @ beta + rng.normal(scale=resid.std(), size=len(s))
+    ok = risk_profile(X, draw, ["p1", "p2", "p3", "S"], [3], link_on=[0, 1, 2])
+    assert ok.ok, ok.violations
+    v = ok.variables.loc["S"]
+    assert v.prior > 0.3  # P already predicts S within 5 % for many records ...
+    assert v.beyond_prior <= 0.2 and v.perturbed_share > 0.9  # ... and the release adds little to it
+    # the old floors (total variance) refused it: 1 - cor^2 is far below 0.3 at R^2 0.97
+    assert 1 - np.corrcoef(s, draw[:, 3])[0, 1] ** 2 < 0.3
+    copy = risk_profile(X, X.copy(), ["p1", "p2", "p3", "S"], [3], link_on=[0, 1, 2])
+    assert not copy.ok and copy.variables.loc["S", "beyond_prior"] > 0.3
+    assert copy.variables.loc["S", "residual_cor"] == pytest.approx(1.0)
+
+
+def test_the_assignment_intruder_refuses_a_permutation_release_that_P_orders():
+    X, rng = _selective_data(r2=0.9)
+    Y = X.copy()
+    Y[:, 3] = rng.permutation(X[:, 3])  # every value a real one, none at its own record
+    prof = risk_profile(X, Y, ["p1", "p2", "p3", "S"], [3], link_on=[0, 1, 2])
+    v = prof.variables.loc["S"]
+    assert v.close_own < 0.1 and v.residual_cor < 0.1  # the old figures saw (almost) nothing
+    # P already predicts S within 5 % for about 30 % of records, so overall the release adds little;
+    # among the largest records the assignment adds 40 % (hand-checked: 6 of 10 with, 5 of 10 prior)
+    top = prof.bands.set_index("band").loc["top 1 %"]
+    assert top.intruder == "assignment" and top.beyond_prior >= 0.3 and not prof.ok
+    assert any("largest records, the assignment intruder" in m for m in prof.violations)
+
+
+def test_the_identity_intruder_solves_eia_totrevenue():
+    """EIA: TOTREVENUE = RESREVENUE + COMREVENUE + INDREVENUE + OTHREVENUE exactly for 94 % of
+    utilities.  An intruder who knows only the sales figures links on them and solves
+    TOTREVENUE from the released revenue parts, however TOTREVENUE itself was perturbed."""
+    eia = sdccore.load_dataset("eia")
+    cols = ["RESREVENUE", "COMREVENUE", "INDREVENUE", "OTHREVENUE", "TOTREVENUE",
+            "RESSALES", "COMSALES", "INDSALES", "OTHRSALES", "TOTSALES"]
+    X = eia[cols].to_numpy(float)
+    holds = np.isclose(X[:, :4].sum(axis=1), X[:, 4], rtol=0, atol=0.5)
+    assert 0.93 < holds.mean() < 0.95
+    Y = X.copy()
+    Y[:, 4] = X[:, 4] * np.random.default_rng(4).uniform(0.5, 1.5, size=len(X))  # TOTREVENUE masked alone
+    prof = risk_profile(X, Y, cols, [4], link_on=[5, 6, 7, 8, 9])
+    v = prof.variables.loc["TOTREVENUE"]
+    assert v.intruder == "identity" and v.with_release > 0.9 and not prof.ok
+    assert v.close_identity == v.beyond_prior > 0.5  # beyond what the sales figures alone predict
+    assert any("identity intruder" in m for m in prof.violations)
+
+
+# ------------------------------------------------------ an independent re-implementation
+
+def _close(x, e, tol=0.05):
+    return np.abs(e - x) <= tol * np.abs(x)
+
+
+def _ref_priors(P, x):
+    """OLS, log-OLS and 5-NN, leave-one-out by refitting without each record (loops)."""
+    n = len(x)
+    A = np.c_[np.ones(n), P]
+    g = lambda v: np.sign(v) * np.log1p(np.abs(v))
+    LA = np.c_[np.ones(n), g(P)]
+    Z = (P - P.mean(0)) / P.std(0)
+    # the kNN prior uses the 8 known variables most correlated with x
+    c = np.abs([np.corrcoef(P[:, k], x)[0, 1] for k in range(P.shape[1])])
+    Zk = Z[:, np.sort(np.argsort(-c, kind="stable")[:8])]
+    ols, logols, knn = np.empty(n), np.empty(n), np.empty(n)
+    for i in range(n):
+        o = np.arange(n) != i
+        ols[i] = A[i] @ np.linalg.lstsq(A[o], x[o], rcond=None)[0]
+        lz = LA[i] @ np.linalg.lstsq(LA[o], g(x[o]), rcond=None)[0]
+        logols[i] = np.sign(lz) * np.expm1(abs(lz))
+        d = ((Zk - Zk[i]) ** 2).sum(1)
+        d[i] = np.inf
+        knn[i] = x[np.argsort(d, kind="stable")[:5]].mean()
+    return {"ols": ols, "log-ols": logols, "knn": knn}
+
+
+def _ref_risk(X, Y, j, known, window=None):
+    """Overall and top-1 % share beyond the best prior of the own-record and assignment
+    intruders (selective protection: P unchanged, so the linked record is the own one)."""
+    x, y = X[:, j], Y[:, j]
+    n = len(x)
+    pri = {m: _close(x, e) for m, e in _ref_priors(X[:, known], x).items()}
+    top = np.argsort(x, kind="stable")[n - max(5, int(np.ceil(0.01 * n))):]
+    best_model = max(pri, key=lambda m: pri[m].mean())
+    est = np.sort(y)[np.argsort(np.argsort(_ref_priors(X[:, known], x)[best_model], kind="stable"), kind="stable")]
+    variants = [est]
+    if window is not None:
+        w = int(np.ceil(window * n))
+        ys = np.sort(y)
+        r = np.searchsorted(ys, y)
+        variants.append(np.clip(est, ys[np.clip(r - w, 0, n - 1)], ys[np.clip(r + w, 0, n - 1)]))
+    out = {}
+    for where, idx in (("all", np.arange(n)), ("top", top)):
+        base = max(pri, key=lambda m: pri[m][idx].mean())
+        b = pri[base][idx]
+        out[where] = max([(_close(x[idx], y[idx]) & ~b).mean()]
+                         + [(_close(x[idx], v[idx]) & ~b).mean() for v in variants])
+    return out
+
+
+@pytest.mark.parametrize("name,sens,known_drop", [
+    ("tarragona", ["SALES"], []),
+    ("casc", ["FEDTAX"], []),
+])
+def test_result_risk_agrees_with_an_independent_reimplementation(name, sens, known_drop):
+    df = sdccore.load_dataset(name)
+    cols = list(df.columns)
+    X = df.to_numpy(float)
+    j = cols.index(sens[0])
+    known = [k for k in range(len(cols)) if cols[k] not in sens]
+    for seed in (1, 2, 3):
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            r = sdccore.protect(df, "rankswap", sensitive=sens, rng=seed, allow_unsafe="comparison with a reference")
+        Y = r.data[cols].to_numpy(float)
+        ref = _ref_risk(X, Y, j, known, window=0.4)
+        v = r.risk.variables.loc[sens[0]]
+        ours_all = max(v.close_own, v.close_assignment)
+        ours_top = r.risk.bands.query("variable == @sens[0] and band == 'top 1 %'")
+        ours_top = max(ours_top.close_own.iloc[0], ours_top.beyond_prior.iloc[0])
+        assert ours_all == pytest.approx(ref["all"], abs=0.05)
+        assert ours_top == pytest.approx(ref["top"], abs=0.05)
+
+
+def test_rank_swap_at_40_is_refused_where_assignment_beats_the_floor_in_the_top_1pc():
+    casc = sdccore.load_dataset("casc")
+    with pytest.raises(sdccore.UnsafeReleaseError, match="FEDTAX.*largest records, the assignment intruder"):
+        sdccore.protect(casc, "rankswap", sensitive=["FEDTAX"], p=40, rng=1)
