@@ -92,7 +92,7 @@ def results_section(c):
                                     .assign(ok=lambda t: t.ok == 1.0, worst_band="")).drop(columns="worst band"),
                  key="variable_risk_table")
     fl = state.floors()
-    c4.plotly_chart(figures.band_risk_figure(res.band_risk(), fl["max_close_share"], fl["tolerance"], "close_mean"),
+    c4.plotly_chart(figures.band_risk_figure(res.band_risk(), fl["max_close_share"], fl["tolerance"]),
                     key="band_risk_plot")
     reg = res.regression_summary()
     if len(reg):
@@ -139,11 +139,13 @@ def pick_section(c, best):
     if refused is not None:
         st.error("This release is refused: it breaks the risk floors. " + " ".join(refused.risk.violations[:4]))
         st.dataframe(figures.risk_table(refused.risk.variables), key="refused_risk_table")
+        st.markdown(figures.risk_sentences(refused.risk))
         return
     m = st.columns(len(ev.scores))
     for col, (k, v) in zip(m, ev.scores.items()):
         col.metric(figures.SCORE_NAMES[k], f"{v:.3f}")
     st.dataframe(figures.risk_table(res.risk.variables), key="release_risk_table")
+    st.markdown(figures.risk_sentences(res.risk))
     c1, c2 = st.columns([1, 2])
     c1.plotly_chart(figures.own_correlation_figure(ev.details["ic"]), key="own_cor_plot")
     cols = state.protect_columns()

@@ -44,6 +44,7 @@ def body():
         for v in refused.risk.violations:
             st.markdown(f"- {v}")
         st.dataframe(figures.risk_table(refused.risk.variables), key="refused_risk_table")
+        st.markdown(figures.risk_sentences(refused.risk))
         return
     if blockers:
         return
@@ -65,6 +66,7 @@ def body():
     c3.dataframe(figures.risk_table(res.risk.variables), key="release_risk_table")
     c4.plotly_chart(figures.band_risk_figure(res.risk.bands, res.risk.floors.max_close_share, res.risk.floors.tolerance),
                     key="release_band_plot")
+    c3.markdown(figures.risk_sentences(res.risk))
     plaus = res.plausibility
     st.caption("Plausible values: " + (f"log scale for {', '.join(plaus.index[plaus['transform'] == 'log'])}; "
                                        if (plaus["transform"] == "log").any() else "")

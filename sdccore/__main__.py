@@ -388,7 +388,8 @@ def _protect_dask(args):
         if cluster is not None:
             cluster.close()
     _say(rel.notes, rel.risk.violations)
-    how = f"closeness over all {rel.n:,} records, linking on a sample of {rel.sample:,}"
+    how = (f"own-record closeness over all {rel.n:,} records, the prior and the other intruders on a sample of "
+           f"{rel.sample:,}")
     floors = f"met ({how})" if rel.risk.ok else f"BROKEN ({how}), released because: {args.allow_unsafe}"
     lowered = rel.risk.floors.lowered_text()
     if lowered:

@@ -76,9 +76,12 @@ def codebook(result, original=None, *, drop=(), labels=None):
         Indexed by variable: label, role, in_release, method, transform, bounds, clipped,
         decimals, mean_change_sd (what bounds and rounding moved the mean, in original
         sds), exact, in_expectation, missing_kept, perturbed_share, abs_cor,
-        close_own, close_linked, meets_floors, floors (the last seven from the risk
-        profile, for the variables the floors check; floors is 'default', or names the
-        floors set below the defaults and the reason given for them).
+        close_own, close_linked, prior, beyond_prior, intruder, intruders_tried, meets_floors,
+        floors (the last eleven from the risk profile, for the variables the floors check: the
+        closeness shares are what the release adds beyond the prior, the share of records the
+        intruder's knowledge alone predicts within the tolerance; intruder is the one that did
+        best; floors is 'default', or names the floors set below the defaults and the reason
+        given for them).
 
     Examples
     --------
@@ -142,15 +145,17 @@ def codebook(result, original=None, *, drop=(), labels=None):
                 r = risk.loc[c]
                 row.update(perturbed_share=float(r.get("perturbed_share", np.nan)),
                            abs_cor=float(r.get("abs_cor", np.nan)), close_own=float(r.get("close_own", np.nan)),
-                           close_linked=float(r.get("close_linked", np.nan)), meets_floors=bool(r.get("ok", False)),
-                           floors=lowered or "default")
+                           close_linked=float(r.get("close_linked", np.nan)),
+                           prior=float(r.get("prior", np.nan)), beyond_prior=float(r.get("beyond_prior", np.nan)),
+                           intruder=r.get("intruder", ""), intruders_tried=r.get("intruders", ""),
+                           meets_floors=bool(r.get("ok", False)), floors=lowered or "default")
         if original is not None:
             row["missing_kept"] = int(original[c].isna().sum()) if name not in drop else 0
         rows.append(row)
     order = ["variable", "label", "role", "in_release", "method", "transform", "bounds", "clipped", "decimals",
              "mean_change_sd", "exact",
              "in_expectation", "missing_kept", "perturbed_share", "abs_cor", "close_own", "close_linked",
-             "meets_floors", "floors"]
+             "prior", "beyond_prior", "intruder", "intruders_tried", "meets_floors", "floors"]
     t = pd.DataFrame(rows)
     return t[[c for c in order if c in t.columns]].set_index("variable")
 

@@ -27,11 +27,15 @@ The engine shares the in-memory pipeline's plan and guarantees:
 5. **Risk floors**: |cor(x, x')| and the share of records whose own protected value stays
    within the tolerance, overall, in every size band and among the largest 1 % of records,
    are counted over *all* n records (``_dask_floors``: two passes, exactly the in-memory
-   figures, ties included).  Linking and reconstruction go through the in-memory
-   ``risk_profile`` on ``sample`` records (default 20,000, drawn uniformly) and their
-   protected versions (as in memory, which links 5,000).  Linking against the sample's
-   protected records rather than all n is conservative: an intruder with fewer decoys links
-   more often.  The perturbed shares are the plan's exact ones.
+   figures, ties included); the own-record intruder is held to the floors with that
+   whole-file share WITH the release, an upper bound of its share beyond the prior (issue 26).
+   The rest of the intruder battery (the priors, linking, reconstruction, assignment,
+   identities) goes through the in-memory ``risk_profile`` on ``sample`` records (default
+   20,000, drawn uniformly) and their protected versions (as in memory, which uses 5,000).
+   Linking against the sample's protected records rather than all n is conservative: an
+   intruder with fewer decoys links more often.  In general protection the perturbed shares
+   are the plan's exact ones; in selective protection the floor applies to the part of each
+   sensitive variable the public variables do not explain, measured on the sample.
 
 Correlated noise (``method='noise'``) fits the same frame: each partition adds its own
 draws of N(0, noise_cov % of the file's covariance) to the protected columns, from a
@@ -632,14 +636,17 @@ def _protect_dask(ddf, options, out, *, drop, keep, sample, allow_unsafe, shuffl
         Yw = written[num].to_dask_array(lengths=lengths)
         X0s, Xps = da.compute(X[rows], Yw[rows])
         # |cor| and the own-record closeness, overall, per size band and among the largest 1 %,
-        # over every record (two passes); linking and reconstruction on the sample
+        # over every record (two passes; the own record is then counted WITH the release, an
+        # upper bound of its share beyond the prior); the prior, linking, reconstruction,
+        # assignment and identity intruders on the sample (issue 26)
         whole = whole_file_figures(X, Yw, prep.check, n, mean, lo, hi, X0s, RiskFloors.from_value(o["floors"]))
         basis = scale.T.copy() if scale is not None and o["residuals"] == "keep" else None
         risk = risk_profile(X0s, np.asarray(Xps, dtype=np.float64), num, prep.check, o["floors"], planned,
-                            link_on=_link_columns(prep), structure=change_structure(prep, basis), whole=whole)
+                            link_on=_link_columns(prep), structure=change_structure(prep, basis), whole=whole,
+                            window=o["p"] / 100 if method == "rankswap" else None)
         if not risk.ok and allow_unsafe is None:
-            raise UnsafeReleaseError(f"release refused, it breaks the risk floors (closeness over all {n:,} "
-                                     f"records, linking on a sample of {s:,}): " + risk.message() + ". Nothing was written. Change the recipe, "
+            raise UnsafeReleaseError(f"release refused, it breaks the risk floors (own-record closeness over all {n:,} "
+                                     f"records, the prior and the other intruders on a sample of {s:,}): " + risk.message() + ". Nothing was written. Change the recipe, "
                                      "or pass --allow-unsafe REASON for a file that is not published.", risk=risk)
         if shuffle:
             tmp2 = _partial(out, "b")

@@ -30,9 +30,17 @@ With the release (besides the own-record, linked-record and reconstruction intru
   others.
 
 An intruder that fails to apply returns None.
+
+The priors and identities depend on the original alone, so they are computed once per data
+set and kept (``cached``: at most CACHE_ENTRIES results, in this process's memory only, keyed
+by a digest of the sampled original) across the runs of a comparison or a search.
 """
 
 from __future__ import annotations
+
+import hashlib
+import threading
+from collections import OrderedDict
 
 import numpy as np
 
@@ -43,6 +51,31 @@ IDENTITY_SHARE = 0.5   # an identity must hold exactly for at least this share o
 IDENTITY_REL = 1e-6    # "exactly": |x - identity| <= this * (|x| + 1)
 
 PRIOR_MODELS = ("ols", "log-ols", "knn")
+CACHE_ENTRIES = 64
+
+_cache = OrderedDict()
+_lock = threading.Lock()
+
+
+def data_key(Xr):
+    """A digest of the sampled original (its shape and bytes): the key of its cached priors."""
+    a = np.ascontiguousarray(Xr, dtype=np.float64)
+    return hashlib.blake2b(repr(a.shape).encode() + a.tobytes(), digest_size=20).hexdigest()
+
+
+def cached(key, compute):
+    """compute() once per key (least recently used dropped beyond CACHE_ENTRIES); results are
+    never modified by their users."""
+    with _lock:
+        if key in _cache:
+            _cache.move_to_end(key)
+            return _cache[key]
+    value = compute()
+    with _lock:
+        _cache[key] = value
+        while len(_cache) > CACHE_ENTRIES:
+            _cache.popitem(last=False)
+    return value
 
 
 def slog(v):

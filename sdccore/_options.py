@@ -168,7 +168,7 @@ def _common(method):
                "the last digit.", choices=ROUNDINGS),
         Option("floors", method, "floors", None, "Risk floors",
                "A dict of RiskFloors fields (min_perturbed_share, max_abs_cor, tolerance, max_close_share, bands, "
-               "top_records); omitted fields keep their defaults."),
+               "top_records, hold_all_intruders); omitted fields keep their defaults."),
     ]
 
 

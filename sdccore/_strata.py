@@ -176,19 +176,26 @@ def _combine_risk(profiles, labels, RiskProfile):
     bands of every group (with its label), every group's violations named by group."""
     v = pd.concat([p.variables.assign(stratum=lab) for p, lab in zip(profiles, labels)])
     worst = {"perturbed_share": "min", "abs_cor": "max", "close_own": "max", "close_linked": "max",
-             "close_reconstructed": "max", "worst_band_close": "max", "ok": "all"}
+             "close_reconstructed": "max", "residual_cor": "max", "prior": "max", "close_assignment": "max",
+             "close_identity": "max", "beyond_prior": "max", "worst_band_close": "max", "ok": "all"}
     agg = {c: f for c, f in worst.items() if c in v.columns}
     variables = v.groupby(level=0, sort=False).agg(agg)
     if "worst_band" in v.columns:
         idx = v.reset_index().groupby(v.index.name or "index", sort=False)["worst_band_close"].idxmax()
         flat = v.reset_index()
         variables["worst_band"] = [f"{flat.loc[i, 'stratum']}: {flat.loc[i, 'worst_band']}" for i in idx.reindex(variables.index)]
+    if "beyond_prior" in v.columns:  # the intruder that did best, in the group where it did best
+        flat = v.reset_index()
+        idx = flat.groupby(v.index.name or "index", sort=False)["beyond_prior"].idxmax()
+        for c in ("intruder", "with_release", "prior_model", "intruders", "reported_only"):
+            variables[c] = [flat.loc[i, c] for i in idx.reindex(variables.index)]
     variables = variables[[c for c in profiles[0].variables.columns if c in variables.columns]]
     bands = pd.concat([p.bands.assign(stratum=lab) for p, lab in zip(profiles, labels)], ignore_index=True)
     violations = tuple(f"{lab}: {msg}" for p, lab in zip(profiles, labels) for msg in p.violations)
     failing = tuple(dict.fromkeys(f for p in profiles for f in p.failing))
+    intruders = pd.concat([p.intruders.assign(stratum=lab) for p, lab in zip(profiles, labels)], ignore_index=True)
     return RiskProfile(variables, bands, violations, profiles[0].floors, sum(p.linked_sample for p in profiles),
-                       failing)
+                       failing, intruders)
 
 
 def _combine_plausibility(parts, data, out):

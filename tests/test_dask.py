@@ -227,7 +227,8 @@ def test_recipe_from_memory_applied_with_dask_cli(client, files, tmp_path):
                          "--scheduler", client.scheduler.address, "--drop", "id", "--keep", "region",
                          "--out", str(tmp_path / "out")])
     assert code == 0, err.getvalue()
-    assert "risk floors met (closeness over all 300,000 records, linking on a sample of 20,000)" in err.getvalue()
+    assert ("risk floors met (own-record closeness over all 300,000 records, the prior and the other intruders on a "
+            "sample of 20,000)") in err.getvalue()
     out = pd.read_parquet(tmp_path / "out")
     assert len(out) == len(d) and "id" not in out.columns
     # rounding to the file's decimals, integers kept integers, signs kept (bounds 'sign')

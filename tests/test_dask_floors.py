@@ -42,9 +42,25 @@ def dask_figures(X, Y, lengths, check, floors, sample_rows):
                                   X[sample_rows], floors)
 
 
-def in_memory(X, Y, check, floors):
-    rp = risk_profile(X, Y, NAMES, check, floors)
-    return rp.variables, rp.bands
+def in_memory(X, Y, check, floors, names=NAMES):
+    """risk_profile's |cor| and bands (record counts and value ranges over every record), with
+    the own record's share WITH the release counted directly over every record in each band
+    (risk_profile's close_own is the share beyond the prior, on its linked sample: issue 26)."""
+    rp = risk_profile(X, Y, names, check, floors)
+    var, bands = rp.variables.copy(), rp.bands.copy()
+    n = len(X)
+    for j in check:
+        x, y = X[:, j], Y[:, j]
+        own = np.abs(y - x) <= floors.tolerance * np.abs(x)
+        order = np.argsort(x, kind="stable")
+        members = list(np.array_split(order, floors.bands))
+        top = max(floors.top_records, int(np.ceil(0.01 * n)))
+        members.append(order[n - top:])
+        var.loc[names[j], "close_own"] = own.mean()
+        sel = bands.variable == names[j]
+        assert list(bands.loc[sel, "records"]) == [len(m) for m in members]
+        bands.loc[sel, "close_own"] = [own[m].mean() for m in members]
+    return var, bands
 
 
 @pytest.mark.parametrize("floors", [RiskFloors(), RiskFloors(bands=7, top_records=100, tolerance=0.1)])
@@ -112,7 +128,10 @@ def test_protect_dask_checks_the_floors_on_every_record(tmp_path):
                            sample=1000, allow_unsafe="test")
         Y = rel.data.compute()
     cols = list(d.columns)
-    full = risk_profile(d[cols].to_numpy(float), Y[cols].to_numpy(float), cols, list(range(5)))
+    # the own record's share WITH the release over every record (an upper bound of its share
+    # beyond the prior, which the sample-based profile gives in memory)
+    fv, fb = in_memory(d[cols].to_numpy(float), Y[cols].to_numpy(float), list(range(5)), RiskFloors(), cols)
+    full = type("Full", (), {"variables": fv, "bands": fb})
     got = rel.risk.bands.set_index(["variable", "band"])
     want = full.bands.set_index(["variable", "band"])
     assert got["records"].equals(want["records"]) and got["records"].loc[("v0", "top 1 %")] == 300

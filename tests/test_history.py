@@ -62,7 +62,8 @@ def test_multi_step_undo_of_roles_and_settings(app):
 
 def test_runs_listed_restored_and_compared(app):
     at = app
-    at.multiselect(key="sensitive_select").set_value(["SALES", "NET.PROFIT"]).run()
+    # SALES alone: a rank swap of SALES and NET.PROFIT is refused (the assignment intruder)
+    at.multiselect(key="sensitive_select").set_value(["SALES"]).run()
     at.switch_page("pages/4_run.py").run()
     at.multiselect(key="run_methods").set_value(["M-AGG", "Rank swap"]).run()
     at.slider(key="run_reps").set_value(2).run()
@@ -76,13 +77,13 @@ def test_runs_listed_restored_and_compared(app):
     res = at.session_state["comparison"]["result"]
     want = res.summary[(res.summary.config == "M-AGG") & (res.summary.score == "overall")]["mean"].iloc[0]
     assert hist[0]["scores"]["overall"] == pytest.approx(want)
-    assert set(hist[2]["risk"].index) == {"SALES", "NET.PROFIT"} and hist[2]["seed"] == 12345
+    assert set(hist[2]["risk"].index) == {"SALES"} and hist[2]["seed"] == 12345
     # change the settings and the roles, then go back to run 1
     at.switch_page("pages/3_configure.py").run()
     at.radio(key="config_method").set_value("M-AGG").run()
     at.number_input(key="magg_k").set_value(6).run()
     at.switch_page("pages/1_data.py").run()
-    at.multiselect(key="sensitive_select").set_value(["SALES"]).run()
+    at.multiselect(key="sensitive_select").set_value(["SALES", "NET.PROFIT"]).run()
     at.switch_page("pages/6_history.py").run()
     _ok(at)
     table = at.dataframe[0].value
@@ -91,7 +92,7 @@ def test_runs_listed_restored_and_compared(app):
     at.button(key="history_restore").click().run()
     _ok(at)
     assert at.session_state["cfg_magg"].get("k", 3) == 3
-    assert at.session_state["roles"]["NET.PROFIT"] == "sensitive"
+    assert at.session_state["roles"]["NET.PROFIT"] == "public"
     assert any("restored" in s.value for s in at.success)
     # compare runs 1 and 3 side by side
     at.selectbox(key="history_a").set_value(1).run()
@@ -106,7 +107,7 @@ def test_runs_listed_restored_and_compared(app):
     # and undo the going back
     assert "went back to run 1" in " ".join(c.value for c in at.caption)
     at.button(key="history_undo").click().run()
-    assert at.session_state["cfg_magg"]["k"] == 6 and at.session_state["roles"]["NET.PROFIT"] == "public"
+    assert at.session_state["cfg_magg"]["k"] == 6 and at.session_state["roles"]["NET.PROFIT"] == "sensitive"
 
 
 def test_internal_report_lists_the_history(tarragona):

@@ -49,3 +49,14 @@ def test_pca_removal_smallest_case():
     assert curve.correlation.is_monotonic_decreasing and len(curve) == 13
     assert comp.loc["PCA-R stop", "floors_met"] == 0.0 and comp.loc["PCA-R stop", "max_reconstructed"] > 0.8
     assert im.ssim_matlab.is_monotonic_decreasing and im.psnr.is_monotonic_decreasing
+
+
+def test_risk_beyond_prior_smallest_case():
+    mod = _load("risk_beyond_prior")
+    table, passes = mod.main(cases=[("casc", ["FEDTAX"])], methods={"Rank swap": ("rankswap", {}),
+                                                                     "M-AGG": ("magg", {})}, reps=2, write=False)
+    rs = table[(table.method == "Rank swap") & (table.intruder == "assignment")].iloc[0]
+    # the value set handed out in the order P predicts: far beyond the prior among the largest records
+    assert rs.prior > 0.2 and rs.top1_beyond > 0.2 and rs.held_to_floors
+    assert passes.set_index("method").loc["Rank swap", "floors_met"] == 0
+    assert set(table.intruder) >= {"own", "linked", "assignment"}

@@ -190,21 +190,48 @@ def own_correlation_figure(ic: pd.DataFrame):
     return fig
 
 
-RISK_COLUMNS = {"perturbed_share": "perturbed share", "abs_cor": "|cor(x, x')|", "close_own": "own record close",
-                "close_linked": "linked record close", "close_reconstructed": "reconstructed by an intruder",
-                "worst_band_close": "worst size band close",
-                "worst_band": "worst band", "ok": "meets floors"}
+RISK_COLUMNS = {"prior": "known without the release (prior)", "beyond_prior": "added by the release",
+                "intruder": "best intruder", "with_release": "its share with the release",
+                "perturbed_share": "perturbed share", "abs_cor": "|cor(x, x')|",
+                "residual_cor": "|cor| of the part the public variables do not explain",
+                "close_own": "own record (beyond prior)", "close_linked": "linked record (beyond prior)",
+                "close_reconstructed": "reconstructed (beyond prior)", "close_assignment": "assignment (beyond prior)",
+                "close_identity": "identity (beyond prior)", "worst_band_close": "worst size band (beyond prior)",
+                "worst_band": "worst band", "prior_model": "prior model",
+                "reported_only": "measured, not held to the floors", "intruders": "intruders tried", "ok": "meets floors"}
+_SHARES = ("prior", "beyond_prior", "with_release", "perturbed_share", "close_own", "close_linked",
+           "close_reconstructed", "close_assignment", "close_identity", "worst_band_close")
 
 
 def risk_table(variables: pd.DataFrame) -> pd.DataFrame:
-    """Per-variable risk with readable headers and percentages (a table, not a figure)."""
+    """Per-variable risk with readable headers and percentages (a table, not a figure): the
+    prior and what the release adds first, then each intruder."""
     t = variables.copy()
-    for c in ("perturbed_share", "close_own", "close_linked", "close_reconstructed", "worst_band_close"):
+    first = [c for c in ("prior", "beyond_prior", "intruder", "with_release") if c in t]
+    t = t[first + [c for c in t.columns if c not in first]]
+    for c in _SHARES:
         if c in t:
-            t[c] = (t[c] * 100).map(lambda v: "not assessed" if v != v else f"{v:.1f} %")
-    t["abs_cor"] = t["abs_cor"].map(lambda v: f"{v:.3f}")
-    t["ok"] = t["ok"].map({True: "yes", False: "NO"})
+            t[c] = (t[c].astype(float) * 100).map(lambda v: "not assessed" if v != v else f"{v:.1f} %")
+    for c in ("abs_cor", "residual_cor"):
+        if c in t:
+            t[c] = t[c].astype(float).map(lambda v: "" if v != v else f"{v:.3f}")
+    t["ok"] = t["ok"].map({True: "yes", False: "NO"}) if t["ok"].dtype == bool else t["ok"]
     return t.rename(columns=RISK_COLUMNS)
+
+
+def risk_sentences(risk, limit=6) -> str:
+    """Markdown: per checked variable, what the intruder's knowledge predicts without the release
+    and what the release adds (``RiskProfile.explain``), the variables that add most first."""
+    lines = risk.explain()
+    if not lines:
+        return ""
+    v = risk.variables
+    if "beyond_prior" in v:
+        order = v.beyond_prior.astype(float).fillna(0).to_numpy().argsort(kind="stable")[::-1]
+        names = [str(n) for n in v.index[order]]
+        lines = sorted(lines, key=lambda t: next((i for i, n in enumerate(names) if t.startswith(n + ":")), 0))
+    more = f"\n- ... and {len(lines) - limit} more variable(s): see the table." if len(lines) > limit else ""
+    return "**Prior and what the release adds**\n" + "".join(f"\n- {t}" for t in lines[:limit]) + more
 
 
 def plausibility_table(plaus: pd.DataFrame) -> pd.DataFrame:
@@ -215,19 +242,30 @@ def plausibility_table(plaus: pd.DataFrame) -> pd.DataFrame:
                              "clipped": "values clipped"})
 
 
-def band_risk_figure(bands: pd.DataFrame, limit=None, tolerance=0.05, value="close_own"):
-    """Share of records within the tolerance of their true value, by size band of the
-    original value (1 = smallest), one line per variable (or per configuration and variable)."""
+def band_risk_figure(bands: pd.DataFrame, limit=None, tolerance=0.05, value=None):
+    """Share of records within the tolerance of their true value that the release adds beyond
+    the prior (the floored figure), by size band of the original value (1 = smallest), one line
+    per variable (or per configuration and variable), with the prior (what the intruder's
+    knowledge alone gives) dotted beside it."""
     fig = go.Figure()
+    if value is None:
+        value = next(c for c in ("beyond_prior", "beyond_mean", "close_own", "close_mean") if c in bands.columns)
     key = ["config", "variable"] if "config" in bands.columns else ["variable"]
     for i, (name, sub) in enumerate(bands.groupby(key, sort=False)):
         label = " / ".join(map(str, name)) if isinstance(name, tuple) else str(name)
-        fig.add_scatter(x=sub.band, y=sub[value] * 100, mode="lines+markers", name=label,
-                        line=dict(color=_color(name[0] if isinstance(name, tuple) else label, i)),
-                        hovertemplate="band %{x}: %{y:.1f} % of records within the tolerance<extra>" + label + "</extra>")
+        color = _color(name[0] if isinstance(name, tuple) else label, i)
+        fig.add_scatter(x=sub.band, y=sub[value] * 100, mode="lines+markers", name=label, line=dict(color=color),
+                        hovertemplate="band %{x}: the release adds %{y:.1f} % of records within the tolerance<extra>"
+                                      + label + "</extra>")
+        if "prior" in sub:
+            fig.add_scatter(x=sub.band, y=sub.prior * 100, mode="lines", name=f"{label}: prior", showlegend=False,
+                            line=dict(color=color, dash="dot", width=1),
+                            hovertemplate="band %{x}: known without the release for %{y:.1f} % of records<extra>"
+                                          + label + " prior</extra>")
     if limit is not None:
         fig.add_hline(y=limit * 100, line_dash="dash", line_color="#d62728", annotation_text=f"floor {limit * 100:.0f} %")
-    fig.update_layout(title=f"Records within {tolerance * 100:.0f} % of the truth, by size band",
+    fig.update_layout(title=f"Records the release puts within {tolerance * 100:.0f} % of the truth beyond the prior "
+                            f"(dotted: the prior), by size band",
                       xaxis=dict(title="size band of the original value (1 smallest; top 1 %: the largest records)",
                                  type="category"),
                       yaxis=dict(title="% of the band's records", rangemode="tozero"), height=400,
@@ -332,7 +370,7 @@ def regression_table(table: pd.DataFrame) -> pd.DataFrame:
 def codebook_table(book: pd.DataFrame) -> pd.DataFrame:
     """The codebook with readable headers and percentages (a table, not a figure)."""
     t = book.copy()
-    for c in ("perturbed_share", "close_own", "close_linked"):
+    for c in ("perturbed_share", "close_own", "close_linked", "prior", "beyond_prior"):
         if c in t:
             t[c] = t[c].map(lambda v: "" if pd.isna(v) else f"{v:.1%}")
     if "abs_cor" in t:
@@ -340,7 +378,9 @@ def codebook_table(book: pd.DataFrame) -> pd.DataFrame:
     return t.rename(columns={"in_release": "in the release", "in_expectation": "kept in expectation",
                              "exact": "kept exactly", "missing_kept": "missing cells kept",
                              "perturbed_share": "perturbed share", "abs_cor": "|cor(x, x')|",
-                             "close_own": "own record close", "close_linked": "linked record close",
+                             "close_own": "own record (beyond prior)", "close_linked": "linked record (beyond prior)",
+                             "prior": "known without the release (prior)", "beyond_prior": "added by the release",
+                             "intruder": "best intruder", "intruders_tried": "intruders tried",
                              "meets_floors": "meets floors", "mean_change_sd": "mean moved by bounds/rounding (sd)"})
 
 
@@ -389,7 +429,8 @@ def history_pair(a: dict, b: dict):
     scores["difference"] = scores[lb] - scores[la]
     risk = None
     if a.get("risk") is not None and b.get("risk") is not None:
-        cols = [c for c in ("perturbed_share", "close_own", "close_linked") if c in a["risk"] and c in b["risk"]]
+        cols = [c for c in ("prior", "beyond_prior", "perturbed_share", "close_own", "close_linked")
+                if c in a["risk"] and c in b["risk"]]
         risk = a["risk"][cols].add_suffix(f" {la}").join(b["risk"][cols].add_suffix(f" {lb}"), how="outer")
     return opts, scores, risk
 

@@ -57,10 +57,15 @@ def build_report(kind, data_name, shape, roles, label, options, evaluation, comp
     if risk is not None:
         fl = risk.floors
         risk_html = (f"<h2>Risk floors, per variable and size band</h2><p>Floors: at least {fl.min_perturbed_share:.0%} "
-                     f"of each checked variable's variance perturbed; |cor(original, protected)| at most "
-                     f"{fl.max_abs_cor:.2f}; at most {fl.max_close_share:.0%} of records within {fl.tolerance:.0%} of "
-                     f"their true value (own record and linked record), overall, in each of {fl.bands} size bands and "
-                     f"among the largest 1 %. Result: <b>{'all floors met' if risk.ok else 'FLOORS BROKEN'}</b>.</p>"
+                     f"of each checked variable's variance perturbed and |cor(original, protected)| at most "
+                     f"{fl.max_abs_cor:.2f} (in selective protection: of the part the public variables do not "
+                     f"explain); at most {fl.max_close_share:.0%} of records put within {fl.tolerance:.0%} of their "
+                     f"true value beyond what the intruder's knowledge alone predicts (the prior: OLS, log-OLS and "
+                     f"nearest-neighbour laws fitted leave-one-out), by every intruder tried, overall, in each of "
+                     f"{fl.bands} size bands and among the largest 1 %. Intruders tried: "
+                     f"{esc('; '.join(sorted(set(', '.join(risk.variables.get('intruders', pd.Series([], dtype=str)).astype(str)).split(', ')) - {''})))}. "
+                     f"Result: <b>{'all floors met' if risk.ok else 'FLOORS BROKEN'}</b>.</p>"
+                     + "<ul>" + "".join(f"<li>{esc(t)}</li>" for t in risk.explain()) + "</ul>"
                      + (f"<p><b>The {esc(fl.lowered_text())}</b>"
                         + (f"; released because: {esc(unsafe_reason or '')}" if internal else "") + ".</p>"
                         if fl.lowered() else "")

@@ -939,7 +939,8 @@ def record_history(kind: str, label: str, config: dict, scores: dict, risk_varia
         return
     risk = None
     if risk_variables is not None and len(risk_variables):
-        cols = [c for c in ("perturbed_share", "abs_cor", "close_own", "close_linked", "ok", "runs_ok")
+        cols = [c for c in ("prior", "beyond_prior", "intruder", "perturbed_share", "abs_cor", "close_own",
+                            "close_linked", "ok", "runs_ok")
                 if c in risk_variables]
         risk = risk_variables[cols].copy()
     hist.append({"id": (hist[-1]["id"] + 1) if hist else 1, "time": _clock(), "kind": kind, "label": label,
