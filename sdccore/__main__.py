@@ -388,6 +388,7 @@ def _protect_dask(args):
         if cluster is not None:
             cluster.close()
     _say(rel.notes, rel.risk.violations)
+    _risk_lines(rel.risk)
     how = (f"own-record closeness over all {rel.n:,} records, the prior and the other intruders on a sample of "
            f"{rel.sample:,}")
     floors = f"met ({how})" if rel.risk.ok else f"BROKEN ({how}), released because: {args.allow_unsafe}"
@@ -454,12 +455,28 @@ def _protect(args):
             print(f"note: another run replaced {args.out} right after this one wrote it (this run's file had "
                   f"sha256 {digest}); the file there now is the other run's", file=sys.stderr)
     _say(res.notes, res.risk.violations)
+    _risk_lines(res.risk)
     print(f"wrote {'standard output' if args.out == '-' else args.out}: {out.shape[0]} records, {out.shape[1]} columns, "
           f"sha256 {digest} "
           f"(method {res.method}, seed {res.options['seed']}; risk floors "
           f"{'met' if res.risk.ok else 'BROKEN, released because: ' + res.unsafe_reason}"
           f"{'; ' + res.risk.floors.lowered_text() + ', released because: ' + res.unsafe_reason if res.risk.floors.lowered() else ''})",
           file=sys.stderr)
+
+
+def _risk_lines(risk, most=3):
+    """'risk: ...' lines on standard error: for the variables the release adds most to, what the
+    intruder's knowledge alone predicts and what the release adds (RiskProfile.explain)."""
+    lines = risk.explain()
+    v = risk.variables
+    if not lines or "beyond_prior" not in v:
+        return
+    top = [str(n) for n in v.beyond_prior.astype(float).fillna(0).sort_values(ascending=False, kind="stable").index]
+    lines = sorted(lines, key=lambda t: next((i for i, n in enumerate(top) if t.startswith(n + ":")), len(top)))
+    for t in lines[:most]:
+        print(f"risk: {t}", file=sys.stderr)
+    if len(lines) > most:
+        print(f"risk: ... {len(lines) - most} more variable(s): see the codebook (--codebook PATH)", file=sys.stderr)
 
 
 def _evaluate_dask(args):

@@ -237,10 +237,11 @@ class RiskProfile:
             if len(top) and "beyond_prior" in top:
                 t = top.iloc[0]
                 tail = (f"; among the largest records the prior gets {t.prior:.0%} and the release adds "
-                        f"{t.beyond_prior:.0%} ({t.intruder})")
+                        + (f"{t.beyond_prior:.0%} ({t.intruder})" if t.beyond_prior > 0 else "nothing"))
+            adds = (f"{r.beyond_prior:.0%} ({r.intruder} intruder, {r.with_release:.0%} with the release)"
+                    if r.beyond_prior > 0 else "nothing")
             out.append(f"{name}: what the intruder knows already predicts it within {tol:.0%} for {r.prior:.0%} of "
-                       f"records ({r.prior_model}); the release adds {r.beyond_prior:.0%} ({r.intruder} intruder, "
-                       f"{r.with_release:.0%} with the release){tail}.")
+                       f"records ({r.prior_model}); the release adds {adds}{tail}.")
         return out
 
     def message(self) -> str:
@@ -410,18 +411,30 @@ def _fix(floor):
     }[floor]
 
 
-def _residual_cor(X, Y, rows, j, known, ob):
-    """|cor| between the part of x_j that the known variables do not explain (least squares on
-    the original) and the same part of the release (y_j less the same fit of the record's known
-    values): how much of what the intruder does not know the release keeps."""
+def _residual_fit(X, rows, j, known, use):
+    """The least-squares fit of x_j on the known variables (the original alone): (fit, x - fit)."""
     x = X[rows, j]
-    y = Y[rows, j]
-    use = np.ones(len(rows), dtype=bool) if ob is None else ob[rows]
     K = most_related(X[np.ix_(rows, known)], x, MAX_KNOWN)
     A = np.c_[np.ones(len(rows)), K][use]
     with np.errstate(all="ignore"):
-        beta = np.linalg.lstsq(A, x[use], rcond=None)[0]
-        ex, ey = x[use] - A @ beta, y[use] - A @ beta
+        fit = A @ np.linalg.lstsq(A, x[use], rcond=None)[0]
+    return fit, x[use] - fit
+
+
+def _residual_cor(X, Y, rows, j, known, ob, key=None):
+    """|cor| between the part of x_j that the known variables do not explain (least squares on
+    the original) and the same part of the release (y_j less the same fit of the record's known
+    values): how much of what the intruder does not know the release keeps.  The fit depends on
+    the original alone: kept per data set (``key``) when no cell is missing."""
+    x = X[rows, j]
+    y = Y[rows, j]
+    use = np.ones(len(rows), dtype=bool) if ob is None else ob[rows]
+    if key is not None and ob is None:
+        fit, ex = intr.cached(("residual", key, j, tuple(known)), lambda: _residual_fit(X, rows, j, known, use))
+    else:
+        fit, ex = _residual_fit(X, rows, j, known, use)
+    with np.errstate(all="ignore"):
+        ey = y[use] - fit
         if ex.std() <= 1e-12 * max(np.abs(x[use]).max(), 1.0) or ey.std() == 0:
             # the known variables determine x exactly: nothing left for a release to disclose
             return 0.0
@@ -582,7 +595,7 @@ def risk_profile(X, Y, names, check, floors=None, planned_share=None, link_on=No
         else:
             linked = _link(X, Y, rows, known) if known else rows
         if selective:
-            res_cor = _residual_cor(X, Y, rows, j, known, ob)
+            res_cor = _residual_cor(X, Y, rows, j, known, ob, key)
             share, cor_checked = 1.0 - res_cor ** 2, res_cor
         else:
             planned = planned_share[a] if planned_share is not None else None

@@ -143,7 +143,9 @@ def test_two_sessions_never_see_each_other(server, browser, tmp_path):
     assert "second.csv" in textB and "first.csv" not in textB and "alpha_" not in textB
     for page, cols in ((A, a.columns), (B, b.columns)):
         _goto(page, "5 Download")
-        if page.get_by_text("Release refused").count():  # the floors refused this file: nothing to download
+        # the floors refused this file (a configuration, or every method: CASC's PTOTVAL identity in
+        # general protection): nothing to download, and nothing of the other session on the page
+        if page.get_by_text("Release refused").count() or page.get_by_text("No method meets the risk floors").count():
             assert not any(c in page.content() for c in (b.columns if page is A else a.columns))
             continue
         with page.expect_download() as dl:
@@ -233,7 +235,8 @@ def test_missing_cells_and_regression_check(server, browser, tmp_path):
     page = browser.new_page(viewport={"width": 1400, "height": 1000}, accept_downloads=True)
     _upload_in(page, server, src)
     page.get_by_text("missing cell(s) in").first.wait_for(timeout=60000)
-    _pick_sensitive(page, "SALES")
+    # general protection: with SALES sensitive, a rank swap of SALES is refused on this file (the
+    # assignment intruder gets 4 of the 9 largest firms within 5 %, 3 beyond the prior)
     _shot(page, "missing_1_data")
     _goto(page, "4 Run and compare")
     area = page.locator(".st-key-run_models textarea")
@@ -244,7 +247,7 @@ def test_missing_cells_and_regression_check(server, browser, tmp_path):
     page.get_by_text("Configuration to release").wait_for(timeout=180000)
     _idle(page)
     page.get_by_text("Does the analysis still hold?").first.wait_for(timeout=60000)
-    page.locator(".st-key-release_pick").get_by_text("Rank swap", exact=True).click()
+    page.locator(".st-key-release_pick").get_by_text("PCA", exact=True).click()
     _idle(page)
     page.get_by_text("This release (seed").wait_for(timeout=60000)
     _shot(page, "missing_4_run_regression")
@@ -260,6 +263,9 @@ def test_missing_cells_and_regression_check(server, browser, tmp_path):
     assert "firm" not in out.columns  # the identifier is dropped
     num = [c for c in d.columns if c != "firm"]
     assert out[num].isna().sum().to_dict() == d[num].isna().sum().to_dict()
-    # rank swapping of SALES keeps its observed values, only swapped among records
-    assert np.array_equal(np.sort(out.SALES.dropna().to_numpy()), np.sort(d.SALES.dropna().to_numpy()))
+    # PCA keeps the observed means (to rounding) where the sign bounds clip nothing: the columns
+    # that have negative values (the others lose mass at 0: issue 27)
+    signed = [c for c in num if d[c].min() < 0]
+    assert len(signed) >= 8
+    assert np.allclose(out[signed].mean().to_numpy(), d[signed].mean().to_numpy(), rtol=0, atol=0.51)
     assert "Does the analysis still hold?" in report and "LABOR.COSTS" in report

@@ -268,3 +268,24 @@ def test_risk_explain_names_the_prior_and_what_the_release_adds():
     v = res.risk.variables.loc["SALES"]
     assert line.startswith(f"SALES: what the intruder knows already predicts it within 5% for {v.prior:.0%}")
     assert f"the release adds {v.beyond_prior:.0%} ({v.intruder} intruder" in line and "largest records" in line
+
+
+def test_cli_says_what_the_release_adds_beyond_the_prior(tmp_path):
+    from conftest import run_cli
+    sdccore.load_dataset("tarragona").to_csv(tmp_path / "t.csv", index=False)
+    code, _, err = run_cli(["protect", str(tmp_path / "t.csv"), "--method", "rankswap", "--sensitive", "SALES",
+                            "--seed", "1", "--out", str(tmp_path / "o.csv")])
+    lines = err.strip().splitlines()
+    assert code == 0 and lines[-1].startswith("wrote ") and "risk floors met" in lines[-1]
+    risk = [ln for ln in lines if ln.startswith("risk: ")]
+    assert len(risk) == 1 and risk[0].startswith("risk: SALES: what the intruder knows already predicts it within 5%")
+    # general protection: the three variables the release adds most to, and a pointer to the rest
+    code, _, err = run_cli(["protect", str(tmp_path / "t.csv"), "--method", "pca", "--seed", "1",
+                            "--out", str(tmp_path / "o2.csv")])
+    risk = [ln for ln in err.splitlines() if ln.startswith("risk: ")]
+    assert code == 0 and len(risk) == 4 and risk[-1] == "risk: ... 10 more variable(s): see the codebook (--codebook PATH)"
+    # and a refusal names the intruder, the prior and what the release adds
+    code, _, err = run_cli(["protect", str(tmp_path / "t.csv"), "--method", "rankswap", "--sensitive",
+                            "SALES,NET.PROFIT", "--seed", "1", "--out", str(tmp_path / "o3.csv")])
+    assert code == 2 and "NET.PROFIT: in the largest records, the assignment intruder" in err
+    assert "beyond the 44.4% that the public variables alone give" in err and not (tmp_path / "o3.csv").exists()

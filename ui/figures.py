@@ -264,8 +264,7 @@ def band_risk_figure(bands: pd.DataFrame, limit=None, tolerance=0.05, value=None
                                           + label + " prior</extra>")
     if limit is not None:
         fig.add_hline(y=limit * 100, line_dash="dash", line_color="#d62728", annotation_text=f"floor {limit * 100:.0f} %")
-    fig.update_layout(title=f"Records the release puts within {tolerance * 100:.0f} % of the truth beyond the prior "
-                            f"(dotted: the prior), by size band",
+    fig.update_layout(title=f"Within {tolerance * 100:.0f} % of the truth: added by the release (dotted: prior)",
                       xaxis=dict(title="size band of the original value (1 smallest; top 1 %: the largest records)",
                                  type="category"),
                       yaxis=dict(title="% of the band's records", rangemode="tozero"), height=400,
