@@ -289,3 +289,17 @@ def test_cli_says_what_the_release_adds_beyond_the_prior(tmp_path):
                             "SALES,NET.PROFIT", "--seed", "1", "--out", str(tmp_path / "o3.csv")])
     assert code == 2 and "NET.PROFIT: in the largest records, the assignment intruder" in err
     assert "beyond the 44.4% that the public variables alone give" in err and not (tmp_path / "o3.csv").exists()
+
+
+def test_a_variable_with_nothing_known_has_no_prior_and_counts_every_hit():
+    """Selective protection of every variable (nothing public): no prior model applies, so every
+    record an intruder gets close is the release's doing."""
+    X, rng = _selective_data()
+    Y = X.copy()
+    prof = risk_profile(X, Y, ["a", "b", "c", "S"], [0, 1, 2, 3], link_on=None)
+    v = prof.variables
+    assert (v.with_release == 1.0).all() and not prof.ok
+    # general protection with every other variable a proxy: nothing known, prior 0
+    Z = np.c_[X[:, 3], X[:, 3] * 1.001 + 1]
+    p2 = risk_profile(Z, Z * 1.5, ["s", "t"], [0])
+    assert p2.variables.loc["s", "prior"] == 0.0 and p2.variables.loc["s", "prior_model"] is None
