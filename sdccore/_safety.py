@@ -791,8 +791,12 @@ def _intruder_fix(what, selective, identity, names):
     if what == "reconstruction":
         return _fix("reconstruction selective" if selective else "reconstruction")
     if what == "identity" and identity is not None:
-        return (f"{_fix('identity')} ({', '.join(names[k] for k in identity[1])}: the identity holds exactly for "
-                f"{identity[3]:.0%} of records)")
+        cols = f"{', '.join(names[k] for k in identity[1])}: the identity holds exactly for {identity[3]:.0%} of records"
+        if selective:
+            return f"{_fix('identity')} ({cols})"
+        return ("its parts are released close enough that the identity gives it back: perturb them more strongly "
+                "(more factors or components, more noise, larger k), or leave the total out of the release so that "
+                f"analysts rebuild it from the protected parts ({cols})")
     if what in ("assignment", "identity"):
         return _fix(what)
     return _fix("closeness")

@@ -141,8 +141,15 @@ def test_two_sessions_never_see_each_other(server, browser, tmp_path):
     textA, textB = A.content(), B.content()
     assert "first.csv" in textA and "second.csv" not in textA and "beta_" not in textA
     assert "second.csv" in textB and "first.csv" not in textB and "alpha_" not in textB
+    outcomes = ("Download the protected CSV", "Release refused", "No method meets the risk floors")
     for page, cols in ((A, a.columns), (B, b.columns)):
         _goto(page, "5 Download")
+        # the page settles on one of three outcomes (the recommendation behind it can take a while
+        # on a loaded machine: wait for the outcome, not only for the status widget)
+        page.wait_for_function("(texts) => texts.some(t => document.body.innerText.includes(t))",
+                               arg=list(outcomes), timeout=180000)
+        _idle(page)
+        _shot(page, f"two_sessions_{'A' if page is A else 'B'}_download")
         # the floors refused this file (a configuration, or every method: CASC's PTOTVAL identity in
         # general protection): nothing to download, and nothing of the other session on the page
         if page.get_by_text("Release refused").count() or page.get_by_text("No method meets the risk floors").count():
