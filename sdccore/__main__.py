@@ -467,12 +467,7 @@ def _protect(args):
 def _risk_lines(risk, most=3):
     """'risk: ...' lines on standard error: for the variables the release adds most to, what the
     intruder's knowledge alone predicts and what the release adds (RiskProfile.explain)."""
-    lines = risk.explain()
-    v = risk.variables
-    if not lines or "beyond_prior" not in v:
-        return
-    top = [str(n) for n in v.beyond_prior.astype(float).fillna(0).sort_values(ascending=False, kind="stable").index]
-    lines = sorted(lines, key=lambda t: next((i for i, n in enumerate(top) if t.startswith(n + ":")), len(top)))
+    lines = risk.explain()  # the variables the release adds most to first
     for t in lines[:most]:
         print(f"risk: {t}", file=sys.stderr)
     if len(lines) > most:

@@ -239,17 +239,15 @@ class Comparison:
         if len(self.risk_variables) == 0:
             return pd.DataFrame()
         g = self.risk_variables.groupby(["config", "variable"], sort=False)
-        cols = {"perturbed_share": g.perturbed_share.min(), "abs_cor": g.abs_cor.max(), "close_own": g.close_own.max(),
-                "close_linked": g.close_linked.max(), "close_reconstructed": g.close_reconstructed.max()}
-        rv = self.risk_variables
-        if "beyond_prior" in rv.columns:  # the intruder battery (issue 26): prior beside what the release adds
-            cols.update({"residual_cor": g.residual_cor.max(), "close_assignment": g.close_assignment.max(),
-                         "close_identity": g.close_identity.max(), "prior": g.prior.max(),
-                         "beyond_prior": g.beyond_prior.max(),
-                         "intruder": g.apply(lambda t: t.intruder.iloc[int(np.argmax(t.beyond_prior.to_numpy()))],
-                                             include_groups=False)})
-        cols.update({"worst_band_close": g.worst_band_close.max(), "runs_ok": g.ok.mean()})
-        return pd.DataFrame(cols).reset_index()
+        return pd.DataFrame({
+            "perturbed_share": g.perturbed_share.min(), "abs_cor": g.abs_cor.max(), "close_own": g.close_own.max(),
+            "close_linked": g.close_linked.max(), "close_reconstructed": g.close_reconstructed.max(),
+            "residual_cor": g.residual_cor.max(), "close_assignment": g.close_assignment.max(),
+            "close_identity": g.close_identity.max(), "prior": g.prior.max(), "beyond_prior": g.beyond_prior.max(),
+            # the intruder of the run where the release added most
+            "intruder": g.apply(lambda t: t.intruder.iloc[int(np.argmax(t.beyond_prior.to_numpy()))],
+                                include_groups=False),
+            "worst_band_close": g.worst_band_close.max(), "runs_ok": g.ok.mean()}).reset_index()
 
     def band_risk(self):
         """Per configuration, variable and size band: the mean and the largest share of
@@ -257,12 +255,11 @@ class Comparison:
         if len(self.risk_bands) == 0:
             return pd.DataFrame()
         g = self.risk_bands.groupby(["config", "variable", "band"], sort=False)
-        cols = {"close_mean": g.close_own.mean(), "close_max": g.close_own.max(),
-                "reconstructed_mean": g.close_reconstructed.mean(), "reconstructed_max": g.close_reconstructed.max()}
-        if "beyond_prior" in self.risk_bands.columns:
-            cols.update({"prior": g.prior.max(), "beyond_mean": g.beyond_prior.mean(), "beyond_max": g.beyond_prior.max()})
-        cols["median_rel_error"] = g.median_rel_error.mean()
-        return pd.DataFrame(cols).reset_index()
+        return pd.DataFrame({"close_mean": g.close_own.mean(), "close_max": g.close_own.max(),
+                             "reconstructed_mean": g.close_reconstructed.mean(),
+                             "reconstructed_max": g.close_reconstructed.max(), "prior": g.prior.max(),
+                             "beyond_mean": g.beyond_prior.mean(), "beyond_max": g.beyond_prior.max(),
+                             "median_rel_error": g.median_rel_error.mean()}).reset_index()
 
     def suggest(self, max_risk=None):
         """The configuration to release: among those whose every run met every risk floor

@@ -490,7 +490,8 @@ def _protect_dask(ddf, options, out, *, drop, keep, sample, allow_unsafe, shuffl
     from ._magg import sqrt_psd
     from ._protect import _bind, _link_columns, _plan, _planned_share
     from ._dask_floors import whole_file_figures
-    from ._safety import RiskFloors, UnsafeReleaseError, change_structure, risk_profile
+    from ._intruders import change_structure
+    from ._safety import RiskFloors, UnsafeReleaseError, risk_profile
     from ._validation import resolve_seed
 
     _check_out(out)

@@ -1,10 +1,15 @@
 """The intruder battery: what an intruder predicts of a checked value without the release
 (the prior) and with it (each attack), as estimates over the linked sample of records.
 
-Every function here returns point estimates of the original value ``x_j`` for the records
-``rows``; ``_safety.risk_profile`` turns them into closeness shares and subtracts, per record,
-what the prior already gets right.  Each intruder is a small function with its own
-hand-made test (``tests/test_intruders.py``).
+Every intruder here returns point estimates of the original value ``x_j`` for the records
+``rows``; ``battery`` runs them all for one variable and turns them into hits (records within
+the tolerance), and ``_safety.risk_profile`` into shares beyond what the prior already gets
+right.  Each intruder is a small function with its own hand-made test
+(``tests/test_intruders.py``, ``tests/test_reconstruction.py``).  Besides the priors, the
+assignment and the identities below, this module holds the linking (``link``, and
+``link_leave_one_out`` for wide files), the reconstruction intruders (``regression_estimate``,
+``structural_estimate`` with ``change_structure``) and the residual |cor| of selective
+protection (``residual_cor``).
 
 Prior (no release; the intruder's knowledge ``known`` and the law of x_j given it, fitted
 leave-one-out on the original, so a record never predicts itself):
@@ -43,6 +48,9 @@ import threading
 from collections import OrderedDict
 
 import numpy as np
+from numba import njit, prange
+
+from ._plausible import close, forward, inverse
 
 KNN = 5             # neighbours of the k-nearest-neighbour prior
 KNN_VARIABLES = 8   # known variables it uses (those most correlated with the target)
@@ -216,3 +224,218 @@ def identity_estimate(identity, Xr, Ylinked, known):
     known = set(known)
     V = np.column_stack([Xr[:, k] if k in known else Ylinked[:, k] for k in cols]) if cols else np.zeros((len(Xr), 0))
     return c + V @ coef
+
+
+# ----------------------------------------------------------------- linking and reconstruction
+
+def link(X, Y, rows, cols):
+    """For each original record in ``rows``, the protected record nearest on ``cols``
+    (standardised by the original's sd), the first of ties."""
+    from ._linkage import _nearest, _standardized_pair  # the exact DBRL kernel and its scaling
+
+    A, B = _standardized_pair(X, Y, cols)
+    if A.shape[1] == 0:
+        return np.asarray(rows)
+    return _nearest(A[rows], B)[0]
+
+
+WIDE = 32              # from this many variables, leave-one-out links share one distance matrix
+_LOO_CELLS = 1 << 22   # original x protected distances held at once (32 MB)
+
+
+def link_leave_one_out(X, Y, rows, targets, out_sets):
+    """For each target j, ``_link(X, Y, rows, all columns but out_sets[j])`` at once: the
+    squared distances on every column are summed once (tiles of original records), then
+    each target's left-out columns are subtracted, so m targets cost m subtractions of
+    tile x n, not m scans over m - 1 columns.  Nearest = first of the smallest distances."""
+    mean = X.mean(axis=0)
+    sd = X.std(axis=0)
+    use = sd > 0
+    A = np.zeros((len(rows), X.shape[1]))
+    B = np.zeros_like(Y, dtype=float)
+    A[:, use] = (X[rows][:, use] - mean[use]) / sd[use]
+    B[:, use] = (Y[:, use] - mean[use]) / sd[use]
+    n = B.shape[0]
+    tile = max(1, _LOO_CELLS // max(n, 1))
+    out = {j: np.empty(len(rows), dtype=np.int64) for j in targets}
+    bb = (B * B).sum(axis=1)
+    Bt = np.ascontiguousarray(B.T)
+    for s in range(0, len(rows), tile):
+        a = A[s:s + tile]
+        D0 = (a * a).sum(axis=1)[:, None] + bb[None, :] - 2.0 * (a @ B.T)
+        for j in targets:
+            cols = np.array([c for c in out_sets[j] if use[c]], dtype=np.int64)
+            out[j][s:s + tile] = _argmin_without(D0, a, Bt, cols)
+    return out
+
+
+@njit(cache=True, parallel=True)
+def _argmin_without(D0, a, Bt, cols):
+    """Per row r: the first b minimising D0[r, b] - sum over c in cols of (a[r, c] - B[b, c])^2."""
+    n, nb = D0.shape
+    res = np.empty(n, np.int64)
+    for r in prange(n):
+        best = np.inf
+        arg = 0
+        for b in range(nb):
+            d = D0[r, b]
+            for c in cols:
+                t = a[r, c] - Bt[c, b]
+                d -= t * t
+            if d < best:
+                best = d
+                arg = b
+        res[r] = arg
+    return res
+
+
+def change_structure(prep, basis):
+    """(basis, forward, inverse) for the structural intruder (``structural_estimate``), from
+    protect's prepared data (``prep``) and the span of the perturbed factors' loadings: the span of
+    every record's change on the protection scale, one row per numeric column (rows of exact
+    dependencies rebuilt from the others; NaN where the change is not linear on one scale:
+    a dependency of log-scale columns), or None."""
+    if basis is None:
+        return None
+    full = np.full((len(prep.numeric), basis.shape[1]), np.nan)
+    full[prep.keep] = basis
+    if prep.deps and not prep.log_cols:
+        per_sd = basis / prep.sd0[prep.keep][:, None]
+        for d in prep.deps:
+            full[d.target] = prep.sd0[d.target] * (d.beta @ per_sd)
+    if not prep.log_cols:
+        return full, (lambda M: M), (lambda v, j: v)
+    cols, scales = prep.log_cols, prep.log_scales
+
+    def inv(v, j):
+        if j not in cols:
+            return v
+        M = v[:, None].copy()
+        return inverse(M, [0], [scales[cols.index(j)]])[:, 0]
+
+    return full, (lambda M: forward(M, cols, scales)), inv
+
+
+def regression_estimate(X, Y, rows, j, known, linked=None):
+    """The regression intruder's estimate of x_j for the records ``rows``: knowing a record's
+    original values on ``known`` and its released row, it predicts the change d_j = y_j - x_j
+    from the changes d_known by the linear law of the changes (fitted on ``rows``: the intruder
+    knows the method, or estimates the law from records it knows; leave-one-out, so a record
+    never predicts itself), and subtracts it.  Undoes any perturbation whose changes are
+    linear in the changes it can see; sees nothing when the known variables are unchanged.
+    ``linked`` (general protection): the released rows the intruder links the records to,
+    instead of their own."""
+    own = rows if linked is None else linked
+    d = Y[own, j] - X[rows, j]
+    Dk = most_related(Y[np.ix_(own, known)] - X[np.ix_(rows, known)], d, MAX_KNOWN)
+    return Y[own, j] - loo_fit(Dk, d)
+
+
+def structural_estimate(Xs, Ys, j, known, structure):
+    """The structural intruder's estimate of x_j, or None: for fa, pca and pca_remove the
+    change of every record lies in the span of the perturbed factors' loadings
+    (``basis``, on the protection scale), which an intruder who knows the method estimates
+    from the release itself (FA and PCA keep the covariance).  Knowing a record's values on
+    ``known`` it solves for the record's change and reads x_j back exactly when the known
+    variables determine it (rank of their loadings = number of perturbed factors).  ``Xs``,
+    ``Ys``: the linked records of original and release on the protection scale."""
+    basis, _, inv = structure
+    if basis is None or not np.isfinite(basis[j]).all():
+        return None
+    Bk = basis[known]
+    if not np.isfinite(Bk).all() or Bk.shape[0] < Bk.shape[1] or np.linalg.matrix_rank(Bk) < Bk.shape[1]:
+        return None
+    with np.errstate(all="ignore"):
+        Dk = Ys[:, known] - Xs[:, known]
+        ok = np.isfinite(Dk).all(axis=1)
+        delta = np.linalg.lstsq(Bk, np.where(ok[:, None], Dk, 0.0).T, rcond=None)[0]
+        est = inv(Ys[:, j] - basis[j] @ delta, j)
+    return np.where(ok, est, np.nan)
+
+
+def _residual_fit(Xr, j, known, use):
+    """The least-squares fit of x_j on the known variables (the original alone): (fit, x - fit)."""
+    x = Xr[:, j]
+    K = most_related(Xr[:, known], x, MAX_KNOWN)
+    A = np.c_[np.ones(len(x)), K][use]
+    with np.errstate(all="ignore"):
+        fit = A @ np.linalg.lstsq(A, x[use], rcond=None)[0]
+    return fit, x[use] - fit
+
+
+def residual_cor(Xr, Yr, j, known, obr, key=None):
+    """|cor| between the part of x_j that the known variables do not explain (least squares on
+    the original) and the same part of the release (y_j less the same fit of the record's known
+    values): how much of what the intruder does not know the release keeps.  ``Xr``, ``Yr``: the
+    sampled records; ``obr``: their released cells of column j, or None.  The fit depends on the
+    original alone: kept per data set (``key``) when no cell is missing."""
+    x, y = Xr[:, j], Yr[:, j]
+    use = np.ones(len(x), dtype=bool) if obr is None else obr
+    if key is not None and obr is None:
+        fit, ex = cached(("residual", key, j, tuple(known)), lambda: _residual_fit(Xr, j, known, use))
+    else:
+        fit, ex = _residual_fit(Xr, j, known, use)
+    with np.errstate(all="ignore"):
+        ey = y[use] - fit
+        if ex.std() <= 1e-12 * max(np.abs(x[use]).max(), 1.0) or ey.std() == 0:
+            # the known variables determine x exactly: nothing left for a release to disclose
+            return 0.0
+        return abs(float(np.corrcoef(ex, ey)[0, 1]))
+
+
+def battery(X, Y, Xr, rows, j, known, linked, scaled, structure, ob, window, selective, tol, key):
+    """Every intruder's hits (records within ``tol`` of x_j) on the sampled records ``rows``
+    (``Xr`` = X[rows]), with the release, and every prior model's hits without it.
+
+    Returns (prior_hits, hits, identity): prior_hits = (model names, models x records, boolean),
+    cached per data set; hits = {intruder: variants x records, boolean}, in the order own,
+    linked, reconstruction, assignment, identity, regression (those that apply; a variant is one
+    of the intruder's alternative guesses); identity = the identity the identity intruder used
+    (``find_identity``'s tuple) or None.  A cell missing from the release (``ob`` False) is
+    never a hit."""
+    x, y = Xr[:, j], Y[:, j]
+    released = y if ob is None else y[ob]
+    kx = (key, j, tuple(known))
+    priors = cached(("prior",) + kx, lambda: prior_estimates(Xr, x, known)) if known else {}
+    models = list(priors)
+    PH = cached(("prior hits",) + kx + (tol,),
+                lambda: np.array([close(x, priors[m], tol) for m in models]).reshape(len(models), len(x)))
+    guesses = {"own": [y[rows]], "linked": [y[linked]], "reconstruction": [], "assignment": []}
+    regression = None
+    if known and len(rows) > 2:
+        # the law of the changes: the sensitive change from the known variables' changes
+        regression = regression_estimate(X, Y, rows, j, known, None if selective else linked)
+        if selective:
+            guesses["reconstruction"].append(regression)
+            regression = None
+        if structure is not None:
+            s = structural_estimate(*scaled, j, known, structure)
+            if s is not None:
+                guesses["reconstruction"].append(s)
+    identity = cached(("identity", key, j), lambda: find_identity(Xr, j, [k for k in range(X.shape[1]) if k != j])) \
+        if X.shape[1] > 1 else None
+    # the assignment orders the records by the prior model that predicts best overall (the
+    # intruder can validate that on data like the original; not band by band without the truth;
+    # the last of ties in model order)
+    preds = []
+    if models:
+        means = PH.mean(axis=1)
+        preds.append(priors[models[len(models) - 1 - int(np.argmax(means[::-1]))]])
+    if identity is not None and any(k not in set(known) for k in identity[1]):
+        guesses["identity"] = [identity_estimate(identity, Xr, Y[linked], known)]
+        preds.append(guesses["identity"][0])
+    else:
+        identity = None
+    for p in preds:
+        a = assignment(p, released)
+        if a is not None:
+            guesses["assignment"].append(a)
+            if window is not None:
+                guesses["assignment"].append(window_clip(a, y[linked], released, window))
+    if regression is not None:
+        guesses["regression"] = [regression]
+    obr = np.ones(len(rows), dtype=bool) if ob is None else ob[rows]
+    hits = {k: np.array([close(x, e, tol) & obr for e in v]) for k, v in guesses.items() if v}
+    if ob is not None:
+        hits["linked"] &= ob[linked]
+    return (models, PH), hits, identity

@@ -14,7 +14,8 @@ from . import _removal as rm
 from ._magg import correlated_noise, magg, rankswap_columns
 from ._options import METHODS, Context, bind_data, bind_static, min_swap_percent
 from ._perturb import PARAMETERS, perturb_columns, perturb_residual_rows
-from ._safety import RiskFloors, RiskProfile, UnsafeReleaseError, change_structure, risk_profile
+from ._intruders import change_structure
+from ._safety import RiskFloors, RiskProfile, UnsafeReleaseError, risk_profile
 from ._validation import (
     check_choice,
     check_dataframe,

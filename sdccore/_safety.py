@@ -49,12 +49,10 @@ from __future__ import annotations
 from dataclasses import asdict, dataclass, field
 
 import numpy as np
-from numba import njit, prange
 import pandas as pd
 
-from ._plausible import close as _close, forward, inverse
 from . import _intruders as intr
-from ._intruders import MAX_KNOWN, loo_fit, most_related
+from ._intruders import WIDE, battery, link, link_leave_one_out, residual_cor
 
 __all__ = ["RiskFloors", "RiskProfile", "UnsafeReleaseError", "risk_profile"]
 
@@ -225,16 +223,15 @@ class RiskProfile:
     def explain(self):
         """One sentence per checked variable: what the intruder's knowledge alone predicts (the
         prior), what the release adds overall and among the largest records, and which intruder
-        did best: why a release is refused or passes."""
+        did best: why a release is refused or passes.  The variables the release adds most to
+        come first (ties in the profile's order)."""
         v, b = self.variables, self.bands
         tol = self.floors.tolerance
         out = []
-        for name, r in v.iterrows():
-            if "beyond_prior" not in r or r.prior != r.prior:
-                continue
-            top = b[(b.variable == name) & (b.band == "top 1 %")] if len(b) else b
+        for name, r in v.iloc[np.argsort(-v.beyond_prior.to_numpy(dtype=float), kind="stable")].iterrows():
+            top = b[(b.variable == name) & (b.band == "top 1 %")]
             tail = ""
-            if len(top) and "beyond_prior" in top:
+            if len(top):
                 t = top.iloc[0]
                 tail = (f"; among the largest records the prior gets {t.prior:.0%} and the release adds "
                         + (f"{t.beyond_prior:.0%} ({t.intruder})" if t.beyond_prior > 0 else "nothing"))
@@ -249,132 +246,6 @@ class RiskProfile:
             return "every checked variable meets the risk floors"
         more = f" (and {len(self.violations) - 3} more)" if len(self.violations) > 3 else ""
         return "; ".join(self.violations[:3]) + more
-
-
-def _link(X, Y, rows, cols):
-    """For each original record in ``rows``, the protected record nearest on ``cols``
-    (standardised by the original's sd), the first of ties."""
-    from ._linkage import _nearest, _standardized_pair  # the exact DBRL kernel and its scaling
-
-    A, B = _standardized_pair(X, Y, cols)
-    if A.shape[1] == 0:
-        return np.asarray(rows)
-    return _nearest(A[rows], B)[0]
-
-
-WIDE = 32              # from this many variables, leave-one-out links share one distance matrix
-_LOO_CELLS = 1 << 22   # original x protected distances held at once (32 MB)
-
-
-def _link_leave_one_out(X, Y, rows, targets, out_sets):
-    """For each target j, ``_link(X, Y, rows, all columns but out_sets[j])`` at once: the
-    squared distances on every column are summed once (tiles of original records), then
-    each target's left-out columns are subtracted, so m targets cost m subtractions of
-    tile x n, not m scans over m - 1 columns.  Nearest = first of the smallest distances."""
-    mean = X.mean(axis=0)
-    sd = X.std(axis=0)
-    use = sd > 0
-    A = np.zeros((len(rows), X.shape[1]))
-    B = np.zeros_like(Y, dtype=float)
-    A[:, use] = (X[rows][:, use] - mean[use]) / sd[use]
-    B[:, use] = (Y[:, use] - mean[use]) / sd[use]
-    n = B.shape[0]
-    tile = max(1, _LOO_CELLS // max(n, 1))
-    out = {j: np.empty(len(rows), dtype=np.int64) for j in targets}
-    bb = (B * B).sum(axis=1)
-    Bt = np.ascontiguousarray(B.T)
-    for s in range(0, len(rows), tile):
-        a = A[s:s + tile]
-        D0 = (a * a).sum(axis=1)[:, None] + bb[None, :] - 2.0 * (a @ B.T)
-        for j in targets:
-            cols = np.array([c for c in out_sets[j] if use[c]], dtype=np.int64)
-            out[j][s:s + tile] = _argmin_without(D0, a, Bt, cols)
-    return out
-
-
-@njit(cache=True, parallel=True)
-def _argmin_without(D0, a, Bt, cols):
-    """Per row r: the first b minimising D0[r, b] - sum over c in cols of (a[r, c] - B[b, c])^2."""
-    n, nb = D0.shape
-    res = np.empty(n, np.int64)
-    for r in prange(n):
-        best = np.inf
-        arg = 0
-        for b in range(nb):
-            d = D0[r, b]
-            for c in cols:
-                t = a[r, c] - Bt[c, b]
-                d -= t * t
-            if d < best:
-                best = d
-                arg = b
-        res[r] = arg
-    return res
-
-
-def change_structure(prep, basis):
-    """(basis, forward, inverse) for the structural intruder (``_structural_estimate``), from
-    protect's prepared data (``prep``) and the span of the perturbed factors' loadings: the span of
-    every record's change on the protection scale, one row per numeric column (rows of exact
-    dependencies rebuilt from the others; NaN where the change is not linear on one scale:
-    a dependency of log-scale columns), or None."""
-    if basis is None:
-        return None
-    full = np.full((len(prep.numeric), basis.shape[1]), np.nan)
-    full[prep.keep] = basis
-    if prep.deps and not prep.log_cols:
-        per_sd = basis / prep.sd0[prep.keep][:, None]
-        for d in prep.deps:
-            full[d.target] = prep.sd0[d.target] * (d.beta @ per_sd)
-    if not prep.log_cols:
-        return full, (lambda M: M), (lambda v, j: v)
-    cols, scales = prep.log_cols, prep.log_scales
-
-    def inv(v, j):
-        if j not in cols:
-            return v
-        M = v[:, None].copy()
-        return inverse(M, [0], [scales[cols.index(j)]])[:, 0]
-
-    return full, (lambda M: forward(M, cols, scales)), inv
-
-
-def _regression_estimate(X, Y, rows, j, known, linked=None):
-    """The regression intruder's estimate of x_j for the records ``rows``: knowing a record's
-    original values on ``known`` and its released row, it predicts the change d_j = y_j - x_j
-    from the changes d_known by the linear law of the changes (fitted on ``rows``: the intruder
-    knows the method, or estimates the law from records it knows; leave-one-out, so a record
-    never predicts itself), and subtracts it.  Undoes any perturbation whose changes are
-    linear in the changes it can see; sees nothing when the known variables are unchanged.
-    ``linked`` (general protection): the released rows the intruder links the records to,
-    instead of their own."""
-    own = rows if linked is None else linked
-    d = Y[own, j] - X[rows, j]
-    Dk = most_related(Y[np.ix_(own, known)] - X[np.ix_(rows, known)], d, MAX_KNOWN)
-    return Y[own, j] - loo_fit(Dk, d)
-
-
-def _structural_estimate(Xs, Ys, j, known, structure):
-    """The structural intruder's estimate of x_j, or None: for fa, pca and pca_remove the
-    change of every record lies in the span of the perturbed factors' loadings
-    (``basis``, on the protection scale), which an intruder who knows the method estimates
-    from the release itself (FA and PCA keep the covariance).  Knowing a record's values on
-    ``known`` it solves for the record's change and reads x_j back exactly when the known
-    variables determine it (rank of their loadings = number of perturbed factors).  ``Xs``,
-    ``Ys``: the linked records of original and release on the protection scale."""
-    basis, _, inv = structure
-    if basis is None or not np.isfinite(basis[j]).all():
-        return None
-    Bk = basis[known]
-    if not np.isfinite(Bk).all() or Bk.shape[0] < Bk.shape[1] or np.linalg.matrix_rank(Bk) < Bk.shape[1]:
-        return None
-    with np.errstate(all="ignore"):
-        Dk = Ys[:, known] - Xs[:, known]
-        ok = np.isfinite(Dk).all(axis=1)
-        delta = np.linalg.lstsq(Bk, np.where(ok[:, None], Dk, 0.0).T, rcond=None)[0]
-        est = inv(Ys[:, j] - basis[j] @ delta, j)
-    return np.where(ok, est, np.nan)
-
 
 
 INTRUDERS = {
@@ -409,82 +280,6 @@ def _fix(floor):
         "identity": "protect the columns of the identity together: mark them sensitive too, so that the identity "
                     "no longer solves for it from released values",
     }[floor]
-
-
-def _residual_fit(X, rows, j, known, use):
-    """The least-squares fit of x_j on the known variables (the original alone): (fit, x - fit)."""
-    x = X[rows, j]
-    K = most_related(X[np.ix_(rows, known)], x, MAX_KNOWN)
-    A = np.c_[np.ones(len(rows)), K][use]
-    with np.errstate(all="ignore"):
-        fit = A @ np.linalg.lstsq(A, x[use], rcond=None)[0]
-    return fit, x[use] - fit
-
-
-def _residual_cor(X, Y, rows, j, known, ob, key=None):
-    """|cor| between the part of x_j that the known variables do not explain (least squares on
-    the original) and the same part of the release (y_j less the same fit of the record's known
-    values): how much of what the intruder does not know the release keeps.  The fit depends on
-    the original alone: kept per data set (``key``) when no cell is missing."""
-    x = X[rows, j]
-    y = Y[rows, j]
-    use = np.ones(len(rows), dtype=bool) if ob is None else ob[rows]
-    if key is not None and ob is None:
-        fit, ex = intr.cached(("residual", key, j, tuple(known)), lambda: _residual_fit(X, rows, j, known, use))
-    else:
-        fit, ex = _residual_fit(X, rows, j, known, use)
-    with np.errstate(all="ignore"):
-        ey = y[use] - fit
-        if ex.std() <= 1e-12 * max(np.abs(x[use]).max(), 1.0) or ey.std() == 0:
-            # the known variables determine x exactly: nothing left for a release to disclose
-            return 0.0
-        return abs(float(np.corrcoef(ex, ey)[0, 1]))
-
-
-def _battery(X, Y, rows, j, known, linked, scaled, structure, ob, window, selective, floors_tolerance, key):
-    """Every intruder's hits (records within the tolerance) on the sampled records ``rows``,
-    with the release, and every prior model's hits without it.  Returns (prior, intruders,
-    identity), dicts of boolean arrays over ``rows``."""
-    x, y = X[rows, j], Y[:, j]
-    Xr = X[rows]
-    released = y if ob is None else y[ob]
-    kx = (key, j, tuple(known))
-    priors = intr.cached(("prior",) + kx, lambda: intr.prior_estimates(Xr, x, known)) if known else {}
-    est = {"own": y[rows], "linked": y[linked]}
-    recon, regression = [], None
-    if known and len(rows) > 2:
-        # the law of the changes: the sensitive change from the known variables' changes
-        regression = _regression_estimate(X, Y, rows, j, known, None if selective else linked)
-        if selective:
-            recon.append(regression)
-            regression = None
-        if structure is not None:
-            s = _structural_estimate(*scaled, j, known, structure)
-            if s is not None:
-                recon.append(s)
-    identity = intr.cached(("identity", key, j), lambda: intr.find_identity(Xr, j, [k for k in range(X.shape[1])
-                                                                                     if k != j])) \
-        if X.shape[1] > 1 else None
-    tol = floors_tolerance
-    # the assignment orders the records by the prior model that predicts best overall (the
-    # intruder can validate that on data like the original; not band by band without the truth)
-    hits0 = intr.cached(("hits",) + kx + (tol,), lambda: {m: float(_close(x, e, tol).mean()) for m, e in priors.items()})
-    preds = {m: priors[m] for m in sorted(hits0, key=hits0.get)[-1:]}
-    if identity is not None and any(k not in set(known) for k in identity[1]):
-        est["identity"] = intr.identity_estimate(identity, Xr, Y[linked], known)
-        preds["identity"] = est["identity"]
-    else:
-        identity = None
-    assigned = []
-    for p in preds.values():
-        a = intr.assignment(p, released)
-        if a is not None:
-            assigned.append(a)
-            if window is not None:
-                assigned.append(intr.window_clip(a, y[linked], released, window))
-    if regression is not None:
-        est["regression"] = regression
-    return priors, est, recon, assigned, identity
 
 
 def _shares(prior_hits, hits, sets):
@@ -572,7 +367,7 @@ def _risk_profile(X, Y, names, check, floors=None, planned_share=None, link_on=N
       the variable given that knowledge, fitted leave-one-out on the original), without any
       release;
     * with the release: the own record, the linked record (nearest on the knowledge), the
-      reconstruction intruders (``_regression_estimate``, and ``_structural_estimate`` with
+      reconstruction intruders (``_intruders.regression_estimate``, and ``structural_estimate`` with
       ``structure`` = (basis, forward, inverse) from protect), the assignment intruder (the
       released values handed out in the order of each prediction; clipped to rank swapping's
       published window of ``window`` ranks when given) and the identity intruder.
@@ -581,7 +376,7 @@ def _risk_profile(X, Y, names, check, floors=None, planned_share=None, link_on=N
     not (beyond the prior), overall, in every size band and among the largest 1 %; the floor
     ``max_close_share`` applies to it everywhere.  In selective protection the
     ``min_perturbed_share`` and ``max_abs_cor`` floors apply to the part of the variable that
-    the public variables do not explain (``_residual_cor``): a release that keeps the
+    the public variables do not explain (``_intruders.residual_cor``): a release that keeps the
     regression on the public variables and replaces the rest changes 100 % of what the
     intruder does not know, however much the public variables explain.  In general
     protection they apply to the whole variable (``planned_share``, the exact perturbed
@@ -607,7 +402,7 @@ def _risk_profile(X, Y, names, check, floors=None, planned_share=None, link_on=N
     pos[rows] = np.arange(len(rows))
     m = X.shape[1]
     selective = bool(link_on)
-    shared = _link(X, Y, rows, list(link_on)) if link_on else None
+    shared = link(X, Y, rows, list(link_on)) if link_on else None
     loo = None
     proxies = {}
     if shared is None:
@@ -616,15 +411,16 @@ def _risk_profile(X, Y, names, check, floors=None, planned_share=None, link_on=N
         # each target's proxies: knowing one of those already discloses it without any release
         proxies = {j: [i for i in range(m) if i != j and abs(R[i, j]) >= NEAR_DUPLICATE] for j in check}
         if m >= WIDE:
-            loo = _link_leave_one_out(X, Y, rows, list(check), {j: [j] + proxies[j] for j in check})
+            loo = link_leave_one_out(X, Y, rows, list(check), {j: [j] + proxies[j] for j in check})
     tol = floors.tolerance
     win = None if window is None else int(np.ceil(window * n))
-    key = intr.data_key(X[rows])  # the priors depend on the original alone: fitted once per data set
+    Xr, Yr = X[rows], Y[rows]  # the linked sample
+    key = intr.data_key(Xr)  # the priors depend on the original alone: fitted once per data set
     var_rows, band_rows, violations, failing, intr_rows = [], [], [], [], []
     scaled = None
     if structure is not None:
         with np.errstate(all="ignore"):  # the linked records on the protection scale, once
-            scaled = (structure[1](X[rows]), structure[1](Y[rows]))
+            scaled = (structure[1](Xr), structure[1](Yr))
     for a, j in enumerate(check):
         name = names[j]
         x, y = X[:, j], Y[:, j]
@@ -643,32 +439,16 @@ def _risk_profile(X, Y, names, check, floors=None, planned_share=None, link_on=N
         elif loo is not None:
             linked = loo[j]
         else:
-            linked = _link(X, Y, rows, known) if known else rows
+            linked = link(X, Y, rows, known) if known else rows
         if selective:
-            res_cor = _residual_cor(X, Y, rows, j, known, ob, key)
+            res_cor = residual_cor(Xr, Yr, j, known, None if ob is None else ob[rows], key)
             share, cor_checked = 1.0 - res_cor ** 2, res_cor
         else:
             planned = planned_share[a] if planned_share is not None else None
             share = float(planned) if planned is not None else float(1.0 - cor ** 2)
             res_cor, cor_checked = np.nan, cor
-        priors, est, recon, assigned, identity = _battery(X, Y, rows, j, known, linked, scaled, structure, ob,
-                                                          win, selective, tol, key)
-        xr = x[rows]
-        obr = np.ones(len(rows), dtype=bool) if ob is None else ob[rows]
-        models = list(priors)
-        prior_hits = (models, np.array([_close(xr, priors[mname], tol) for mname in models]) if models
-                      else np.zeros((0, len(rows)), dtype=bool))
-        hits = {"own": [_close(xr, est["own"], tol) & obr],
-                "linked": [_close(xr, est["linked"], tol) & obr & (ob[linked] if ob is not None else True)]}
-        if recon:
-            hits["reconstruction"] = [_close(xr, e, tol) & obr for e in recon]
-        if assigned:
-            hits["assignment"] = [_close(xr, e, tol) & obr for e in assigned]
-        if "identity" in est:
-            hits["identity"] = [_close(xr, est["identity"], tol) & obr]
-        if "regression" in est:
-            hits["regression"] = [_close(xr, est["regression"], tol) & obr]
-        hits = {k: np.array(v) for k, v in hits.items()}
+        prior_hits, hits, identity = battery(X, Y, Xr, rows, j, known, linked, scaled, structure, ob, win,
+                                             selective, tol, key)
         strict = selective or floors.hold_all_intruders
         enforced = [k for k in hits if strict or k not in REPORTED_ONLY]
         # in general protection the linked record is held to the floor overall, not band by band

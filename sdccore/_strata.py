@@ -184,11 +184,11 @@ def _combine_risk(profiles, labels, RiskProfile):
         idx = v.reset_index().groupby(v.index.name or "index", sort=False)["worst_band_close"].idxmax()
         flat = v.reset_index()
         variables["worst_band"] = [f"{flat.loc[i, 'stratum']}: {flat.loc[i, 'worst_band']}" for i in idx.reindex(variables.index)]
-    if "beyond_prior" in v.columns:  # the intruder that did best, in the group where it did best
-        flat = v.reset_index()
-        idx = flat.groupby(v.index.name or "index", sort=False)["beyond_prior"].idxmax()
-        for c in ("intruder", "with_release", "prior_model", "intruders", "reported_only"):
-            variables[c] = [flat.loc[i, c] for i in idx.reindex(variables.index)]
+    # the intruder that did best, in the group where it did best
+    flat = v.reset_index()
+    idx = flat.groupby(v.index.name or "index", sort=False)["beyond_prior"].idxmax()
+    for c in ("intruder", "with_release", "prior_model", "intruders", "reported_only"):
+        variables[c] = [flat.loc[i, c] for i in idx.reindex(variables.index)]
     variables = variables[[c for c in profiles[0].variables.columns if c in variables.columns]]
     bands = pd.concat([p.bands.assign(stratum=lab) for p, lab in zip(profiles, labels)], ignore_index=True)
     violations = tuple(f"{lab}: {msg}" for p, lab in zip(profiles, labels) for msg in p.violations)

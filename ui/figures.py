@@ -222,14 +222,9 @@ def risk_table(variables: pd.DataFrame) -> pd.DataFrame:
 def risk_sentences(risk, limit=6) -> str:
     """Markdown: per checked variable, what the intruder's knowledge predicts without the release
     and what the release adds (``RiskProfile.explain``), the variables that add most first."""
-    lines = risk.explain()
+    lines = risk.explain()  # the variables the release adds most to first
     if not lines:
         return ""
-    v = risk.variables
-    if "beyond_prior" in v:
-        order = v.beyond_prior.astype(float).fillna(0).to_numpy().argsort(kind="stable")[::-1]
-        names = [str(n) for n in v.index[order]]
-        lines = sorted(lines, key=lambda t: next((i for i, n in enumerate(names) if t.startswith(n + ":")), 0))
     more = f"\n- ... and {len(lines) - limit} more variable(s): see the table." if len(lines) > limit else ""
     return "**Prior and what the release adds**\n" + "".join(f"\n- {t}" for t in lines[:limit]) + more
 
