@@ -63,7 +63,7 @@ def build_report(kind, data_name, shape, roles, label, options, evaluation, comp
                      f"true value beyond what the intruder's knowledge alone predicts (the prior: OLS, log-OLS and "
                      f"nearest-neighbour laws fitted leave-one-out), by every intruder tried, overall, in each of "
                      f"{fl.bands} size bands and among the largest 1 %. Intruders tried: "
-                     f"{esc('; '.join(sorted(set(', '.join(risk.variables.get('intruders', pd.Series([], dtype=str)).astype(str)).split(', ')) - {''})))}. "
+                     f"{esc('; '.join(sorted(set(risk.intruders.intruder))))}. "
                      f"Result: <b>{'all floors met' if risk.ok else 'FLOORS BROKEN'}</b>.</p>"
                      + "<ul>" + "".join(f"<li>{esc(t)}</li>" for t in risk.explain()) + "</ul>"
                      + (f"<p><b>The {esc(fl.lowered_text())}</b>"
