@@ -1,4 +1,5 @@
-"""Page 3: configure FA, PCA, M-AGG, rank swapping and PCA-R, with live loading plots."""
+"""Page 3: configure FA, PCA, M-AGG, rank swapping, PCA-R, IPSO, shuffling and conditional FA, with live
+loading plots."""
 
 import streamlit as st
 
@@ -201,6 +202,39 @@ def rankswap_tab():
     risk_preview("rankswap", state.config("rankswap"))
 
 
+def conditional_tab(method, m):
+    """IPSO, shuffling and conditional FA: the public variables stay as they are, the sensitive
+    ones are redrawn given them."""
+    cfg = state.config(method)
+    out = {"method": method}
+    sens = state.sensitive()
+    if method == "ipso":
+        out["classes"] = widgets.number(st, "ipso", "classes", cfg, "ipso_classes", high=max(1, len(state.data()) // 2))
+        st.caption(f"Regression-preserving (IPSO, Burridge 2003): {', '.join(sens)} = the fit of the OLS on the "
+                   f"public variables + residuals passed from record to record (none keeps its own), made orthogonal "
+                   f"to the public variables and rescaled. The OLS of each sensitive variable on the public ones, every "
+                   f"mean and the covariance matrix are kept exactly (before bounds and rounding); residuals are "
+                   f"exchanged where a value would fall below 0.")
+    elif method == "shuffle":
+        st.caption(f"Data shuffling (Muralidhar and Sarathy 2006; sdcMicro's shuffle, method 'ds'): a draw of "
+                   f"{', '.join(sens)} given the public variables on normal scores, then the ORIGINAL values handed out "
+                   f"in the order of that draw. Each sensitive variable keeps its values exactly (every released "
+                   f"value is a real one); rank correlations are kept in expectation, linear regressions less so.")
+    else:
+        c1, c2 = st.columns(2)
+        nf = c1.number_input("Number of factors (0 = Kaiser's rule)", 0, m, int(cfg.get("n_factors") or 0),
+                             key="cfa_n_factors", help=widgets.spec("cfa", "n_factors").help)
+        if nf:
+            out["n_factors"] = int(nf)
+        out["extraction"] = widgets.choice(c2, "cfa", "extraction", cfg, "cfa_extraction")
+        st.caption(f"Factor analysis in a safe form: the factor model's law of {', '.join(sens)} given the public "
+                   f"variables (conditional mean and covariance of the fitted model) is drawn from; the public "
+                   f"variables stay as they are. Each factor's part that the public variables do not determine is "
+                   f"redrawn (the notes below say per factor how much that is). Means exact; covariances the model's.")
+    state.set_config(method, out)
+    risk_preview(method, state.config(method))
+
+
 METRIC_TEXT = widgets.spec("pca_remove", "metric").choice_text
 
 
@@ -260,8 +294,10 @@ def body():
     m = len(state.protect_columns())
     # one method at a time: only the chosen method's widgets and live plots are computed
     floors_section()
-    method = st.radio("Method", ["FA", "PCA", "M-AGG", "Rank swap", "PCA-R"], horizontal=True, key="config_method",
-                      help="PCA-R: removal of the largest principal components (D'Acquisto and Naldi).")
+    method = st.radio("Method", state.offered_methods(), horizontal=True, key="config_method",
+                      help="PCA-R: removal of the largest principal components (D'Acquisto and Naldi). IPSO, Shuffle "
+                           "and FA-cond (offered with sensitive and public variables) keep the public variables and "
+                           "redraw the sensitive ones given them.")
     method_section(method, sens, m)
 
 
@@ -278,6 +314,9 @@ def method_section(method, sens, m):
         state.safe(lambda: magg_tab(len(state.data())))
     elif method == "Rank swap":
         state.safe(rankswap_tab)
+    elif method in ("IPSO", "Shuffle", "FA-cond"):
+        code = {"IPSO": "ipso", "Shuffle": "shuffle", "FA-cond": "cfa"}[method]
+        state.safe(lambda: conditional_tab(code, m))
     else:
         state.safe(lambda: pca_remove_tab(m))
 

@@ -14,7 +14,11 @@ LABELS = {label: m for m, label in state.METHOD_LABELS.items()}
 
 def run_section():
     c1, c2 = st.columns([2, 1])
-    methods = c1.multiselect("Methods (as configured on page 3)", list(LABELS), default=list(LABELS), key="run_methods")
+    offered = state.offered_methods()
+    methods = c1.multiselect("Methods (as configured on page 3)", offered, default=offered, key="run_methods",
+                             help="IPSO (regression-preserving), Shuffle (data shuffling) and FA-cond (conditional "
+                                  "FA) keep the public variables and redraw the sensitive ones given them: offered "
+                                  "when some variables are sensitive and some public.")
     reps = c2.slider("Repetitions per method", 2, 100, 10, key="run_reps",
                      help="Each repetition protects with a different seed derived from the session seed; "
                           "intervals narrow as repetitions grow (the papers used 100).")
@@ -71,17 +75,26 @@ def results_section(c):
     spread = st.radio("Whiskers show", ["runs", "mean"], horizontal=True, key="spread_choice",
                       format_func={"runs": "the range of single runs (2.5-97.5 %): what one release may score",
                                    "mean": "the 95 % interval of the mean over runs"}.get)
+    ru = res.risk_utility()
+    axes = [a for a in ("validity_loss", "utility_loss") if a in ru]
+    axis = st.radio("Utility axis", axes, horizontal=True, key="utility_axis",
+                    index=0 if sens or len(axes) == 1 else 1,
+                    format_func={"validity_loss": "analysis validity (the sensitive variables' regressions, "
+                                                  "correlations and distribution)",
+                                 "utility_loss": "PIL and PS (averaged over all variables)"}.get)
+    safe = res.safety()
+    refused = list(safe[safe.floors_met < 1.0].config) if len(safe) else []
     c1, c2 = st.columns(2)
-    c1.plotly_chart(figures.risk_utility_figure(res.risk_utility(), spread), key="risk_utility_plot")
+    c1.plotly_chart(figures.risk_utility_figure(ru, spread, axis, refused), key="risk_utility_plot")
     c2.plotly_chart(figures.measures_figure(res.summary, spread), key="measures_plot")
     tab = res.summary.copy()
     tab["value"] = tab.apply(lambda r: f"{r['mean']:.4f} (runs {r.run_lo:.4f}-{r.run_hi:.4f}; mean "
                                        f"{r.lo:.4f}-{r.hi:.4f})", axis=1)
     wide = tab.pivot(index="config", columns="score", values="value")
-    order = [k for k in ("dbrl", "id", "pil", "ps", "ps_shape", "summary", "selectivity", "overall") if k in wide.columns]
+    order = [k for k in ("dbrl", "id", "pil", "ps", "ps_shape", "validity_loss", "summary", "selectivity", "overall")
+             if k in wide.columns]
     st.dataframe(wide[order].rename(columns=figures.SCORE_NAMES), key="scores_table")
     st.subheader("Risk floors, per sensitive variable and size band")
-    safe = res.safety()
     st.dataframe(safe.assign(floors_met=(safe.floors_met * 100).map(lambda v: f"{v:.0f} % of runs"))
                  .rename(columns={"floors_met": "runs meeting every floor", "failing": "variables that broke a floor",
                                   "violation": "first violation (with its fix)"}), hide_index=True, key="safety_table")
@@ -112,7 +125,7 @@ def results_section(c):
         if rec is not None and rec.label and rec.label != best and rec.label in res.configs:
             st.caption(f"The Explore page recommends {rec.label} from the simulated map (evidence about data like "
                        f"yours); this suggestion comes from the runs on your own data (risk floors, the risk ceiling, "
-                       f"then the lowest utility loss), which decide the release.")
+                       f"then the best analysis validity), which decide the release.")
     else:
         st.error(f"No configuration can be suggested: {why}.")
     return best

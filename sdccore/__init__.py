@@ -16,13 +16,14 @@ The public names, by the step of the work they belong to:
   ``correlation_indices``, ``CorrelationIndices``, ``audit_factor_scores``, ``Audit``,
   ``removal_curve``, ``RemovalCurve``;
 * protecting: ``protect``, ``ProtectionResult``, ``decompose``, ``Decomposition``,
-  ``option_schema``, ``Option``, ``METHODS``, ``min_swap_percent``, ``mdav_groups``;
+  ``option_schema``, ``Option``, ``METHODS``, ``CONDITIONAL_METHODS``, ``min_swap_percent``,
+  ``mdav_groups``;
 * releasing: ``Recipe``, ``Release``, ``make_release``, ``RECIPE_VERSION``, ``codebook``;
 * risk floors: ``RiskFloors``, ``RiskProfile``, ``UnsafeReleaseError``;
 * measuring: ``evaluate``, ``Evaluation``, ``Scores``, ``dbrl``, ``interval_disclosure``,
   ``ID_REFERENCES``, ``ID_REFERENCE_TEXT``, ``default_id_reference``, ``pil``,
   ``propensity_score``, ``propensity_score_shape``, ``selectivity``, ``UTILITY_METRICS``,
-  ``regression_check``, ``RegressionCheck``;
+  ``regression_check``, ``RegressionCheck``, ``analysis_validity``, ``AnalysisValidity``;
 * comparing and choosing: ``compare``, ``Comparison``, ``search``, ``SearchResult``,
   ``recommend``, ``Recommendation``, ``load_bw_map``, ``simulate_bw_map``.
 """
@@ -44,7 +45,8 @@ if TYPE_CHECKING:  # pragma: no cover
                       neutralize_formulas, read_table)
     from ._linkage import ID_REFERENCE_TEXT, ID_REFERENCES, default_id_reference
     from ._mdav import mdav_groups
-    from ._options import Option, option_schema
+    from ._options import CONDITIONAL_METHODS, Option, option_schema
+    from ._validity import AnalysisValidity, analysis_validity
     from ._protect import METHODS, Decomposition, ProtectionResult, decompose, min_swap_percent, protect
     from ._recipe import RECIPE_VERSION, Recipe, Release, make_release
     from ._recommend import Recommendation, load_bw_map, recommend, simulate_bw_map
@@ -57,6 +59,8 @@ if TYPE_CHECKING:  # pragma: no cover
 
 _EXPORTS = {
     "Adequacy": "_explore",
+    "AnalysisValidity": "_validity",
+    "CONDITIONAL_METHODS": "_options",
     "Audit": "_audit",
     "Comparison": "_compare",
     "CorrelationIndices": "_compare",
@@ -82,6 +86,7 @@ _EXPORTS = {
     "SearchResult": "_compare",
     "UTILITY_METRICS": "_removal",
     "UnsafeReleaseError": "_safety",
+    "analysis_validity": "_validity",
     "audit_factor_scores": "_audit",
     "codebook": "_codebook",
     "compare": "_compare",
@@ -151,7 +156,7 @@ __all__ = [
     "Adequacy", "Audit", "CorrelationIndices", "RemovalCurve",
     "audit_factor_scores", "correlation_indices", "correlation_matrix", "removal_curve", "sampling_adequacy", "scree",
     # protecting
-    "Decomposition", "METHODS", "Option", "ProtectionResult",
+    "CONDITIONAL_METHODS", "Decomposition", "METHODS", "Option", "ProtectionResult",
     "decompose", "mdav_groups", "min_swap_percent", "option_schema", "protect", "scale_refusal",
     # releasing
     "RECIPE_VERSION", "Recipe", "Release",
@@ -159,8 +164,8 @@ __all__ = [
     # risk floors
     "RiskFloors", "RiskProfile", "UnsafeReleaseError",
     # measuring
-    "Evaluation", "ID_REFERENCES", "ID_REFERENCE_TEXT", "RegressionCheck", "Scores", "UTILITY_METRICS",
-    "dbrl", "default_id_reference", "evaluate", "interval_disclosure", "pil", "propensity_score",
+    "AnalysisValidity", "Evaluation", "ID_REFERENCES", "ID_REFERENCE_TEXT", "RegressionCheck", "Scores",
+    "UTILITY_METRICS", "analysis_validity", "dbrl", "default_id_reference", "evaluate", "interval_disclosure", "pil", "propensity_score",
     "propensity_score_shape", "regression_check", "selectivity",
     # comparing and choosing
     "Comparison", "Recommendation", "SearchResult",

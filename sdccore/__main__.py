@@ -528,10 +528,19 @@ def _evaluate(args):
         print(json.dumps(out, indent=2))
     else:
         labels = {"dbrl": "record linkage (DBRL)", "id": "interval disclosure (ID)", "pil": "information loss (PIL)",
-                  "ps": "propensity score (PS)", "ps_shape": "PS on normal scores", "summary": "summary", "selectivity": "selectivity", "overall": "overall"}
+                  "ps": "propensity score (PS)", "ps_shape": "PS on normal scores", "validity_loss": "analysis validity lost",
+                  "summary": "summary", "selectivity": "selectivity", "overall": "overall"}
         print("score (0 best, 1 worst)")
         for k, v in ev.scores.items():
             print(f"  {labels[k]:<28s} {v:.4f}")
+        if ev.details.get("ps_fit") == "separated":
+            print("  (the propensity model separates the two files: the release is recognisably not the original)")
+        vt = ev.details["validity"]
+        print("\nanalysis validity per variable (1 best): regression CI overlap, R2 kept, correlations kept, "
+              "distribution kept")
+        for name, r in vt.iterrows():
+            print(f"  {str(name):<28s} {r.validity:.3f}  (overlap {r.overlap:.3f}, R2 kept {r.r2_kept:.3f}, "
+                  f"correlations {r.cor_kept:.3f}, distribution {r.marginal_kept:.3f})")
         if args.weights:
             t = ev.details["weighted"]
             print(f"\nweighted by {args.weights}: largest change of a weighted mean "

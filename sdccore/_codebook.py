@@ -15,6 +15,12 @@ variable was protected on it):
   relations between variables attenuated.
 * noise: means and correlations in expectation, variances inflated by (1 + noise_cov/100).
 * pca_remove: means exact, variances and covariances NOT kept.
+* ipso: the OLS of each sensitive variable on the public ones (coefficients, standard
+  errors, R^2), every mean and the covariance matrix exact; public variables unchanged.
+* shuffle: each sensitive variable's values (mean, variance, quantiles) exact; rank
+  correlations with the public variables in expectation; public variables unchanged.
+* cfa: means exact; covariances with the public variables the factor model's; public
+  variables unchanged.
 * with ``weights``: the weighted means exact instead of the unweighted ones (fa, pca,
   magg); with ``strata``: each group's means as above within the group.
 * missing cells are kept missing in place; "exact" then refers to the observed cells.
@@ -38,6 +44,9 @@ _KEEPS = {
     "rankswap": ("the variable's values: mean, variance, quantiles", "(relations with other variables attenuated)"),
     "noise": ("", "means and correlations (variances inflated)"),
     "pca_remove": ("means", "(variances and covariances NOT kept)"),
+    "ipso": ("means, covariances and the OLS of the sensitive variables on the public ones", ""),
+    "shuffle": ("the variable's values: mean, variance, quantiles", "rank correlations with the public variables"),
+    "cfa": ("means", "covariances (the factor model's law given the public variables)"),
 }
 _APPROX = {"noise", "microagg", "microagg_noise", "bootstrap", "synthetic", "round"}
 

@@ -20,7 +20,8 @@ from ._validation import check_names, check_number, numeric_columns, numeric_mat
 
 __all__ = ["correlation_indices", "compare", "search", "CorrelationIndices", "Comparison", "SearchResult"]
 
-SCORE_KEYS = ("dbrl", "id", "pil", "ps", "ps_shape", "summary", "selectivity", "overall")
+VALIDITY_TIE = 0.005  # analysis-validity losses this close count as a tie in suggest
+SCORE_KEYS = ("dbrl", "id", "pil", "ps", "ps_shape", "validity_loss", "summary", "selectivity", "overall")
 
 
 # ----------------------------------------------------------------------------- indices
@@ -264,7 +265,9 @@ class Comparison:
     def suggest(self, max_risk=None):
         """The configuration to release: among those whose every run met every risk floor
         and whose disclosure risk (upper end of its interval) is at most ``max_risk``, the
-        one with the lowest utility loss (upper end).  Returns (label or None, reason)."""
+        one whose analysis validity is best (lowest ``validity_loss``, upper end of its
+        interval), ties (within 0.005) broken by the lower utility loss (PIL and PS, upper
+        end).  Returns (label or None, reason)."""
         if max_risk is not None:
             max_risk = check_number(max_risk, "max_risk", low=0, high=1)
         safe = self.safety()
@@ -280,16 +283,24 @@ class Comparison:
                 return None, (f"the configurations that meet the floors ({', '.join(sorted(ok))}) all have a disclosure "
                               f"risk above the ceiling {max_risk:.2f}; raise the ceiling or protect more")
             ru = within
-        best = ru.sort_values(["utility_loss_hi", "risk_hi"]).iloc[0]
+        if "validity_loss_hi" in ru and ru.validity_loss_hi.notna().all():
+            ru = ru.assign(_v=(ru.validity_loss_hi / VALIDITY_TIE).round())
+            best = ru.sort_values(["_v", "utility_loss_hi", "risk_hi"]).iloc[0]
+            crit = (f"it keeps the analysis best among those (analysis validity {1 - best.validity_loss_hi:.3f}, "
+                    f"lower end; PIL/PS loss {best.utility_loss_hi:.3f})")
+        else:
+            best = ru.sort_values(["utility_loss_hi", "risk_hi"]).iloc[0]
+            crit = f"it has the lowest utility loss among those ({best.utility_loss_hi:.3f}, upper end)"
         why = (f"{best.config} met every risk floor in all {int(best.reps)} runs"
                + (f", its risk {best.risk_hi:.3f} (upper end) is within the ceiling {max_risk:.2f}" if max_risk is not None else "")
-               + f" and it has the lowest utility loss among those ({best.utility_loss_hi:.3f}, upper end)")
+               + f" and {crit}")
         return str(best.config), why
 
     def risk_utility(self):
         """Per configuration: disclosure risk = mean of DBRL and ID, utility loss = mean of PIL
-        and PS, each with the mean over runs, its 95 % t interval (_lo, _hi) and the 2.5-97.5 %
-        range of single runs (_run_lo, _run_hi)."""
+        and PS, and the analysis-validity loss (``validity_loss``), each with the mean over
+        runs, its 95 % t interval (_lo, _hi) and the 2.5-97.5 % range of single runs
+        (_run_lo, _run_hi)."""
         rows = []
         for label in self.configs:
             sub = self.runs[self.runs.config == label]
@@ -300,10 +311,16 @@ class Comparison:
             r = mean_interval(risk)
             u = mean_interval(loss)
             rr, ur = run_range(risk), run_range(loss)
-            rows.append({"config": label, "risk": r[0], "risk_lo": r[1], "risk_hi": r[2],
-                         "risk_run_lo": rr[0], "risk_run_hi": rr[1],
-                         "utility_loss": u[0], "utility_loss_lo": u[1], "utility_loss_hi": u[2],
-                         "utility_loss_run_lo": ur[0], "utility_loss_run_hi": ur[1], "reps": len(sub)})
+            row = {"config": label, "risk": r[0], "risk_lo": r[1], "risk_hi": r[2],
+                   "risk_run_lo": rr[0], "risk_run_hi": rr[1],
+                   "utility_loss": u[0], "utility_loss_lo": u[1], "utility_loss_hi": u[2],
+                   "utility_loss_run_lo": ur[0], "utility_loss_run_hi": ur[1], "reps": len(sub)}
+            if "validity_loss" in sub:
+                vl = sub.validity_loss.to_numpy()
+                v, vr = mean_interval(vl), run_range(vl)
+                row.update({"validity_loss": v[0], "validity_loss_lo": v[1], "validity_loss_hi": v[2],
+                            "validity_loss_run_lo": vr[0], "validity_loss_run_hi": vr[1]})
+            rows.append(row)
         return pd.DataFrame(rows)
 
     def table(self, score=None):

@@ -16,6 +16,7 @@ from ._safety import RiskProfile, risk_profile
 from ._utility import (_extras, _ic_arrays, _pil_arrays, _pil_observed, _pil_stat_names, _ps_arrays, check_ps_order,
                        ps_terms)
 from ._validation import check_dataframe, make_rng
+from ._validity import validity_arrays
 
 __all__ = ["evaluate", "Evaluation", "Scores"]
 
@@ -39,6 +40,10 @@ class Scores(Mapping):
         (pil + ps + dbrl + id) / 4, the papers' general score.
     ps_shape : float
         The propensity score on normal scores (sees distribution shape; not in summary).
+    validity_loss : float
+        1 - analysis validity (``sdccore._validity``): what the OLS of each sensitive variable
+        on the public ones (each variable on the others in general protection), its
+        correlations and its distribution lose, for the worst-kept variable; not in summary.
     selectivity : float or None
         Mean IC (selective protection only).
     overall : float or None
@@ -51,6 +56,7 @@ class Scores(Mapping):
     ps: float
     summary: float
     ps_shape: float
+    validity_loss: float
     selectivity: float | None = None
     overall: float | None = None
 
@@ -83,7 +89,9 @@ class Evaluation:
     details : dict
         "id" (variables x p), "pil" (per statistic), "pil_components", "pil1", "pil2",
         "ic" (per variable: |cor(x, x')| and IC), "odr", "outliers", "skewness_bias",
-        "kurtosis_bias", "ps_converged", and the framework paper's utility metrics (see
+        "kurtosis_bias", "ps_converged", "ps_fit" ('separated' when the
+        propensity model separates the two files: the release is recognisably not the original), "validity" (per checked variable: the components of
+        analysis validity, see ``analysis_validity``), and the framework paper's utility metrics (see
         ``UTILITY_METRICS``): "flat_correlation" (its "correlation"), "mean_abs",
         "max_row", "frobenius", "kl", "psnr", "ssim".
     options : dict
@@ -141,7 +149,7 @@ def evaluate(original, protected, *, sensitive=None, rng=None, _with_risk=True, 
     >>> res = sdccore.protect(df, "pca", rng=1)
     >>> ev = sdccore.evaluate(df, res.data)
     >>> list(ev.scores)
-    ['dbrl', 'id', 'pil', 'ps', 'summary', 'ps_shape']
+    ['dbrl', 'id', 'pil', 'ps', 'summary', 'ps_shape', 'validity_loss']
     >>> ev.risk.ok
     True
     """
@@ -185,8 +193,12 @@ def evaluate(original, protected, *, sensitive=None, rng=None, _with_risk=True, 
     sel = float(ic.mean()) if sens else None
     # ps_shape is reported beside the papers' PS, not inside their summary/overall (so those
     # stay comparable)
+    check = sens or list(range(len(cols)))
+    pub = [j for j in range(len(cols)) if j not in set(check)]
+    validity, vtable = validity_arrays(X0, Y0, check, predictors=pub if sens and pub else None)
+    vtable.index = pd.Index([cols[j] for j in check], name="variable")
     scores = Scores(d_score, id_score, pil_score, ps_score, (pil_score + ps_score + d_score + id_score) / 4, ps_shape,
-                    sel, (pil_score + ps_score + d_score + id_score + 2 * sel) / 6 if sens else None)
+                    1.0 - validity, sel, (pil_score + ps_score + d_score + id_score + 2 * sel) / 6 if sens else None)
     details = {
         "id": pd.DataFrame(id_table, index=[cols[j] for j in id_vars], columns=[f"p={p}" for p in range(1, 11)]),
         "pil": pd.Series(per, name="pil"),
@@ -194,17 +206,20 @@ def evaluate(original, protected, *, sensitive=None, rng=None, _with_risk=True, 
         "pil2": float(np.nanmean([per.get(s, np.nan) for s in ("quantiles", "skew", "kurt")])),
         "pil_components": {s: comps[s] for s in stat_names},
         "ic": pd.DataFrame({"abs_cor": cors, "ic": ic, "sensitive": [j in set(sens or range(len(cols))) for j in range(len(cols))]}, index=cols),
-        "ps_converged": converged,
+        "ps_converged": converged is True,
+        # "separated": the PS model separates the files (the plain fit has no maximum; the score
+        # is that of a vanishing ridge, close to the separation limit); "ridge": the plain fit was
+        # slow and the ridge's maximum is reported; "" the plain maximum likelihood converged
+        "ps_fit": "" if converged is True else converged,
         "ps_terms": ps_terms(len(cols), order, 2 * X.shape[0]),
         "missing_cells": 0 if obs is None else int((~obs).sum()),
+        "validity": vtable,
     }
     with warnings.catch_warnings(), np.errstate(all="ignore"):
         warnings.simplefilter("ignore")  # constant columns make skewness/KL undefined: NaN/inf, no spam
         details.update(_extras(X, Y))
     if weights is not None:
         details.update(_weighted(X0, Y0, w, cols))
-    check = sens or list(range(len(cols)))
-    pub = [j for j in range(len(cols)) if j not in set(check)]
     risk = risk_profile(X, Y, cols, check, options.get("floors"), link_on=pub if sens and pub else None,
                         observed=obs) if _with_risk else None
     eff = {"sensitive": [cols[j] for j in sens] if sens else None, "linkage": [cols[j] for j in link],

@@ -12,7 +12,7 @@ from . import _decomp as dc
 from . import _plausible as pl
 from . import _removal as rm
 from ._magg import correlated_noise, magg, rankswap_columns
-from ._options import METHODS, Context, bind_data, bind_static, min_swap_percent
+from ._options import CONDITIONAL, METHODS, Context, bind_data, bind_static, min_swap_percent
 from ._perturb import PARAMETERS, perturb_columns, perturb_residual_rows
 from ._intruders import change_structure
 from ._safety import RiskFloors, RiskProfile, UnsafeReleaseError, risk_profile
@@ -506,13 +506,15 @@ def protect(data, method="fa", *, sensitive=None, rng=None, allow_unsafe=None, *
     data : DataFrame
         Records in rows.  Numeric columns are protected; other columns and those listed in
         ``exclude=[...]`` pass through unchanged.  The caller's frame is never modified.
-    method : {'fa', 'pca', 'magg', 'rankswap', 'noise', 'pca_remove'}
+    method : {'fa', 'pca', 'magg', 'rankswap', 'noise', 'pca_remove', 'ipso', 'shuffle', 'cfa'}
     sensitive : list of column names, optional
         None protects every numeric column (general protection).  Otherwise selective
         protection: fa rotates to isolate the sensitive variables and perturbs the factors
         that carry them; pca perturbs the components that load on them; magg aggregates
         only them; rankswap and noise touch only them; pca_remove changes every variable
-        and the floors check the sensitive ones.
+        and the floors check the sensitive ones; ipso, shuffle and cfa (selective only)
+        keep the public variables and redraw the sensitive ones given them
+        (``sdccore._conditional``: regression-preserving, data shuffling, conditional FA).
     rng : None, int or numpy.random.Generator
         The seed actually used is recorded in ``result.options['seed']``; ``seed=`` is
         accepted as an alias so that ``protect(data, **result.options)`` reproduces a run.
@@ -529,7 +531,7 @@ def protect(data, method="fa", *, sensitive=None, rng=None, allow_unsafe=None, *
         rotation, factors, criterion, threshold, perturbation (with p, noise_sd or k),
         residuals, scores; pca: components, threshold, perturbation (with p, noise_sd or
         k), residuals; magg: k, noise_model; rankswap: p (default 40 %); noise: noise_cov;
-        pca_remove: removed, metric, threshold.  The old name ``noise`` (for noise_sd,
+        pca_remove: removed, metric, threshold; ipso: classes; cfa: n_factors, extraction.  The old name ``noise`` (for noise_sd,
         noise_model or noise_cov) still works with a DeprecationWarning.  Survey design
         (any method unless said): ``strata=[columns]`` protects each group on its own
         (fa, pca, magg; group means kept, floors checked within groups, small groups
@@ -640,7 +642,8 @@ def _protect(data, method, sensitive, rng, options):
     plan = _plan(prep, method, o) if method in DECOMPOSING else None
     step = _perturb(prep, plan, method, o, gen)
     # rank swapping releases a permutation of each column's observed values: nothing to shift
-    Xp, clipped, dec, as_int = _finish(prep, step.X, len(prep.keep) == prep.X.shape[1], o, method != "rankswap")
+    Xp, clipped, dec, as_int = _finish(prep, step.X, len(prep.keep) == prep.X.shape[1], o,
+                                       method not in ("rankswap", "shuffle"))
     observed = None
     if prep.missing is not None:
         observed = ~prep.missing
@@ -721,6 +724,8 @@ def _perturb(prep, plan, method, o, gen):
         basis = scale.T.copy() if o["residuals"] == "keep" else None
         return _Perturbed(Xpk, loadings, tuple(s + 1 for s in sel), _planned_share(plan, prep), basis, tuple(notes))
     cols = prep.sens if prep.sensitive_names else list(range(mk))
+    if method in CONDITIONAL:
+        return _perturb_conditional(prep, Xk, full, method, o, gen)
     if method == "magg":
         if o["noise_model"] == "exact":
             need = 1 + len(cols) + (mk - len(cols)) + len(cols)
@@ -734,6 +739,52 @@ def _perturb(prep, plan, method, o, gen):
         Xpk = rankswap_columns(Xk, cols, o["p"], gen, observed)
     else:
         Xpk = correlated_noise(Xk, cols, o["noise_cov"], gen)
+    return _Perturbed(Xpk, None, (), None, None, tuple(notes))
+
+
+def _perturb_conditional(prep, Xk, full, method, o, gen):
+    """ipso, shuffle and cfa (``_conditional``): the public variables kept, the sensitive ones
+    redrawn given them."""
+    from . import _conditional as cd
+
+    sens, keep = prep.sens, prep.keep
+    if not sens or len(sens) == len(keep):
+        raise ValueError(f"method={method!r} redraws the sensitive variables given the public ones, and "
+                         f"{'no' if not sens else 'every'} variable is sensitive here; leave at least one numeric "
+                         f"variable public (or use fa, pca or magg).")
+    notes = []
+    if method == "ipso":
+        floor = None
+        if o["bounds"] != "none":  # keep values within what the bounds will allow, where an exchange can
+            X0s = prep.X0[:, [keep[j] for j in sens]]
+            log = [keep[j] in prep.log_cols for j in sens]
+            floor = np.array([-np.inf if lg else (X0s[:, a].min() if o["bounds"] == "observed" else
+                                                   (0.0 if X0s[:, a].min() >= 0 else -np.inf))
+                              for a, lg in enumerate(log)])
+        # no record's value left within the floors' tolerance of its own (on the original scale;
+        # not for log-scale columns)
+        near = np.array([0.0 if keep[j] in prep.log_cols else o["floors"].tolerance for j in sens])
+        Xpk = cd.ipso(Xk, sens, o["classes"], gen, floor, near)
+        notes.append(f"the sensitive variables' OLS on the public ones is kept exactly (fit + residuals passed "
+                     f"between records of similar predicted size, in {o['classes']} classes)")
+    elif method == "shuffle":
+        Xpk = cd.shuffle(Xk, sens, gen)
+        notes.append("each sensitive variable's original values handed out again in the order of a draw given the "
+                     "public variables: every released value is a real one")
+    else:
+        Rk = prep.R[np.ix_(keep, keep)]
+        k = o["n_factors"] if o.get("n_factors") is not None else cd.default_factors(Rk)
+        Zk = prep.Z if full else prep.Z[:, keep]
+        Xpk, roles = cd.cfa(Xk, Zk, Rk, prep.sd[keep], sens, k, o["extraction"], gen)
+        names = [prep.numeric[keep[j]] for j in sens]
+        for f, carried, known in roles:
+            if max(carried) < 0.01:
+                continue
+            what = ", ".join(f"{c:.0%} of {nm}" for c, nm in zip(carried, names) if c >= 0.01)
+            notes.append(f"factor F{f} carries {what}; the public variables determine {known:.0%} of it, the rest "
+                         f"is redrawn")
+        notes.append(f"{k} factor(s) ({'Kaiser rule' if o.get('n_factors') is None else 'as asked'}); the sensitive "
+                     f"variables drawn from the model's law given the public ones")
     return _Perturbed(Xpk, None, (), None, None, tuple(notes))
 
 

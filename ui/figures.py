@@ -12,9 +12,11 @@ from plotly.subplots import make_subplots
 # the default template is applied once, at serialisation.
 pio.templates.default = "plotly_white"
 
-COLORS = {"FA": "#1f77b4", "PCA": "#ff7f0e", "M-AGG": "#2ca02c", "Rank swap": "#8c564b", "PCA-R": "#9467bd"}
+COLORS = {"FA": "#1f77b4", "PCA": "#ff7f0e", "M-AGG": "#2ca02c", "Rank swap": "#8c564b", "PCA-R": "#9467bd",
+          "IPSO": "#d62728", "Shuffle": "#17becf", "FA-cond": "#bcbd22"}
 SCORE_NAMES = {"dbrl": "Record linkage (DBRL)", "id": "Interval disclosure (ID)", "pil": "Information loss (PIL)",
-               "ps": "Propensity score (PS)", "ps_shape": "PS on normal scores (sees skew and sign)", "summary": "Summary", "selectivity": "Selectivity", "overall": "Overall"}
+               "ps": "Propensity score (PS)", "ps_shape": "PS on normal scores (sees skew and sign)",
+               "validity_loss": "Analysis validity lost", "summary": "Summary", "selectivity": "Selectivity", "overall": "Overall"}
 _LAYOUT = dict(margin=dict(l=10, r=10, t=50, b=10), font=dict(size=13))
 
 
@@ -126,26 +128,43 @@ SPREADS = {"runs": ("_run_lo", "_run_hi", "whiskers: single runs, 2.5-97.5 %"),
            "mean": ("_lo", "_hi", "whiskers: 95 % interval of the mean")}
 
 
-def risk_utility_figure(ru: pd.DataFrame, spread="runs"):
-    """Risk against utility loss per configuration; whiskers: the range of single runs
-    (default: a user releases one run) or the interval of the mean (``spread='mean'``)."""
+UTILITY_AXES = {
+    "validity_loss": ("analysis validity lost", "analysis validity lost = 1 - validity of the worst-kept sensitive "
+                                                "variable (its regression, correlations, distribution)"),
+    "utility_loss": ("utility loss", "utility loss = mean of PIL and PS (all variables)"),
+}
+
+
+def risk_utility_figure(ru: pd.DataFrame, spread="runs", utility="utility_loss", refused=()):
+    """Risk against a utility loss per configuration (``utility``: 'utility_loss', the mean
+    of PIL and PS, or 'validity_loss', 1 - analysis validity); whiskers: the range of single
+    runs (default: a user releases one run) or the interval of the mean (``spread='mean'``).
+    Configurations in ``refused`` (some run broke a risk floor) are drawn hollow and named
+    so: they cannot be released."""
     lo, hi, what = SPREADS[spread]
+    if utility not in ru:
+        utility = "utility_loss"
+    short, title = UTILITY_AXES[utility]
     fig = go.Figure()
     for i, r in enumerate(ru.itertuples()):
         rlo, rhi = getattr(r, "risk" + lo), getattr(r, "risk" + hi)
-        ulo, uhi = getattr(r, "utility_loss" + lo), getattr(r, "utility_loss" + hi)
-        fig.add_scatter(x=[r.risk], y=[r.utility_loss], mode="markers+text", text=[r.config], textposition="top center",
-                        name=r.config, marker=dict(size=14, color=_color(r.config, i)),
+        u = getattr(r, utility)
+        ulo, uhi = getattr(r, utility + lo), getattr(r, utility + hi)
+        bad = r.config in set(refused)
+        name = f"{r.config} (refused)" if bad else r.config
+        fig.add_scatter(x=[r.risk], y=[u], mode="markers+text", text=[name], textposition="top center",
+                        name=name, marker=dict(size=14, color="white" if bad else _color(r.config, i),
+                                               line=dict(width=2, color=_color(r.config, i)),
+                                               symbol="x-open" if bad else "circle"),
                         error_x=dict(type="data", symmetric=False, array=[rhi - r.risk], arrayminus=[r.risk - rlo]),
-                        error_y=dict(type="data", symmetric=False, array=[uhi - r.utility_loss],
-                                     arrayminus=[r.utility_loss - ulo]),
-                        hovertemplate=(f"{r.config}<br>risk %{{x:.3f}} [{rlo:.3f}, {rhi:.3f}]<br>"
-                                       f"utility loss %{{y:.3f}} [{ulo:.3f}, {uhi:.3f}]<extra></extra>"))
-    fig.update_layout(title=f"Risk and utility loss ({what})",
+                        error_y=dict(type="data", symmetric=False, array=[uhi - u], arrayminus=[u - ulo]),
+                        hovertemplate=(f"{name}<br>risk %{{x:.3f}} [{rlo:.3f}, {rhi:.3f}]<br>"
+                                       f"{short} %{{y:.3f}} [{ulo:.3f}, {uhi:.3f}]<extra></extra>"))
+    fig.update_layout(title=f"Risk and {short} ({what})",
                       xaxis=dict(title="disclosure risk = mean of DBRL and ID",
                                  range=[0, max(0.05, float(ru["risk" + hi].max()) * 1.15)]),
-                      yaxis=dict(title="utility loss = mean of PIL and PS",
-                                 range=[0, max(0.05, float(ru["utility_loss" + hi].max()) * 1.2)]), height=440, **_LAYOUT)
+                      yaxis=dict(title=title if len(title) < 60 else short,
+                                 range=[0, max(0.05, float(ru[utility + hi].max()) * 1.2)]), height=440, **_LAYOUT)
     return fig
 
 

@@ -35,7 +35,11 @@ def build_report(kind, data_name, shape, roles, label, options, evaluation, comp
         opts.pop("seed", None)
     figs = []
     if comparison is not None:
-        figs.append(figures.risk_utility_figure(comparison.risk_utility()))
+        ru = comparison.risk_utility()
+        safe = comparison.safety()
+        refused = list(safe[safe.floors_met < 1.0].config) if len(safe) else []
+        figs.append(figures.risk_utility_figure(ru, "runs", "validity_loss" if "validity_loss" in ru else
+                                                "utility_loss", refused))
         figs.append(figures.measures_figure(comparison.summary))
     figs.append(figures.own_correlation_figure(evaluation.details["ic"]))
     parts = []
@@ -45,6 +49,17 @@ def build_report(kind, data_name, shape, roles, label, options, evaluation, comp
     role_rows = "".join(f"<tr><td>{esc(str(c))}</td><td>{esc(r)}</td></tr>" for c, r in roles.items())
     scores = pd.DataFrame({"score": list(evaluation.scores.values())},
                           index=[figures.SCORE_NAMES[k] for k in evaluation.scores])
+    vt = evaluation.details.get("validity")
+    validity_html = ""
+    if vt is not None and len(vt):
+        validity_html = ("<h2>Analysis validity, per variable (1 = kept)</h2><p>The OLS of each "
+                         + ("sensitive variable on the public ones" if evaluation.options.get("sensitive") else
+                            "variable on the others")
+                         + " fitted on the original and on the release (confidence-interval overlap of Karr et al. "
+                           "2006, R&sup2; kept), its correlations and its distribution (Wasserstein distance in sds); "
+                           "the release's analysis validity is its worst variable's.</p>"
+                         + _table(vt[["overlap", "r2_kept", "cor_kept", "marginal_kept", "validity", "r2_original",
+                                      "r2_protected"]]))
     cmp_html = ""
     if comparison is not None:
         tab = comparison.summary.pivot(index="config", columns="score", values="mean")
@@ -123,6 +138,7 @@ table.t{{border-collapse:collapse}} table.t td,table.t th{{padding:4px 10px;bord
 Utility loss: probabilistic information loss (PIL) and propensity score (PS).
 ID assumes an intruder who centres the intervals on {esc(id_intruder(evaluation))}.</p>
 {_table(scores)}
+{validity_html}
 {cmp_html}
 {reg_html}
 {book_html}

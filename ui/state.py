@@ -32,7 +32,10 @@ DEFAULT_MAX_RISK = 0.5   # ceiling of the disclosure risk (mean of DBRL and ID) 
 # widget keys whose options depend on the columns: reset when new data arrive
 WIDGETS_TIED_TO_DATA = ("sensitive_select", "identifier_select", "excluded_select", "release_pick", "strata_select",
                         "weight_select")
-METHOD_LABELS = {"fa": "FA", "pca": "PCA", "magg": "M-AGG", "rankswap": "Rank swap", "pca_remove": "PCA-R"}
+METHOD_LABELS = {"fa": "FA", "pca": "PCA", "magg": "M-AGG", "rankswap": "Rank swap", "pca_remove": "PCA-R",
+                 "ipso": "IPSO", "shuffle": "Shuffle", "cfa": "FA-cond"}
+# keep the public variables and redraw the sensitive ones given them: selective protection only
+SELECTIVE_ONLY = tuple(sdccore.CONDITIONAL_METHODS)
 # every option left to the library's schema (sdccore.option_schema): the pages show its defaults
 DEFAULT_CFG = {m: {"method": m} for m in METHOD_LABELS}
 
@@ -687,6 +690,14 @@ def removal_curve():
 
 def audit():
     return cached("audit", data()[protect_columns()])
+
+
+def offered_methods() -> list:
+    """The method labels offered with the current roles: the conditional methods (IPSO,
+    shuffling, conditional FA) need sensitive variables and at least one public one."""
+    sens = sensitive()
+    public = sens and len(sens) < len(protect_columns())
+    return [label for m, label in METHOD_LABELS.items() if public or m not in SELECTIVE_ONLY]
 
 
 def current_configs(methods) -> dict:
