@@ -17,7 +17,7 @@ import sys
 
 # the heavy modules (scipy, scikit-learn, numba) are imported by the command that needs them:
 # ``python -m sdccore datasets`` starts in well under a second
-METHODS = ("fa", "pca", "magg", "rankswap", "noise", "pca_remove")  # sdccore._options.METHODS (a test checks)
+METHODS = ("fa", "pca", "magg", "rankswap", "noise", "pca_remove", "ipso", "shuffle", "cfa")  # sdccore._options.METHODS (a test checks)
 
 
 def _value(text):
@@ -536,7 +536,7 @@ def _evaluate(args):
         if ev.details.get("ps_fit") == "separated":
             print("  (the propensity model separates the two files: the release is recognisably not the original)")
         vt = ev.details["validity"]
-        print("\nanalysis validity per variable (1 best): regression CI overlap, R2 kept, correlations kept, "
+        print("\nanalysis validity per variable (1 best): OLS CI overlap, R2 kept, correlations kept, "
               "distribution kept")
         for name, r in vt.iterrows():
             print(f"  {str(name):<28s} {r.validity:.3f}  (overlap {r.overlap:.3f}, R2 kept {r.r2_kept:.3f}, "

@@ -91,11 +91,21 @@ def test_main_flow_by_widget_keys(app):
     app.button(key="run_button").click().run()
     _ok(app)
     res = app.session_state["comparison"]["result"]
-    assert set(res.configs) == {"FA", "PCA", "M-AGG", "Rank swap", "PCA-R"} and len(res.runs) == 10
-    assert {"selectivity", "overall"} <= set(res.summary.score)
+    assert set(res.configs) == {"FA", "PCA", "M-AGG", "Rank swap", "PCA-R", "IPSO", "Shuffle", "FA-cond"}
+    assert len(res.runs) == 16
+    assert {"selectivity", "overall", "validity_loss"} <= set(res.summary.score)
     safe = res.safety().set_index("config").floors_met
-    assert safe["Rank swap"] == 1.0 and safe["FA"] == 0.0 and safe["PCA"] == 0.0
-    assert any("Suggested release: **Rank swap**" in s.value for s in app.success)
+    assert safe["Rank swap"] == 1.0 and safe["IPSO"] == 1.0 and safe["FA"] == 0.0 and safe["PCA"] == 0.0
+    # both are safe; IPSO keeps the regression of SALES on the public variables, rank swapping does not
+    assert any("Suggested release: **IPSO**" in s.value and "analysis validity" in s.value for s in app.success)
+    assert app.radio(key="utility_axis").value == "validity_loss"
+    app.radio(key="release_pick").set_value("IPSO").run()
+    _ok(app)
+    app.switch_page("pages/5_download.py").run()
+    _ok(app)
+    csv = next(b for b in app.get("download_button") if b.label == "Download the protected CSV").proto.url
+    assert csv  # the file itself is checked in the browser test
+    app.switch_page("pages/4_run.py").run()
     app.radio(key="release_pick").set_value("Rank swap").run()
     _ok(app)
     app.switch_page("pages/5_download.py").run()

@@ -48,7 +48,7 @@ def test_compare_intervals_progress_and_reproducibility(tarragona):
     assert calls[-1] == (12, 12) and len(calls) == 12
     s = a.summary
     assert ((s["lo"] <= s["mean"] + 1e-15) & (s["mean"] <= s["hi"] + 1e-15)).all()
-    assert set(s.score) == {"dbrl", "id", "pil", "ps", "ps_shape", "summary"}
+    assert set(s.score) == {"dbrl", "id", "pil", "ps", "ps_shape", "validity_loss", "summary"}
     b = sdccore.compare(tarragona, cfgs, reps=6, rng=3)
     pd.testing.assert_frame_equal(a.runs, b.runs)
     # each run's seed reproduces its protected file

@@ -216,7 +216,7 @@ def test_evaluate_identity(tarragona):
     assert s["dbrl"] == 1 and s["id"] == 1 and s["pil"] == 0 and s["ps"] < 0.01
     assert s["summary"] == pytest.approx(0.5, abs=0.0025)
     ev = sdccore.evaluate(syn, syn, sensitive=["v0"])
-    assert set(ev.scores) == {"dbrl", "id", "pil", "ps", "ps_shape", "summary", "selectivity", "overall"}
+    assert set(ev.scores) == {"dbrl", "id", "pil", "ps", "ps_shape", "validity_loss", "summary", "selectivity", "overall"}
 
 
 def test_evaluate_scores_in_range_and_details(tarragona):

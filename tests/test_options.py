@@ -114,7 +114,8 @@ CASES = list(_cases())
 def _call(method, name, value):
     """The keyword arguments of the call that passes ``value`` for option ``name``."""
     options = dict(ENABLE.get((method, name), {}))
-    sensitive = SENSITIVE if any(options.get(k) == v for k, v in NEEDS_SENSITIVE.items()) else None
+    sensitive = SENSITIVE if (any(options.get(k) == v for k, v in NEEDS_SENSITIVE.items())
+                              or method in sdccore.CONDITIONAL_METHODS) else None
     if isinstance(value, tuple) and value[0] == "without sensitive":
         value, sensitive = value[1], None
     options[name] = value
@@ -208,7 +209,11 @@ def test_schema_defaults_are_valid(data, method):
     from sdccore._options import Context, bind_data, bind_static
 
     for selective in (False, True):
-        if selective and method not in ("fa", "pca"):
+        if selective and method not in ("fa", "pca") + sdccore.CONDITIONAL_METHODS:
+            continue
+        if not selective and method in sdccore.CONDITIONAL_METHODS:
+            with pytest.raises(ValueError, match="pass sensitive="):
+                bind_data(method, bind_static(method, {}, False), Context(False, N, len(COLUMNS), len(COLUMNS)))
             continue
         bound = bind_static(method, {}, selective)
         done = bind_data(method, bound, Context(selective, N, len(COLUMNS), len(COLUMNS)))

@@ -60,3 +60,16 @@ def test_risk_beyond_prior_smallest_case():
     assert rs.prior > 0.2 and rs.top1_beyond > 0.2 and rs.held_to_floors
     assert passes.set_index("method").loc["Rank swap", "floors_met"] == 0
     assert set(table.intruder) >= {"own", "linked", "assignment"}
+
+
+def test_useful_safe_smallest_case():
+    mod = _load("useful_safe")
+    table, chosen = mod.main(cases=[("tarragona", ["SALES"])], methods={"Rank swap": {"method": "rankswap"},
+                                                                        "IPSO": {"method": "ipso"}},
+                             reps=2, write=False)
+    t = table.set_index("method")
+    # both meet the floors; rank swapping scrambles the regression, IPSO keeps it
+    assert t.loc["IPSO", "floors_met"] == 1.0 and t.loc["Rank swap", "floors_met"] == 1.0
+    assert t.loc["IPSO", "overlap_worst"] >= 0.9 > 0.5 > t.loc["Rank swap", "overlap_worst"]
+    assert t.loc["IPSO", "validity"] > t.loc["Rank swap", "validity"]
+    assert chosen.iloc[0].suggested == "IPSO"
