@@ -273,8 +273,7 @@ class Comparison:
         safe = self.safety()
         ok = set(safe[safe.floors_met == 1.0].config) if len(safe) else set()
         if not ok:
-            return None, ("no configuration met the risk floors in every run; see the violations and their fixes "
-                          "below, change the configuration and run again")
+            return None, self._none_safe(safe)
         ru = self.risk_utility()
         ru = ru[ru.config.isin(ok)]
         if max_risk is not None:
@@ -295,6 +294,29 @@ class Comparison:
                + (f", its risk {best.risk_hi:.3f} (upper end) is within the ceiling {max_risk:.2f}" if max_risk is not None else "")
                + f" and {crit}")
         return str(best.config), why
+
+    def _none_safe(self, safe):
+        """Why nothing can be suggested, in plain words: the configuration that came closest
+        (most runs meeting the floors, then the best analysis validity) and what broke."""
+        base = "no configuration met the risk floors in every run"
+        if not len(safe):
+            return base + "; run the comparison again"
+        ru = self.risk_utility().set_index("config")
+        t = safe.set_index("config")
+        if "validity_loss" in ru:
+            t = t.join(ru[["validity_loss"]])
+            t = t.sort_values(["floors_met", "validity_loss"], ascending=[False, True])
+        else:
+            t = t.sort_values("floors_met", ascending=False)
+        label, r = t.index[0], t.iloc[0]
+        runs = int(r.runs)
+        met = int(round(r.floors_met * runs))
+        what = (r.violation.split("; fix:")[0] if r.violation else "")
+        return (f"{base}. Closest: {label}, which met them in {met} of {runs} runs"
+                + (f" (analysis validity {1 - r.validity_loss:.3f})" if "validity_loss" in t else "")
+                + (f"; where it broke one: {what}" if what else "")
+                + ". No release is offered: change the configuration (the violations below name the fix) or "
+                  "mark more variables sensitive")
 
     def risk_utility(self):
         """Per configuration: disclosure risk = mean of DBRL and ID, utility loss = mean of PIL
