@@ -39,7 +39,7 @@ CONDITIONAL_METHODS = CONDITIONAL
 OMIT = object()  # a default that leaves the option out of the effective options
 
 TRANSFORMS = ("none", "auto")
-BOUNDS = ("sign", "observed", "none")
+BOUNDS = ("sign", "observed", "tail", "none")
 ROUNDINGS = ("original", "none")
 
 
@@ -163,7 +163,9 @@ def _common(method):
                choices=TRANSFORMS, choice_text={"none": "none", "auto": "skewed non-negative variables"}),
         Option("bounds", method, "choice", "sign", "Bounds",
                "sign: no negative values where the original has none (clipped at 0, counted; means shift a little). "
-               "observed: clipped to the original range. none: exact means, implausible values.",
+               "observed: clipped to the original range. tail: the values below 0 and as many above them take the "
+               "original's smallest values, the rest scaled to keep the mean (no mass at 0). none: exact means, "
+               "implausible values.",
                choices=BOUNDS),
         Option("rounding", method, "choice", "original", "Rounding",
                "original: the original's decimals (integers stay integers); moves means by at most half a unit of "

@@ -833,7 +833,8 @@ def _finish(prep, Xpk, full, o, shift_means=True):
                        prep.missing if full else prep.missing[:, keep])
     elif prep.missing is not None and shift_means:
         _observed_means(Xpk, X0k, prep.missing if full else prep.missing[:, keep])
-    clipped_k = pl.apply_bounds(Xpk, X0k, o["bounds"])
+    obs_k = None if prep.missing is None else ~(prep.missing if full else prep.missing[:, keep])
+    clipped_k = pl.apply_bounds(Xpk, X0k, o["bounds"], obs_k)
     clipped = {keep[i]: int(c) for i, c in enumerate(clipped_k)}
     dec = {}
     if o["rounding"] == "original":

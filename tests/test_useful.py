@@ -189,3 +189,17 @@ def test_suggest_picks_the_best_analysis_validity_among_safe_configurations(tarr
     # rank swap has a PIL/PS loss that looks small; analysis validity decides
     best, why = c.suggest()
     assert best == "IPSO" and "analysis validity" in why
+
+
+def test_tail_bounds_keep_means_without_mass_at_zero():
+    """bounds='tail': no negative value where the original has none, no new zeros, means
+    exact (before rounding), against 'sign', which sets values to 0 and moves the mean."""
+    d = sdccore.load_dataset("casc")
+    tail = sdccore.protect(d, "pca", rng=101, bounds="tail", rounding="none", allow_unsafe=REASON).data
+    sign = sdccore.protect(d, "pca", rng=101, rounding="none", allow_unsafe=REASON).data
+    nonneg = d.columns[d.min() >= 0]
+    assert (tail[nonneg] >= 0).all().all()
+    new_zeros = lambda r: int(((r[nonneg] == 0) & (d[nonneg] != 0)).sum().sum())  # noqa: E731
+    assert new_zeros(tail) == 0 < new_zeros(sign)
+    np.testing.assert_allclose(tail.mean(), d.mean(), rtol=0, atol=1e-9 * d.std().max())
+    assert ((sign.mean() - d.mean()).abs() / d.std()).max() > 0.1
