@@ -40,7 +40,11 @@ def body():
             st.markdown(f"**Your sensitive set:** between {ind.between:.3f}, within {ind.within:.3f}")
     st.subheader("Which method?")
     rec = state.recommendation()
-    st.success(f"Recommended: **{rec.label}**")
+    if rec.label:
+        st.success(f"Recommended: **{rec.label}**")
+    else:
+        st.warning("No method can be recommended for these data with its default settings; the reasons below say "
+                   "what breaks. Run the comparison on the Run page to see each method's risk and what fixes it.")
     for r in rec.reasons:
         st.markdown(f"- {r}")
     if sens:

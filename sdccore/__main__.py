@@ -628,7 +628,8 @@ def _recommend(args):
     from ._recommend import recommend
     data = _read_csv(args.input)
     r = recommend(data, sensitive=_sens(args))
-    print(f"recommended: {r.label}")
+    print(f"recommended: {r.label}" if r.label else
+          "recommended: none (no method meets the risk floors with its default settings; the reasons say what breaks)")
     for why in r.reasons:
         print(f"  - {why}")
 

@@ -11,6 +11,7 @@ import numpy as np
 import pandas as pd
 
 from ._compare import compare, correlation_indices
+from ._options import CONDITIONAL_METHODS
 from ._recipe import child_seeds
 from ._validation import check_dataframe, make_rng, numeric_columns, numeric_matrix, resolve_seed
 
@@ -23,17 +24,26 @@ BETWEEN_LOW = 0.3      # between below this is "low"; at or above it "significan
 WITHIN_HIGH = 0.5      # within at or above this is "high"
 WITHIN_LOW = 0.3       # within below this is "low"
 
-# The configurations the map and the tournament compare (selective protection of S).
+# The configurations the map and the tournament compare (selective protection of S): every
+# method of the tool with its defaults; only those that meet every risk floor in every run can
+# win a point, and among them the best analysis validity wins (issue 27)
 MAP_CONFIGS = {
     "FA": {"method": "fa"},          # isolate_sensitive rotation, factors chosen by threshold 0.3
     "PCA": {"method": "pca"},        # components loading >= 0.3 on a sensitive variable
     "M-AGG": {"method": "magg", "k": 3},
+    "Rank swap": {"method": "rankswap", "p": 40.0},
+    "IPSO": {"method": "ipso"},
+    "Shuffle": {"method": "shuffle"},
+    "FA-cond": {"method": "cfa"},
 }
+# the FA paper's three methods, as the map compared them before the risk floors (overall score)
+OVERALL_CONFIGS = {k: MAP_CONFIGS[k] for k in ("FA", "PCA", "M-AGG")}
 # checked on the user's data when the map's methods break a risk floor there (rank swapping of
 # the sensitive variables alone leaves the public ones unchanged: nothing in them shows the change)
-# p = 40: the smallest of 15/20/30/40 % that met every floor in 10 of 10 runs on the three samples
 FALLBACK_CONFIGS = {"Rank swap": {"method": "rankswap", "p": 40.0}}
-METHOD_OF = {"FA": "fa", "PCA": "pca", "M-AGG": "magg", "Rank swap": "rankswap"}
+METHOD_OF = {"FA": "fa", "PCA": "pca", "M-AGG": "magg", "Rank swap": "rankswap", "IPSO": "ipso",
+             "Shuffle": "shuffle", "FA-cond": "cfa"}
+CRITERIA = ("validity", "overall")
 
 
 def eq5_correlation(b, w, N):
@@ -70,7 +80,8 @@ def eq5_data(b, w, N, n, rng):
 
 
 # the paper's construction of FA (regression scores, residuals kept) beside sdccore's defaults
-PAPER_CONFIGS = {"FA": {"method": "fa", "scores": "regression", "residuals": "keep"}, "PCA": {"method": "pca"}, "M-AGG": {"method": "magg"}}
+PAPER_CONFIGS = {"FA": {"method": "fa", "scores": "regression", "residuals": "keep"}, "PCA": {"method": "pca"},
+                 "M-AGG": {"method": "magg"}}
 
 
 def _tie_label(means, ses, names):
@@ -87,9 +98,9 @@ def _tie_label(means, ses, names):
 
 
 def simulate_bw_map(*, grid=np.round(np.arange(0.0, 0.95, 0.1), 2), N=6, n=300, reps=5, rng=0, progress=None,
-                    datasets=3, configs=None):
-    """Mean overall score of FA, PCA and M-AGG (selective protection of variable S) on data
-    from the FA paper's eq. 5, for every valid (between, within) point of the grid.
+                    datasets=3, configs=None, criterion="validity"):
+    """Which method serves selective protection of variable S best, on data from the FA
+    paper's eq. 5, at every valid (between, within) point of the grid.
 
     Parameters
     ----------
@@ -107,16 +118,23 @@ def simulate_bw_map(*, grid=np.round(np.arange(0.0, 0.95, 0.1), 2), N=6, n=300, 
     datasets : int
         Independent data sets per point.
     configs : dict, optional
-        The methods (default sdccore's defaults; ``PAPER_CONFIGS`` in ``sdccore._recommend``
-        is the FA paper's construction).
+        The methods (default ``MAP_CONFIGS``, every method of the tool with its defaults;
+        ``PAPER_CONFIGS`` in ``sdccore._recommend`` is the FA paper's construction).
+    criterion : {'validity', 'overall'}
+        'validity' (default): only a method that met every risk floor in every run on every
+        data set can win a point, and among those the lowest analysis-validity loss
+        (``validity_loss``) wins.  'overall': the papers' overall score, floors ignored (the
+        map as the FA paper drew it).
 
     Returns
     -------
     DataFrame
-        Per point the mean over all runs of each method, its standard error
-        (``<method>_se``, from the data-set means), ``best`` (the lowest mean, or the
-        methods within noise of it joined by ' or ') and ``winner``.  NaN: the method
-        cannot protect S there.
+        Per point each method's mean over all runs of the criterion's score, its standard
+        error (``<method>_se``, from the data-set means), with 'validity' the share of runs
+        meeting every floor (``<method>_floors``), ``best`` (the lowest mean among the
+        methods that can win, or the methods within noise of it joined by ' or '; 'none'
+        when no method met the floors) and ``winner`` (the lowest mean, or empty).  NaN: the
+        method cannot protect S there.
 
     Examples
     --------
@@ -125,21 +143,27 @@ def simulate_bw_map(*, grid=np.round(np.arange(0.0, 0.95, 0.1), 2), N=6, n=300, 
     >>> m[["between", "within"]].values.tolist()
     [[0.3, 0.3]]
     """
-    configs = dict(configs or MAP_CONFIGS)
+    if criterion not in CRITERIA:
+        raise ValueError(f"criterion={criterion!r} is not supported; use 'validity' or 'overall'.")
+    configs = dict(configs or (MAP_CONFIGS if criterion == "validity" else OVERALL_CONFIGS))
+    score = "validity_loss" if criterion == "validity" else "overall"
     rows = []
     pts = [(b, w) for b in grid for w in grid if eq5_valid(b, w, N)]
     seeds = iter(child_seeds(resolve_seed(rng), "bw_map", len(pts) * datasets * (1 + len(configs))))
     for t, (b, w) in enumerate(pts):
         per = {name: [] for name in configs}
+        floors = {name: [] for name in configs}
         for _ in range(datasets):
             data = eq5_data(b, w, N, n, int(next(seeds)))
             for name, cfg in configs.items():
                 seed = int(next(seeds))
                 try:
-                    tab = compare(data, {name: cfg}, sensitive=["S"], reps=reps, rng=seed).table("overall")
-                    per[name].append(float(tab.loc[name, "mean"]))
+                    c = compare(data, {name: cfg}, sensitive=["S"], reps=reps, rng=seed, n_jobs=1)
+                    per[name].append(float(c.table(score).loc[name, "mean"]))
+                    floors[name].append(float(c.safety().set_index("config").loc[name, "floors_met"]))
                 except ValueError:
                     per[name].append(float("nan"))
+                    floors[name].append(0.0)
         row = {"between": float(b), "within": float(w)}
         means, ses = {}, {}
         for name, vals in per.items():
@@ -148,9 +172,13 @@ def simulate_bw_map(*, grid=np.round(np.arange(0.0, 0.95, 0.1), 2), N=6, n=300, 
             ses[name] = float(v.std(ddof=1) / np.sqrt(len(v))) if len(v) > 1 and np.isfinite(v).all() else 0.0
             row[name] = means[name]
             row[name + "_se"] = ses[name]
-        row["best"] = _tie_label(means, ses, list(configs))
-        fin = {m: v for m, v in means.items() if np.isfinite(v)}
-        row["winner"] = min(fin, key=fin.get) if fin else None
+            if criterion == "validity":
+                row[name + "_floors"] = float(np.mean(floors[name]))
+        can_win = [m for m in configs if criterion == "overall" or row[m + "_floors"] == 1.0]
+        fin = {m: means[m] for m in can_win if np.isfinite(means[m])}
+        row["best"] = _tie_label({m: means[m] if m in fin else np.nan for m in configs}, ses, list(configs)) \
+            if fin else "none"
+        row["winner"] = min(fin, key=fin.get) if fin else ""
         rows.append(row)
         if progress:
             progress(t + 1, len(pts))
@@ -283,52 +311,63 @@ def recommend(data, *, sensitive=None, tournament=False, reps=5, rng=None):
         near = mp.loc[d.idxmin()]
         map_best = str(near.best)
         map_point = {k: (near[k] if isinstance(near[k], str) else float(near[k])) for k in near.index}
-        winner = str(near.winner) if "winner" in near.index and isinstance(near.winner, str) else map_best.split(" or ")[0]
-        scores = ", ".join(f"{m} {near[m]:.3f}" if np.isfinite(near[m]) else f"{m} cannot protect S"
-                           for m in MAP_CONFIGS)
-        label = winner
-        if " or " in map_best:
-            reasons.append(f"the evidence: on the map simulated with sdccore's own default methods (FA paper eq. 5 "
-                           f"data) the nearest point (between {near['between']:.1f}, within {near['within']:.1f}) is a "
-                           f"tie within noise, {map_best} (overall score, lower is better: {scores}); {label} has the "
-                           f"lowest mean. Run the tournament on your data (recommend(..., tournament=True), or the Run "
-                           f"page) to decide between them")
+        winner = str(near.winner) if isinstance(near.get("winner"), str) else ""
+        validity = "validity_loss" if any(f"{m}_floors" in near.index for m in MAP_CONFIGS) else "overall"
+        if validity == "validity_loss":
+            scores = ", ".join(
+                (f"{m} {1 - near[m]:.3f}" + ("" if near.get(f"{m}_floors", 0) == 1.0 else
+                                            f" (met the floors in {near.get(f'{m}_floors', 0):.0%} of runs)"))
+                if m in near.index and np.isfinite(near[m]) else f"{m} cannot protect S"
+                for m in MAP_CONFIGS)
+            what = "analysis validity, higher is better; only methods that met every risk floor in every run can win"
         else:
-            reasons.append(f"the evidence: on the map simulated with sdccore's own default methods (FA paper eq. 5 "
-                           f"data) the nearest point (between {near['between']:.1f}, within {near['within']:.1f}) is "
-                           f"best served by {label} (overall score, lower is better: {scores})")
+            scores = ", ".join(f"{m} {near[m]:.3f}" if m in near.index and np.isfinite(near[m]) else
+                               f"{m} cannot protect S" for m in MAP_CONFIGS)
+            what = "overall score, lower is better"
+        where = (f"the evidence: on the map simulated with sdccore's own default methods (FA paper eq. 5 data) the "
+                 f"nearest point (between {near['between']:.1f}, within {near['within']:.1f})")
+        if not winner:
+            label = None
+            reasons.append(f"{where} has no method that met every risk floor in every run ({what}: {scores}); run "
+                           f"the comparison on your data (Run page) to see what breaks")
+        elif " or " in map_best:
+            label = winner
+            reasons.append(f"{where} is a tie within noise, {map_best} ({what}: {scores}); {label} is ahead. Run the "
+                           f"comparison on your data (Run page) to decide between them")
+        else:
+            label = winner
+            reasons.append(f"{where} is best served by {label} ({what}: {scores})")
         paper, why = _cookbook(b, w)
         if paper is not None:
             agree = "agrees" if paper in map_best.split(" or ") else "differs"
             reasons.append(f"the FA paper's cookbook, a rule for the paper's FA (regression scores, residuals kept), "
                            f"says {paper}: {why}. It {agree} here"
                            + ("" if agree == "agrees" else
-                              "; sdccore's FA whitens its scores with as many factors as variables, so nothing stays "
-                              "in residuals and it can protect a weakly correlated sensitive variable the paper's FA "
-                              "cannot"))
+                              "; the map counts only releases that meet the risk floors, and weighs what an analyst "
+                              "keeps of the sensitive variable's regression, which the paper's score did not"))
         else:
             reasons.append(f"the FA paper's cookbook has no clear case here ({why})")
         target = "overall"
     sens_eff = sensitive if sensitive and len(sensitive) < len(num) else None
     if tournament:
-        cmp_ = compare(data, {**MAP_CONFIGS, **FALLBACK_CONFIGS}, sensitive=sens_eff, reps=reps, rng=rng)
+        tried = {k: v for k, v in MAP_CONFIGS.items() if sens_eff or v["method"] not in CONDITIONAL_METHODS}
+        cmp_ = compare(data, tried, sensitive=sens_eff, reps=reps, rng=rng)
         tour = cmp_.table(target)
         safe = cmp_.safety().set_index("config")
         tour["floors_met"] = safe.floors_met.reindex(tour.index)
+        if "validity_loss" in set(cmp_.summary.score):
+            tour["validity"] = 1 - cmp_.table("validity_loss")["mean"].reindex(tour.index)
         tour = tour.sort_values("mean")
-        ok = tour[tour.floors_met == 1.0]
         for lab in tour.index:
-            if lab not in ok.index:
+            if tour.loc[lab, "floors_met"] < 1.0:
                 reasons.append(f"{lab} broke a risk floor in {1 - tour.loc[lab, 'floors_met']:.0%} of the runs on your "
                                f"data ({safe.loc[lab, 'violation']}), so it is not ranked")
-        if len(ok):
-            winner = ok.index[0]
-            reasons.append(f"on your data ({reps} runs each) {winner} has the lowest mean {target} among the methods "
-                           f"that met every risk floor ({ok.loc[winner, 'mean']:.3f}; interval "
-                           f"{ok.loc[winner, 'lo']:.3f}-{ok.loc[winner, 'hi']:.3f})")
-            if winner != label:
-                reasons.append(f"the tournament overrides the rule: {winner}")
-                label = winner
+        best, why = cmp_.suggest()
+        if best is not None:
+            reasons.append(f"on your data ({reps} runs each): {why}")
+            if best != label:
+                reasons.append(f"the tournament overrides the map: {best}")
+                label = best
             return Recommendation(METHOD_OF[label], label, tuple(reasons), b, w, map_best, map_point, tour)
         reasons.append("no method met the risk floors in every run of the tournament")
     label, checked = _first_safe(data, sens_eff, label, map_point, rng)
@@ -341,9 +380,14 @@ def _first_safe(data, sensitive, label, map_point, rng):
     floors on the data, else the next one (by the map's scores) that does, else None."""
     from ._protect import _protect
 
-    order = [label] + [lab for lab in (sorted(MAP_CONFIGS, key=lambda k: map_point[k] if map_point and
-                                              np.isfinite(map_point[k]) else np.inf)) if lab != label]
-    order += list(FALLBACK_CONFIGS)
+    def rank(k):  # the map's safe methods first, by their score there
+        if not map_point or k not in map_point or not np.isfinite(map_point[k]):
+            return (1, np.inf)
+        return (0 if map_point.get(f"{k}_floors", 1.0) == 1.0 else 1, map_point[k])
+
+    usable = [k for k in {**MAP_CONFIGS, **FALLBACK_CONFIGS}
+              if sensitive or {**MAP_CONFIGS, **FALLBACK_CONFIGS}[k]["method"] not in CONDITIONAL_METHODS]
+    order = ([label] if label else []) + [lab for lab in sorted(usable, key=rank) if lab != label]
     seed = 0 if rng is None or not isinstance(rng, (int, np.integer)) else int(rng)
     reasons = []
     for lab in order:

@@ -118,6 +118,31 @@ def test_main_flow_by_widget_keys(app):
     assert not any("does not run on the Dask engine" in c.value for c in app.caption)
 
 
+def test_conditional_methods_on_the_configure_page(app):
+    """IPSO, shuffling and conditional FA are offered with sensitive and public variables,
+    configured by widget key and previewed against the floors; not offered in general
+    protection."""
+    app.switch_page("pages/3_configure.py").run()
+    _ok(app)
+    assert "IPSO" not in app.radio(key="config_method").options
+    app.switch_page("pages/1_data.py").run()
+    app.multiselect(key="sensitive_select").set_value(["SALES"]).run()
+    app.switch_page("pages/3_configure.py").run()
+    assert {"IPSO", "Shuffle", "FA-cond"} <= set(app.radio(key="config_method").options)
+    app.radio(key="config_method").set_value("IPSO").run()
+    _ok(app)
+    app.number_input(key="ipso_classes").set_value(2).run()
+    _ok_but_floors(app)
+    assert app.session_state["cfg_ipso"] == {"method": "ipso", "classes": 2}
+    app.radio(key="config_method").set_value("FA-cond").run()
+    app.number_input(key="cfa_n_factors").set_value(3).run()
+    _ok_but_floors(app)
+    assert app.session_state["cfg_cfa"]["n_factors"] == 3
+    app.radio(key="config_method").set_value("Shuffle").run()
+    _ok_but_floors(app)
+    assert any("Data shuffling" in c.value for c in app.caption)
+
+
 def _upload(raw, name):
     """Run the dashboard's upload path (ui.state.handle_upload) inside a Streamlit script."""
     def script():

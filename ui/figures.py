@@ -66,26 +66,40 @@ def indices_figure(per_variable: pd.DataFrame, sensitive=(), point=None):
 
 
 def bw_map_figure(mp: pd.DataFrame, point=None):
-    """The simulated map: best method at each (between, within) grid point, the user's point."""
+    """The simulated map: the method that wins at each (between, within) grid point (only
+    methods that met every risk floor in every run can win; the best analysis validity among
+    them), the user's point."""
     fig = go.Figure()
-    labels = list(dict.fromkeys(["FA", "PCA", "M-AGG"] + sorted(str(b) for b in mp.best.dropna().unique())))
+    methods = [c for c in mp.columns if c not in ("between", "within", "best", "winner")
+               and not c.endswith("_se") and not c.endswith("_floors")]
+    validity = any(c.endswith("_floors") for c in mp.columns)
+    labels = list(dict.fromkeys(sorted(str(b) for b in mp.best.dropna().unique())))
     for i, name in enumerate(labels):
         sub = mp[mp.best == name]
         if len(sub) == 0:
             continue
         tie = " or " in name
-        fig.add_scatter(x=sub.between, y=sub.within, mode="markers", name=f"{name} (tie within noise)" if tie else f"{name} best",
-                        marker=dict(size=22, symbol="square-open" if tie else "square",
-                                    color=_color(name.split(" or ")[0]), opacity=0.55, line=dict(width=3)),
-                        customdata=np.c_[sub.FA, sub.PCA, sub["M-AGG"]],
-                        hovertemplate=("between %{x:.1f}, within %{y:.1f}<br>overall: FA %{customdata[0]:.3f}, "
-                                       "PCA %{customdata[1]:.3f}, M-AGG %{customdata[2]:.3f}<extra></extra>"))
+        none = name == "none"
+        text = "no method met every floor" if none else (f"{name} (tie within noise)" if tie else f"{name} best")
+        vals = sub[methods].to_numpy(dtype=float)
+        hover = "<br>".join(
+            f"{m}: " + ("%{customdata[" + str(k) + "]:.3f}") for k, m in enumerate(methods))
+        fig.add_scatter(x=sub.between, y=sub.within, mode="markers", name=text,
+                        marker=dict(size=22, symbol="x-thin-open" if none else ("square-open" if tie else "square"),
+                                    color="#999999" if none else _color(name.split(" or ")[0], i), opacity=0.6,
+                                    line=dict(width=3)),
+                        customdata=1 - vals if validity else vals,
+                        hovertemplate=("between %{x:.1f}, within %{y:.1f}<br>"
+                                       + ("analysis validity:<br>" if validity else "overall score:<br>")
+                                       + hover + "<extra></extra>"))
     if point is not None and None not in point:
         fig.add_scatter(x=[point[0]], y=[point[1]], mode="markers+text", text=["your data"], textposition="top right",
                         marker=dict(size=18, symbol="x", color="black"), name="your data")
-    fig.update_layout(title="Which method wins where (simulated from the FA paper's eq. 5; overall score)",
+    fig.update_layout(title=("Which method wins where (FA paper's eq. 5 data; safe in every run, then the best "
+                             "analysis validity)" if validity else
+                             "Which method wins where (simulated from the FA paper's eq. 5; overall score)"),
                       xaxis=dict(title="between-correlation", range=[-0.05, 0.95]),
-                      yaxis=dict(title="within-correlation", range=[-0.05, 0.95]), height=440, **_LAYOUT)
+                      yaxis=dict(title="within-correlation", range=[-0.05, 0.95]), height=460, **_LAYOUT)
     return fig
 
 
