@@ -27,8 +27,9 @@ every score).  Details per variable also give the median relative coefficient er
 both R squared.
 
 The predictors are the other variables without exact collinearity on the original (a
-pivoted QR of the standardised design drops those it cannot separate, tolerance 1e-9), the
-same set in both fits; records with a missing cell in either file are left out of the
+pivoted Cholesky of their correlations drops those it cannot separate, tolerance 1e-9), the
+same set in both fits, both fitted from cross-products in the original's standardised units
+(one pass over each file for every variable); records with a missing cell in either file are left out of the
 fits, the marginal uses the cells observed in both.
 """
 
@@ -38,7 +39,7 @@ from dataclasses import dataclass
 
 import numpy as np
 import pandas as pd
-from scipy import linalg, stats
+from scipy import stats
 
 from ._validation import check_dataframe
 
@@ -69,49 +70,66 @@ class AnalysisValidity:
     variables: pd.DataFrame
 
 
-def _ols(y, X):
-    """OLS with intercept: (slopes, their standard errors, R squared, residual df)."""
-    n = len(y)
-    A = np.column_stack([np.ones(n), X])
-    beta, *_ = np.linalg.lstsq(A, y, rcond=None)
-    r = y - A @ beta
-    df = n - A.shape[1]
-    sst = float(((y - y.mean()) ** 2).sum())
-    r2 = 1.0 - float(r @ r) / sst if sst > 0 else 0.0
-    if df < 1:
-        return beta[1:], np.full(X.shape[1], np.inf), r2, df
-    s2 = float(r @ r) / df
+def _gram(A, mean, sd):
+    """Cross-products of A standardised by the ORIGINAL's mean and sd (the same units for both
+    files, so that their coefficients compare), and A's own column means in those units."""
+    Z = (A - mean) / sd
+    mu = Z.mean(axis=0)
+    D = Z - mu
+    return D.T @ D
+
+
+def _ols(G, j, pred, n):
+    """OLS with intercept of column j on columns ``pred`` from the centred cross-products G:
+    (slopes, standard errors, R squared, residual df)."""
+    Gpp = G[np.ix_(pred, pred)]
+    gpj = G[pred, j]
     try:
-        cov = s2 * np.linalg.inv(A.T @ A)
-        se = np.sqrt(np.clip(np.diag(cov)[1:], 0, None))
+        inv = np.linalg.inv(Gpp)
     except np.linalg.LinAlgError:
-        se = np.full(X.shape[1], np.inf)
-    return beta[1:], se, r2, df
+        inv = np.linalg.pinv(Gpp)
+    beta = inv @ gpj
+    sst = float(G[j, j])
+    rss = max(sst - float(beta @ gpj), 0.0)
+    df = n - len(pred) - 1
+    r2 = 1.0 - rss / sst if sst > 0 else 0.0
+    if df < 1:
+        return beta, np.full(len(pred), np.inf), r2, df
+    se = np.sqrt(np.clip(np.diag(inv), 0, None) * rss / df)
+    return beta, se, r2, df
 
 
-def _predictors(X, j, others):
-    """The other columns the OLS of column j can use: non-constant and not exactly collinear
-    on the original (pivoted QR of the standardised design)."""
-    cand = [i for i in others if X[:, i].std() > 0]
+def _predictors(R, cand, tol=1e-9):
+    """The candidates the OLS can use: a pivoted Cholesky of their correlation matrix R drops
+    those (nearly) exact linear combinations of the others (squared multiple correlation above
+    1 - tol), in the order of the largest remaining variance."""
+    cand = [i for i in cand if R[i, i] > 0]
+    chosen = []
     if not cand:
-        return []
-    Z = X[:, cand] - X[:, cand].mean(axis=0)
-    Z /= Z.std(axis=0)
-    _, R, piv = linalg.qr(Z, mode="economic", pivoting=True)
-    d = np.abs(np.diag(R))
-    rank = int((d > 1e-9 * max(d[0], 1e-300) * np.sqrt(len(Z))).sum()) if len(d) else 0
-    return sorted(cand[p] for p in piv[:rank])
+        return chosen
+    A = R[np.ix_(cand, cand)].copy()
+    left = list(range(len(cand)))
+    while left:
+        d = np.array([A[k, k] for k in left])
+        k = left[int(np.argmax(d))]
+        if A[k, k] <= tol:
+            break
+        chosen.append(cand[k])
+        col = A[:, k] / np.sqrt(A[k, k])
+        A -= np.outer(col, col)
+        left.remove(k)
+    return sorted(chosen)
 
 
 def _overlap(bo, so, bp, sp, df_o, df_p):
+    """Karr et al.'s interval overlap per coefficient (95 % t intervals)."""
     to, tp = stats.t.ppf(0.5 + LEVEL / 2, max(df_o, 1)), stats.t.ppf(0.5 + LEVEL / 2, max(df_p, 1))
     lo_o, hi_o, lo_p, hi_p = bo - to * so, bo + to * so, bp - tp * sp, bp + tp * sp
     lo, hi = np.maximum(lo_o, lo_p), np.minimum(hi_o, hi_p)
     with np.errstate(divide="ignore", invalid="ignore"):
         J = 0.5 * ((hi - lo) / (hi_o - lo_o) + (hi - lo) / (hi_p - lo_p))
     same = (bo == bp) & (so == sp)  # an unchanged fit (zero-width intervals included) overlaps fully
-    J = np.where(same, 1.0, np.nan_to_num(J, nan=0.0, neginf=0.0, posinf=0.0))
-    return J
+    return np.where(same, 1.0, np.nan_to_num(J, nan=0.0, neginf=0.0, posinf=0.0))
 
 
 def validity_arrays(X, Y, check, observed=None, predictors=None):
@@ -127,17 +145,24 @@ def validity_arrays(X, Y, check, observed=None, predictors=None):
         ok &= observed
     full = ok.all(axis=1)
     Xf, Yf = X[full], Y[full]
+    nf = len(Xf)
     rows = []
+    mean0 = Xf.mean(axis=0) if nf else np.zeros(m)
+    sd0 = Xf.std(axis=0) if nf else np.ones(m)
+    sd0 = np.where(sd0 > 0, sd0, 1.0)
     with np.errstate(all="ignore"):
-        Ro = np.nan_to_num(np.corrcoef(Xf, rowvar=False).reshape(m, m)) if len(Xf) > 2 else np.eye(m)
-        Rp = np.nan_to_num(np.corrcoef(Yf, rowvar=False).reshape(m, m)) if len(Yf) > 2 else np.eye(m)
+        G0 = _gram(Xf, mean0, sd0) if nf > 2 else np.zeros((m, m))
+        G1 = _gram(Yf, mean0, sd0) if nf > 2 else np.zeros((m, m))
+        d0, d1 = np.sqrt(np.diag(G0)), np.sqrt(np.diag(G1))
+        Ro = np.nan_to_num(G0 / np.outer(d0, d0)) if nf > 2 else np.eye(m)
+        Rp = np.nan_to_num(G1 / np.outer(d1, d1)) if nf > 2 else np.eye(m)
     for j in check:
         others = [i for i in range(m) if i != j]
         pool = others if predictors is None else [i for i in predictors if i != j]
-        pred = _predictors(Xf, j, pool) if len(Xf) > 2 else []
-        if pred and len(Xf) > len(pred) + 1 and Xf[:, j].std() > 0:
-            bo, so, r2o, dfo = _ols(Xf[:, j], Xf[:, pred])
-            bp, sp, r2p, dfp = _ols(Yf[:, j], Yf[:, pred])
+        pred = _predictors(Ro, [i for i in pool if d0[i] > 0]) if nf > 2 else []
+        if pred and nf > len(pred) + 1 and d0[j] > 0:
+            bo, so, r2o, dfo = _ols(G0, j, pred, nf)
+            bp, sp, r2p, dfp = _ols(G1, j, pred, nf)
             if r2o > 1.0 - 1e-9:  # an exact identity: kept when the release's coefficients are the same
                 J = (np.abs(bp - bo) <= 1e-6 * np.maximum(np.abs(bo), 1e-12)).astype(float)
             else:
