@@ -1,7 +1,9 @@
 """The HTML report of a release: methods, parameters, risk and utility, plots.
 
 Internal reports include the seed (anyone with the seed, the recipe and the original file
-can rebuild the release); external ones leave it out.  No data values are written.
+can rebuild the release) and the size bands' limits (original values: the largest record's
+exact value among them); external ones leave both out and hold no original value that the
+release does not show (tests/test_report_leak.py scans them).  No data values are written.
 """
 
 from __future__ import annotations
@@ -85,7 +87,10 @@ def build_report(kind, data_name, shape, roles, label, options, evaluation, comp
                         + (f"; released because: {esc(unsafe_reason or '')}" if internal else "") + ".</p>"
                         if fl.lowered() else "")
                      + _table(figures.risk_table(risk.variables))
-                     + _table(risk.bands.set_index(["variable", "band"]))
+                     # the bands' limits are original values (the largest record's exact value among them):
+                     # internal only
+                     + _table((risk.bands if internal else risk.bands.drop(columns=["lo", "hi"]))
+                              .set_index(["variable", "band"]))
                      + "".join(f"<p>{esc(v)}</p>" for v in risk.violations))
         figs.append(figures.band_risk_figure(risk.bands, fl.max_close_share, fl.tolerance))
         parts.append(figs[-1].to_html(full_html=False, include_plotlyjs="inline" if not parts else False))
