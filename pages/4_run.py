@@ -66,6 +66,11 @@ def regression_section(table, note, where):
 def results_section(c):
     res = c["result"]
     sens = state.sensitive()
+    changed = state.comparison_changes(c)
+    if changed:
+        st.warning(f"Changed since this comparison ran: {', '.join(changed)}. Its figures and its suggestion are for "
+                   f"the settings it ran with; run it again to compare the current ones. A release picked below "
+                   f"uses the current settings.")
     key = "overall" if sens else "summary"
     for label, why in res.errors.items():
         st.warning(f"{label} was not run on these data and is left out of the comparison: {why}")
@@ -132,7 +137,11 @@ def results_section(c):
 
 
 def pick_section(c, best):
-    options = dict(c["configs"])
+    # each configured method with its CURRENT settings (a fix made on the Configure page is what
+    # gets released); the search's best as it was found
+    options = state.current_configs([LABELS[lab] for lab in c["configs"] if lab in LABELS])
+    options.update({lab: cfg for lab, cfg in c["configs"].items() if lab not in options})
+    follows = set(options)
     sr = state.search_result()
     if sr is not None and len(sr["result"].ranking):
         top = sr["result"].ranking.iloc[0]
@@ -145,7 +154,7 @@ def pick_section(c, best):
         st.info("No configuration is pre-selected because none met the risk floors within the ceiling; pick one to "
                 "see its figures, or change the configuration.")
         return
-    state.choose_release(pick, options[pick])
+    state.choose_release(pick, options[pick], follow=pick in follows and pick in LABELS)
     with st.spinner(f"Protecting and checking the release with {pick} ..."):
         res, ev, refused = state.release(options[pick])
     st.subheader(f"The release with {pick} (seed {state.seed()})")

@@ -11,6 +11,20 @@ st.title("Download")
 
 def _choice():
     label, cfg = state.release_choice()
+    c = state.comparison()
+    if cfg is None and c is not None:
+        # the comparison decides: its suggestion with the method's current settings, or why none
+        best, why = c["result"].suggest(state.max_risk())
+        if best is None:
+            st.error(f"No release: {why}.")
+            return None, None
+        follows = {lab: m for m, lab in state.METHOD_LABELS.items()}
+        if best in follows:
+            cfg = state.current_configs([follows[best]])[best]
+        else:
+            cfg = c["configs"][best]
+        st.info(f"No configuration was picked on page 4, so the comparison's suggestion is used: {best}.")
+        return best, cfg
     if cfg is None:
         rec = state.recommendation()
         if rec.method is None:

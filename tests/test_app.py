@@ -286,3 +286,80 @@ def test_seed_widget_reaches_the_page_in_the_same_run(app):
     _ok(app)
     assert app.session_state["comparison"]["result"].runs.shape[0] == 10  # 5 methods x 2
     assert "777" in " ".join(c.value for c in app.caption)
+
+
+def _visit_methods(app):
+    app.switch_page("pages/3_configure.py").run()
+    out = {}
+    for label, m in (("FA", "fa"), ("PCA", "pca")):
+        app.radio(key="config_method").set_value(label).run()
+        assert not app.exception
+        out[m] = dict(app.session_state[f"cfg_{m}"])
+        out[m + "_errors"] = sorted(e.value for e in app.error)
+    return out
+
+
+def _set_sensitive(app, names):
+    app.switch_page("pages/1_data.py").run()
+    app.multiselect(key="sensitive_select").set_value(names).run()
+    assert not app.exception
+
+
+def test_selective_general_selective_walk_equals_fresh_sessions(monkeypatch):
+    """Issue 28: settings of one mode do not carry into the other; a walk selective ->
+    general -> selective gives what fresh sessions give."""
+    def fresh(names):
+        monkeypatch.setenv("SDC_DEBUG", "1")
+        monkeypatch.chdir(ROOT)
+        at = AppTest.from_file(str(ROOT / "app.py"), default_timeout=120).run()
+        if names:
+            _set_sensitive(at, names)
+        return _visit_methods(at)
+
+    general, selective = fresh([]), fresh(["SALES"])
+    assert general["fa"]["residuals"] == "swap_rows" and selective["fa"]["residuals"] == "keep"
+    walk = AppTest.from_file(str(ROOT / "app.py"), default_timeout=120).run()
+    _set_sensitive(walk, ["SALES"])
+    assert _visit_methods(walk) == selective
+    _set_sensitive(walk, [])
+    assert _visit_methods(walk) == general  # general FA with its own defaults, not selective mode's
+    _set_sensitive(walk, ["SALES"])
+    assert _visit_methods(walk) == selective
+
+
+def test_a_fix_on_the_configure_page_reaches_the_picked_release(app):
+    """Issue 28: the release picked on the Run page follows the method's current settings, a
+    new comparison resets the pick, and a changed setting marks the comparison as stale."""
+    _set_sensitive(app, ["SALES"])
+    app.switch_page("pages/3_configure.py").run()
+    app.radio(key="config_method").set_value("Rank swap").run()
+    app.number_input(key="rankswap_p").set_value(5.0).run()  # too small a window: refused
+    app.switch_page("pages/4_run.py").run()
+    app.multiselect(key="run_methods").set_value(["Rank swap"]).run()
+    app.slider(key="run_reps").set_value(2).run()
+    app.button(key="run_button").click().run()
+    assert not app.exception
+    assert any("No configuration can be suggested" in e.value for e in app.error)
+    assert app.radio(key="release_pick").value is None
+    app.radio(key="release_pick").set_value("Rank swap").run()
+    assert any("This release is refused" in e.value for e in app.error)
+    # the fix, on the Configure page
+    app.switch_page("pages/3_configure.py").run()
+    app.radio(key="config_method").set_value("Rank swap").run()
+    app.number_input(key="rankswap_p").set_value(60.0).run()
+    app.switch_page("pages/4_run.py").run()
+    assert not app.exception
+    assert any("Changed since this comparison ran: Rank swap settings" in w.value for w in app.warning)
+    assert not any("This release is refused" in e.value for e in app.error)
+    assert any("The release with Rank swap" in h.value for h in app.subheader)
+    app.switch_page("pages/5_download.py").run()
+    assert not app.exception and not app.error
+    # a new comparison: its suggestion is pre-selected (no stale pick, no contradiction)
+    app.switch_page("pages/4_run.py").run()
+    app.multiselect(key="run_methods").set_value(["Rank swap"]).run()
+    app.slider(key="run_reps").set_value(2).run()
+    app.button(key="run_button").click().run()
+    assert any("Suggested release: **Rank swap**" in s.value for s in app.success)
+    assert app.radio(key="release_pick").value == "Rank swap"
+    assert not any("No configuration is pre-selected" in i.value for i in app.info)
+    assert not any("Changed since this comparison ran" in w.value for w in app.warning)

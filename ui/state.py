@@ -169,13 +169,35 @@ def handle_upload(raw: bytes, name: str, sep=None, decimal=None):
     return None
 
 
+CONFIG_WIDGETS = ("fa_", "pca_", "magg_", "rankswap_", "pcar_", "ipso_", "cfa_")
+
+
 def set_roles(new: dict):
     """Roles changed by the user; a changed set of text columns released unchanged must be
-    confirmed again."""
+    confirmed again.  A switch between general protection (no sensitive variable) and
+    selective protection resets every method's settings to the library's defaults for the new
+    mode: the defaults differ (FA's rotation, factors and residuals, PCA's components), and a
+    setting carried over (residuals kept in general FA) gives another, often refused, release
+    than a fresh session would."""
     ss = st.session_state
     if passthrough_text(new) != passthrough_text(ss["roles"]):
         ss["passthrough_confirmed"] = False
+    was = any(r == "sensitive" for r in ss["roles"].values())
+    now = any(r == "sensitive" for r in new.values())
     ss["roles"] = dict(new)
+    if was != now:
+        reset_method_settings()
+
+
+def reset_method_settings():
+    """Every method's settings back to the library's defaults (and the Configure page's
+    widgets with them)."""
+    ss = st.session_state
+    for m, cfg in DEFAULT_CFG.items():
+        ss[f"cfg_{m}"] = dict(cfg)
+    for k in list(ss.keys()):
+        if isinstance(k, str) and k.startswith(CONFIG_WIDGETS):
+            del ss[k]
 
 
 def passthrough_text(roles_=None) -> list:
@@ -782,7 +804,10 @@ def run_comparison(methods, reps, progress):
             risk = vr[vr.config == label].set_index("variable") if len(vr) else None
             record_history("comparison", label, cfg, scores, risk, {"reps": reps})
     st.session_state["comparison"] = {"result": res, "configs": cfgs, "token": token(),
-                                      "roles": _key(roles())}
+                                      "roles": _key(roles()), "seed": seed()}
+    # a new comparison: the release picked for the last one (and its radio button) no longer holds
+    for k in ("release_pick", "release_label", "release_config"):
+        st.session_state.pop(k, None)
     return res
 
 
@@ -809,13 +834,41 @@ def search_result():
     return None
 
 
-def choose_release(label: str, config: dict):
+def choose_release(label: str, config: dict, follow: bool = True):
+    """The release picked (Run page, History).  ``follow``: the label names one of the
+    configured methods and the release follows its CURRENT settings (a fix made on the
+    Configure page afterwards is what gets released); False keeps ``config`` as it is (a
+    search's best configuration, a history entry)."""
     st.session_state["release_label"] = label
     st.session_state["release_config"] = dict(config)
+    st.session_state["release_follows"] = bool(follow)
 
 
 def release_choice():
-    return st.session_state.get("release_label"), st.session_state.get("release_config")
+    """(label, configuration) of the release picked, with the method's current settings when
+    it follows them; (None, None) when nothing was picked."""
+    ss = st.session_state
+    label, cfg = ss.get("release_label"), ss.get("release_config")
+    if cfg is not None and ss.get("release_follows", True):
+        m = cfg.get("method")
+        if METHOD_LABELS.get(m) == label and f"cfg_{m}" in ss:
+            cfg = current_configs([m])[label]
+    return label, cfg
+
+
+def comparison_changes(c=None) -> list:
+    """What changed since the comparison ran (a method's settings, the floors and plausible
+    values, which are in every configuration, the seed): its figures and suggestion are for
+    the settings it ran with."""
+    c = c if c is not None else comparison()
+    if c is None:
+        return []
+    labels = {label: m for m, label in METHOD_LABELS.items()}
+    now = current_configs([labels[lab] for lab in c["configs"] if lab in labels])
+    out = [f"{lab} settings" for lab, cfg in c["configs"].items() if lab in now and _key(now[lab]) != _key(cfg)]
+    if c.get("seed") is not None and c["seed"] != seed():
+        out.append("seed")
+    return out
 
 
 def safe(fn):
@@ -978,5 +1031,5 @@ def go_back(entry_id: int) -> str | None:
     stack.append({"settings": _snapshot(), "what": f"went back to run {entry_id}", "time": _clock()})
     _restore(entry["settings"])
     if entry["kind"] == "release":
-        choose_release(entry["label"], entry["options"])
+        choose_release(entry["label"], entry["options"], follow=False)
     return None
