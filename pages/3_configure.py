@@ -56,6 +56,9 @@ def _selection_widgets(prefix, cfg, out, key, word, sens, n_items):
 
 def floors_section():
     fl = state.floors()
+    small = state.small_file_warning()
+    if small:
+        st.warning(small)
     with st.expander("Risk floors: every sensitive variable, and its largest records, must meet them"):
         st.caption("No release that breaks a floor can be downloaded. Defaults: at most 20 % of records put "
                    "within 5 % of their true value beyond what the intruder's knowledge alone predicts (the prior), "

@@ -13,6 +13,9 @@ LABELS = {label: m for m, label in state.METHOD_LABELS.items()}
 
 
 def run_section():
+    small = state.small_file_warning()
+    if small:
+        st.warning(small)
     c1, c2 = st.columns([2, 1])
     offered = state.offered_methods()
     methods = c1.multiselect("Methods (as configured on page 3)", offered, default=offered, key="run_methods",
@@ -133,7 +136,36 @@ def results_section(c):
                        f"then the best analysis validity), which decide the release.")
     else:
         st.error(f"No configuration can be suggested: {why}.")
+        stronger_section()
     return best
+
+
+def stronger_section():
+    """No configuration met the floors: try each offered method's main setting stronger (the
+    rank-swap window p, M-AGG's group size k, IPSO's size classes) and offer what passes."""
+    s = state.stronger()
+    if s is None:
+        if st.button("Try stronger settings (rank-swap window p, M-AGG group size k, IPSO size classes), 5 runs each",
+                     key="stronger_button"):
+            bar = st.progress(0.0, text="Trying stronger settings...")
+            s = state.run_stronger(lambda d, t: bar.progress(d / t, text=f"{d} of {t} runs"))
+            bar.empty()
+        else:
+            return
+    res, tried = s["result"], s["tried"]
+    if res is None:
+        st.info("None of the compared methods has a main setting to strengthen (FA and PCA: change the factors or "
+                "components on the Configure page; or add IPSO, rank swapping or M-AGG to the comparison).")
+        return
+    best, why = res.suggest(state.max_risk())
+    if best is None:
+        st.warning(f"Stronger settings did not help either: {why}.")
+        return
+    _, method, option, value, _ = next(t for t in tried if t[0] == best)
+    unit = {"p": " %", "k": " records", "classes": " classes"}.get(option, "")
+    st.success(f"Found: {why}.")
+    st.button(f"Use {option} = {value:g}{unit} for {state.METHOD_LABELS[method]}", key="use_stronger",
+              on_click=state.use_setting, args=(method, option, value), type="primary")
 
 
 def pick_section(c, best):

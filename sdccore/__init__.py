@@ -25,7 +25,8 @@ The public names, by the step of the work they belong to:
   ``propensity_score``, ``propensity_score_shape``, ``selectivity``, ``UTILITY_METRICS``,
   ``regression_check``, ``RegressionCheck``, ``analysis_validity``, ``AnalysisValidity``;
 * comparing and choosing: ``compare``, ``Comparison``, ``search``, ``SearchResult``,
-  ``recommend``, ``Recommendation``, ``load_bw_map``, ``simulate_bw_map``.
+  ``recommend``, ``Recommendation``, ``load_bw_map``, ``simulate_bw_map``,
+  ``stronger_settings``.
 """
 
 # Names are imported from their private modules on first use (PEP 562), so that
@@ -49,7 +50,7 @@ if TYPE_CHECKING:  # pragma: no cover
     from ._validity import AnalysisValidity, analysis_validity
     from ._protect import METHODS, Decomposition, ProtectionResult, decompose, min_swap_percent, protect
     from ._recipe import RECIPE_VERSION, Recipe, Release, make_release
-    from ._recommend import Recommendation, load_bw_map, recommend, simulate_bw_map
+    from ._recommend import Recommendation, load_bw_map, recommend, simulate_bw_map, stronger_settings
     from ._regression import RegressionCheck, regression_check
     from ._removal import UTILITY_METRICS, RemovalCurve, removal_curve
     from ._risk import dbrl, interval_disclosure
@@ -123,6 +124,7 @@ _EXPORTS = {
     "search": "_compare",
     "selectivity": "_utility",
     "simulate_bw_map": "_recommend",
+    "stronger_settings": "_recommend",
     "suggest_roles": "_roles",
     "write_table": "_formats",
 }
@@ -169,5 +171,5 @@ __all__ = [
     "propensity_score_shape", "regression_check", "selectivity",
     # comparing and choosing
     "Comparison", "Recommendation", "SearchResult",
-    "compare", "load_bw_map", "recommend", "search", "simulate_bw_map",
+    "compare", "load_bw_map", "recommend", "search", "simulate_bw_map", "stronger_settings",
 ]

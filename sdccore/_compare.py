@@ -311,12 +311,12 @@ class Comparison:
         label, r = t.index[0], t.iloc[0]
         runs = int(r.runs)
         met = int(round(r.floors_met * runs))
-        what = (r.violation.split("; fix:")[0] if r.violation else "")
+        what = r.violation or ""
         return (f"{base}. Closest: {label}, which met them in {met} of {runs} runs"
                 + (f" (analysis validity {1 - r.validity_loss:.3f})" if "validity_loss" in t else "")
                 + (f"; where it broke one: {what}" if what else "")
-                + ". No release is offered: change the configuration (the violations below name the fix) or "
-                  "mark more variables sensitive")
+                + ". No release is offered: change the configuration as the fix says, or mark more variables "
+                  "sensitive")
 
     def risk_utility(self):
         """Per configuration: disclosure risk = mean of DBRL and ID, utility loss = mean of PIL

@@ -655,7 +655,7 @@ def _protect(data, method, sensitive, rng, options):
     out = _assemble(prep.data, prep.numeric, released, as_int)
     risk = risk_profile(prep.X0, Xp, prep.numeric, prep.check, o["floors"], step.planned,
                         link_on=_link_columns(prep), structure=change_structure(prep, step.basis),
-                        observed=observed, window=o["p"] / 100 if method == "rankswap" else None)
+                        observed=observed, window=o["p"] / 100 if method == "rankswap" else None, method=method)
     plaus = pl.report(prep.numeric, prep.X0, Xp, {prep.numeric[j] for j in prep.log_cols}, clipped, dec, o["bounds"])
     notes = list(prep.notes) + list(step.notes)
     for c, k in clipped.items():

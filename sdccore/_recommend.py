@@ -17,7 +17,8 @@ from ._validation import check_dataframe, make_rng, numeric_columns, numeric_mat
 
 MIN_RECOMMEND_ROWS = 20
 
-__all__ = ["recommend", "Recommendation", "load_bw_map", "simulate_bw_map", "eq5_correlation", "eq5_data", "MAP_CONFIGS"]
+__all__ = ["recommend", "Recommendation", "load_bw_map", "simulate_bw_map", "eq5_correlation", "eq5_data", "MAP_CONFIGS",
+           "stronger_settings"]
 
 # Cookbook thresholds on mean absolute correlations (our choice; the paper gives none).
 BETWEEN_LOW = 0.3      # between below this is "low"; at or above it "significant"
@@ -295,8 +296,8 @@ def recommend(data, *, sensitive=None, tournament=False, reps=5, rng=None):
     if sensitive and len(sensitive) < len(num) and len(num) - len(sensitive) < 2:
         label = "PCA"
         reasons.append("with a single public variable there is no within-correlation, so the between/within rules "
-                       "and map do not apply; PCA is the papers' best general method (run the tournament, "
-                       "recommend(..., tournament=True), to decide on your data)")
+                       "and map do not apply; PCA is the papers' best general method (run the comparison on your data, "
+                       "the Run page, to decide)")
         target = "overall"
     elif not sensitive or len(sensitive) >= len(num):
         label = "PCA"
@@ -406,3 +407,51 @@ def _first_safe(data, sensitive, label, map_point, rng):
     reasons.append("no method meets the risk floors with its default settings: change the settings on the Configure "
                    "page (more factors, larger k) or the sensitive variables")
     return None, reasons
+
+
+# the main setting of each method the dashboard offers, and the stronger values tried when no
+# configuration meets the floors (``stronger_settings``)
+LADDER = {"rankswap": ("p", (60.0, 80.0)), "magg": ("k", (5, 10)), "ipso": ("classes", (2, 3))}
+
+
+def stronger_settings(data, configs, *, sensitive=None, reps=5, rng=None, progress=None, n_jobs=None):
+    """When no configuration meets the risk floors in every run: each configuration whose
+    method has a main setting (``LADDER``: the rank-swap window p, M-AGG's group size k,
+    IPSO's size classes) tried at stronger values, ``reps`` runs each.
+
+    Parameters
+    ----------
+    data : DataFrame
+    configs : dict
+        {label: configuration} as for ``compare`` (the ones that failed).
+    sensitive : list of str, optional
+    reps : int
+    rng : None, int or numpy.random.Generator
+    progress : callable, optional
+        ``progress(done, total)``.
+    n_jobs : int, optional
+
+    Returns
+    -------
+    (Comparison or None, list of (label, method, option, value, configuration))
+        The comparison of the stronger variants (None when no method has a main setting to
+        strengthen) and, per variant, what was changed; ``Comparison.suggest`` then says
+        which, if any, meets every floor in every run.
+    """
+    variants, tried = {}, []
+    for label, cfg in configs.items():
+        ladder = LADDER.get(cfg.get("method"))
+        if ladder is None:
+            continue
+        name, values = ladder
+        for v in values:
+            current = cfg.get(name)
+            if current is not None and ((name != "classes" and v <= current) or (name == "classes" and v == current)):
+                continue
+            new = {**cfg, name: v}
+            lab = f"{label} {name}={v:g}"
+            variants[lab] = new
+            tried.append((lab, cfg["method"], name, v, new))
+    if not variants:
+        return None, []
+    return compare(data, variants, sensitive=sensitive, reps=reps, rng=rng, progress=progress, n_jobs=n_jobs), tried

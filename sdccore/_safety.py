@@ -260,23 +260,45 @@ INTRUDERS = {
 }
 
 
-def _fix(floor):
+# what strengthens each method, in its own settings (the setting named as the option is called)
+STRONGER = {
+    "fa": "perturb the factors that carry it (factors='auto', or add them to the mask on the Configure page)",
+    "pca": "perturb the components that load on it (components='auto', or add them to the mask)",
+    "magg": "a larger group size k (e.g. k=10); M-AGG of the sensitive variables alone changes little of them, "
+            "so IPSO or rank swapping may serve better",
+    "rankswap": "a larger rank-swap window p (e.g. p=60 or p=80)",
+    "noise": "more noise (a larger noise_cov)",
+    "pca_remove": "remove more components (a larger removed, or a lower threshold)",
+    "ipso": "fewer size classes (classes=1), or mark the public variables that predict it sensitive too",
+    "shuffle": "another method (IPSO keeps the regression and changes the values), or mark the public variables "
+               "that predict it sensitive too",
+    "cfa": "another method (IPSO), or mark the public variables that predict it sensitive too",
+}
+# the methods that leave the public variables unchanged, by what they keep
+UNCHANGED_PUBLIC = "IPSO (keeps the regression on the public variables), rank swapping or M-AGG of the sensitive " \
+                   "variables alone"
+
+
+def _fix(floor, method=None):
+    if floor in ("perturbed share", "|cor|", "closeness") and method in STRONGER:
+        tail = "; if public variables predict it closely, mark them sensitive too" if floor == "closeness" and \
+            method in ("fa", "pca", "magg", "rankswap") else ""
+        return STRONGER[method] + tail
     return {
         "perturbed share": "perturb the factors that carry it (factors='auto' or add them to the mask), "
                            "or choose a method that protects it",
         "|cor|": "perturb more of it: more factors, a larger group size k, or more noise",
         "closeness": "perturb more of it (more factors, larger k, more noise) or use another method; if public "
                      "variables predict it closely, mark them sensitive too",
-        "reconstruction selective": "leave the public variables unchanged: M-AGG, rank swapping or noise of the "
-                                    "sensitive variables alone (FA and PCA change the public variables by an amount "
-                                    "that reveals the sensitive change), or mark the changed public variables "
-                                    "sensitive too",
+        "reconstruction selective": f"use a method that leaves the public variables unchanged: {UNCHANGED_PUBLIC} "
+                                    f"(FA and PCA change the public variables by an amount that reveals the sensitive "
+                                    f"change), or mark the changed public variables sensitive too",
         "reconstruction": "make the change of a record depend on more than the other variables show: perturb as many "
                           "factors as variables (PCA with components='all', or FA with residuals='swap_rows'), or "
                           "perturb more strongly (more noise, larger k)",
         "assignment": "the released values are (close to) the original values in another order, and what the "
                       "intruder knows orders them: no swap window helps (every permutation gives the same value "
-                      "set); use a method that changes the values themselves (M-AGG with noise, or noise)",
+                      "set); use a method that changes the values themselves (IPSO, or M-AGG with noise)",
         "identity": "protect the columns of the identity together: mark them sensitive too, so that the identity "
                     "no longer solves for it from released values",
     }[floor]
@@ -336,7 +358,7 @@ def _thread_limits(user_api):
 
 
 def risk_profile(X, Y, names, check, floors=None, planned_share=None, link_on=None, structure=None, observed=None,
-                 whole=None, window=None):
+                 whole=None, window=None, method=None):
     """See ``_risk_profile``.  The battery alternates small least-squares fits with the parallel
     linking kernel, and the threads of each pool spin for a while after their call: on
     Tarragona a link interleaved with an SVD took 9.4 ms instead of 0.5 ms, 3.4 ms with BLAS on
@@ -346,14 +368,15 @@ def risk_profile(X, Y, names, check, floors=None, planned_share=None, link_on=No
     n = X.shape[0]
     cells = min(n, LINK_SAMPLE) * n
     with _thread_limits(None if cells < SMALL_LINK else "blas"):
-        return _risk_profile(X, Y, names, check, floors, planned_share, link_on, structure, observed, whole, window)
+        return _risk_profile(X, Y, names, check, floors, planned_share, link_on, structure, observed, whole, window,
+                             method)
 
 
 SMALL_LINK = 50_000_000  # original x released distance cells of one link below which it runs on one thread
 
 
 def _risk_profile(X, Y, names, check, floors=None, planned_share=None, link_on=None, structure=None, observed=None,
-                  whole=None, window=None):
+                  whole=None, window=None, method=None):
     """Disclosure risk of release ``Y`` of original ``X`` (numpy arrays, rows aligned) for the
     columns ``check`` (indices) as what the release ADDS to what an intruder already knows,
     against ``floors``.
@@ -389,7 +412,9 @@ def _risk_profile(X, Y, names, check, floors=None, planned_share=None, link_on=N
     checked column it gives |cor|, the own-record closeness and each size band's closeness,
     record count and value range over the whole file; the own-record intruder then counts with
     its whole-file share WITH the release (an upper bound of its share beyond the prior), the
-    rest of the battery on the sample.  Internal: the public entry points are ``protect``
+    rest of the battery on the sample.  ``method`` (optional): the protection method, so that
+    each violation's fix names that method's own setting (p for rank swapping, k for M-AGG,
+    the factors for FA).  Internal: the public entry points are ``protect``
     (``result.risk``) and ``evaluate`` (``evaluation.risk``).
     """
     floors = RiskFloors.from_value(floors)
@@ -505,10 +530,10 @@ def _risk_profile(X, Y, names, check, floors=None, planned_share=None, link_on=N
         scope = " beyond the public variables' prediction" if selective else ""
         if share < floors.min_perturbed_share:
             v.append(f"{name}: only {share:.1%} of its variance{' not explained by the public variables' if selective else ''}"
-                     f" is perturbed (floor: at least {floors.min_perturbed_share:.0%}); fix: {_fix('perturbed share')}")
+                     f" is perturbed (floor: at least {floors.min_perturbed_share:.0%}); fix: {_fix('perturbed share', method)}")
         if cor_checked > floors.max_abs_cor:
             v.append(f"{name}: |cor(original, protected)|{scope} = {cor_checked:.3f} (floor: at most "
-                     f"{floors.max_abs_cor:.2f}); fix: {_fix('|cor|')}")
+                     f"{floors.max_abs_cor:.2f}); fix: {_fix('|cor|', method)}")
         who = "public variables" if selective else "other variables (all but its proxies)"
         for what, (w_all, b_all) in sh.items():
             if what in enforced and b_all > floors.max_close_share:
@@ -516,7 +541,7 @@ def _risk_profile(X, Y, names, check, floors=None, planned_share=None, link_on=N
                 v.append(f"{name}: {INTRUDERS[what]} {verb} {name} within {tol:.0%} of the truth for {w_all:.1%} of "
                          f"records, {b_all:.1%} beyond the {prior_all:.1%} that a record's {who} alone give (floor: "
                          f"at most {floors.max_close_share:.0%} beyond that); fix: "
-                         f"{_intruder_fix(what, selective, identity, names)}")
+                         f"{_intruder_fix(what, selective, identity, names, method)}")
         if bad_bands:
             lab, c, what, w_b, p_b = max(bad_bands, key=lambda t: t[1])
             where = "the largest records" if lab == "top 1 %" else f"size band {lab} of {floors.bands}"
@@ -524,7 +549,7 @@ def _risk_profile(X, Y, names, check, floors=None, planned_share=None, link_on=N
                      f"{w_b:.1%} of records within {tol:.0%} of the "
                      f"truth, {c:.1%} beyond the {p_b:.1%} that the {who} alone give (floor: at most "
                      f"{floors.max_close_share:.0%} beyond that in every size band; {len(bad_bands)} band(s) fail); "
-                     f"fix: {_intruder_fix(what, selective, identity, names)}")
+                     f"fix: {_intruder_fix(what, selective, identity, names, method)}")
         if v:
             failing.append(name)
         violations += v
@@ -567,7 +592,7 @@ def _reported(sh, enforced, top=None):
     return "; ".join(out)
 
 
-def _intruder_fix(what, selective, identity, names):
+def _intruder_fix(what, selective, identity, names, method=None):
     if what == "reconstruction":
         return _fix("reconstruction selective" if selective else "reconstruction")
     if what == "identity" and identity is not None:
@@ -579,4 +604,4 @@ def _intruder_fix(what, selective, identity, names):
                 f"analysts rebuild it from the protected parts ({cols})")
     if what in ("assignment", "identity"):
         return _fix(what)
-    return _fix("closeness")
+    return _fix("closeness", method)

@@ -363,3 +363,52 @@ def test_a_fix_on_the_configure_page_reaches_the_picked_release(app):
     assert app.radio(key="release_pick").value == "Rank swap"
     assert not any("No configuration is pre-selected" in i.value for i in app.info)
     assert not any("Changed since this comparison ran" in w.value for w in app.warning)
+
+
+def test_a_refusal_offers_the_setting_that_passes(app):
+    """Issue 28: when nothing meets the floors, the Run page tries the main settings stronger
+    and its button leads to a passing release."""
+    _set_sensitive(app, ["SALES"])
+    app.switch_page("pages/3_configure.py").run()
+    app.radio(key="config_method").set_value("Rank swap").run()
+    app.number_input(key="rankswap_p").set_value(5.0).run()
+    app.switch_page("pages/4_run.py").run()
+    app.multiselect(key="run_methods").set_value(["Rank swap"]).run()
+    app.slider(key="run_reps").set_value(2).run()
+    app.button(key="run_button").click().run()
+    assert any("No configuration can be suggested" in e.value for e in app.error)
+    # the fix text names rank swapping's own setting
+    assert any("a larger rank-swap window p" in e.value for e in app.error)
+    app.button(key="stronger_button").click().run()
+    assert not app.exception
+    assert any(s.value.startswith("Found: Rank swap p=") for s in app.success)
+    label = app.button(key="use_stronger").label
+    assert label.startswith("Use p = ") and label.endswith(" % for Rank swap")
+    app.button(key="use_stronger").click().run()
+    assert not app.exception
+    assert app.session_state["cfg_rankswap"]["p"] in (60.0, 80.0)
+    assert any("The release with Rank swap" in h.value for h in app.subheader)
+    assert not any("This release is refused" in e.value for e in app.error)
+
+
+def test_a_file_too_small_for_the_floors_is_told_so(app):
+    import numpy as np
+
+    rng = np.random.default_rng(0)
+    small = pd.DataFrame(np.exp(rng.standard_normal((51, 4))), columns=["a", "b", "c", "d"])
+
+    def script():
+        import streamlit as st
+        from ui import state
+        state.init()
+        state.set_data(st.session_state["raw_small"], "small.csv")
+        st.write(state.small_file_warning() or "fine")
+    at = AppTest.from_function(script, default_timeout=60)
+    at.session_state["raw_small"] = small
+    at.run()
+    assert not at.exception
+    text = at.markdown[0].value
+    assert text.startswith("51 records make 10 size bands of about 5 records each") and "fewer size bands" in text
+    # the sample file is large enough: no warning
+    app.switch_page("pages/4_run.py").run()
+    assert not any("size bands of about" in w.value for w in app.warning)

@@ -811,6 +811,58 @@ def run_comparison(methods, reps, progress):
     return res
 
 
+MIN_BAND_RECORDS = 20  # fewer records per size band: one record moves a band's share by more than 5 points
+
+
+def small_file_warning() -> str | None:
+    """A file too small for the risk floors' size bands, in words, with what can be done."""
+    n, bands = len(data()), int(floors()["bands"])
+    per = n // max(bands, 1)
+    if per >= MIN_BAND_RECORDS:
+        return None
+    return (f"{n} records make {bands} size bands of about {per} records each: one record moves a band's share by "
+            f"{1 / max(per, 1):.0%}, so one record decides whether a floor of {floors()['max_close_share']:.0%} is "
+            f"met, and the floors refuse or pass releases by chance. With a file this small, use fewer size bands "
+            f"(Risk floors on the Configure page: about {max(1, n // MIN_BAND_RECORDS)} for {MIN_BAND_RECORDS} "
+            f"records a band; fewer bands than the default need a stated reason), or protect a larger file (for "
+            f"example several years or regions together).")
+
+
+def run_stronger(progress=None):
+    """The comparison's configurations at stronger main settings (sdccore.stronger_settings),
+    kept in the session beside the comparison they follow."""
+    c = comparison()
+    if c is None:
+        return None
+    df = data()[protect_columns() + [c_ for c_ in design_columns() if c_ not in protect_columns()]]
+    res, tried = sdccore.stronger_settings(df, c["configs"], sensitive=sensitive(), reps=5, rng=seed(),
+                                           progress=progress)
+    st.session_state["stronger"] = {"result": res, "tried": tried, "token": token(), "roles": _key(roles()),
+                                    "for": id(c["result"])}
+    return st.session_state["stronger"]
+
+
+def stronger():
+    s = st.session_state.get("stronger")
+    c = comparison()
+    if s and c and s["token"] == token() and s["roles"] == _key(roles()) and s["for"] == id(c["result"]):
+        return s
+    return None
+
+
+def use_setting(method: str, option: str, value):
+    """Adopt a stronger setting found by ``run_stronger`` for a configured method: its
+    Configure-page settings change (the page's widget follows) and the release picked is that
+    method with them."""
+    cfg = {**config(method), option: value}
+    set_config(method, cfg)
+    for k in list(st.session_state.keys()):
+        if isinstance(k, str) and k.startswith(f"{method}_"):
+            del st.session_state[k]
+    st.session_state.pop("release_pick", None)
+    choose_release(METHOD_LABELS[method], current_configs([method])[METHOD_LABELS[method]])
+
+
 def comparison():
     """The last comparison, if it was made on the current data and roles."""
     c = st.session_state.get("comparison")
