@@ -96,12 +96,16 @@ def results_section(c):
     c1.plotly_chart(figures.risk_utility_figure(ru, spread, axis, refused), key="risk_utility_plot")
     c2.plotly_chart(figures.measures_figure(res.summary, spread), key="measures_plot")
     tab = res.summary.copy()
-    tab["value"] = tab.apply(lambda r: f"{r['mean']:.4f} (runs {r.run_lo:.4f}-{r.run_hi:.4f}; mean "
-                                       f"{r.lo:.4f}-{r.hi:.4f})", axis=1)
+    # every score lies in [0, 1]: its intervals too, written as [lo, hi]
+    clip = lambda v: min(max(float(v), 0.0), 1.0)  # noqa: E731
+    tab["value"] = tab.apply(lambda r: f"{r['mean']:.4f} (runs [{clip(r.run_lo):.4f}, {clip(r.run_hi):.4f}]; "
+                                       f"mean [{clip(r.lo):.4f}, {clip(r.hi):.4f}])", axis=1)
     wide = tab.pivot(index="config", columns="score", values="value")
     order = [k for k in ("dbrl", "id", "pil", "ps", "ps_shape", "validity_loss", "summary", "selectivity", "overall")
              if k in wide.columns]
-    st.dataframe(wide[order].rename(columns=figures.SCORE_NAMES), key="scores_table")
+    st.dataframe(wide[order].rename(columns=figures.SCORE_NAMES).rename_axis("method").reset_index(),
+                 hide_index=True, key="scores_table",
+                 column_config={"method": st.column_config.TextColumn("method", width="medium", pinned=True)})
     st.subheader("Risk floors, per sensitive variable and size band")
     st.dataframe(safe.assign(floors_met=(safe.floors_met * 100).map(lambda v: f"{v:.0f} % of runs"))
                  .rename(columns={"floors_met": "runs meeting every floor", "failing": "variables that broke a floor",
@@ -191,7 +195,10 @@ def pick_section(c, best):
         res, ev, refused = state.release(options[pick])
     st.subheader(f"The release with {pick} (seed {state.seed()})")
     if refused is not None:
-        st.error("This release is refused: it breaks the risk floors. " + " ".join(refused.risk.violations[:4]))
+        st.error("This release is refused: it breaks the risk floors.\n\n"
+                 + "\n".join(f"- {v}" for v in refused.risk.violations[:6])
+                 + (f"\n- ... and {len(refused.risk.violations) - 6} more (see the table)"
+                    if len(refused.risk.violations) > 6 else ""))
         st.dataframe(figures.risk_table(refused.risk.variables), key="refused_risk_table")
         st.markdown(figures.risk_sentences(refused.risk))
         return

@@ -641,6 +641,13 @@ class Problem:
     blocking: bool = True
 
 
+def _every(which, mask, names):
+    """Every column named, with its count of cells: 'age (3), bmi (5)' (never cut: a list that
+    ends in '...' hides the columns a user has to look at)."""
+    counts = dict(zip(names, mask.sum(axis=0)))
+    return ", ".join(f"{c} ({int(counts[c])})" for c in which)
+
+
 def inspect_data(data: pd.DataFrame, *, protect_columns=None):
     """Problems that stop or distort protection, each with its fix, in plain words.
 
@@ -721,7 +728,7 @@ def inspect_data(data: pd.DataFrame, *, protect_columns=None):
                                    f"values", "give them the role 'excluded' or remove them from the file", rows))
             else:
                 out.append(Problem("missing", tuple(which),
-                                   f"{int(miss.sum())} missing cell(s) in {rows} record(s) (in {', '.join(which[:8])}): "
+                                   f"{int(miss.sum())} missing cell(s) in {rows} record(s) (in {_every(which, miss, numeric_cols)}): "
                                    f"they stay missing, in place, in the release, and the observed cells are protected",
                                    "nothing to do; or drop those records, or leave those columns out of the file",
                                    rows, blocking=False))
@@ -732,7 +739,7 @@ def inspect_data(data: pd.DataFrame, *, protect_columns=None):
                         f"only {n - rows} record(s) would remain after dropping them, too few to protect: correct the "
                         f"values, or give the column(s) the role 'excluded'")
             out.append(Problem("infinite", tuple(which), f"{rows} record(s) have infinite values (in "
-                               f"{', '.join(which[:8])})", fix_text, rows))
+                               f"{_every(which, inf, numeric_cols)})", fix_text, rows))
         ok = ~((nan & rest) | inf).any(axis=1)
         Xo = X[ok][:, rest]
         full_cols = [c for c, r in zip(numeric_cols, rest) if r]

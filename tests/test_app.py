@@ -342,7 +342,13 @@ def test_a_fix_on_the_configure_page_reaches_the_picked_release(app):
     assert any("No configuration can be suggested" in e.value for e in app.error)
     assert app.radio(key="release_pick").value is None
     app.radio(key="release_pick").set_value("Rank swap").run()
-    assert any("This release is refused" in e.value for e in app.error)
+    refusal = next(e.value for e in app.error if "This release is refused" in e.value)
+    assert "\n- SALES:" in refusal  # one violation per line, not run into one paragraph
+    # every interval of a score in [0, 1] is written [lo, hi] within [0, 1]
+    table = next(d.value for d in app.dataframe if "method" in d.value.columns
+                 and "Record linkage (DBRL)" in d.value.columns)
+    cells = " ".join(str(v) for v in table.drop(columns="method").to_numpy().ravel())
+    assert "[" in cells and "[-" not in cells and ", -" not in cells
     # the fix, on the Configure page
     app.switch_page("pages/3_configure.py").run()
     app.radio(key="config_method").set_value("Rank swap").run()
@@ -412,3 +418,29 @@ def test_a_file_too_small_for_the_floors_is_told_so(app):
     # the sample file is large enough: no warning
     app.switch_page("pages/4_run.py").run()
     assert not any("size bands of about" in w.value for w in app.warning)
+
+
+def test_charts_and_tables_agree_with_the_text():
+    """Issue 28: labels that do not pile up, the sensitive variable marked as the title says, a
+    legend that fits, reasons instead of 'not assessed', percentages in History."""
+    import numpy as np
+    from ui import figures
+
+    per = pd.DataFrame({"between": [0.2, 0.21, 0.5], "within": [0.3, 0.31, 0.4]}, index=["A", "B", "S"])
+    fig = figures.indices_figure(per, ["S"], (0.5, 0.4))
+    assert list(fig.data[0].text) == ["", "", "S"] and list(fig.data[0].customdata) == ["A", "B", "S"]
+    load = pd.DataFrame(np.eye(3), index=["A", "B", "S"], columns=["F1", "F2", "F3"])
+    heat = figures.loadings_heatmap(load, ["S"], (3,))
+    assert "color:#d62728" in heat.layout.yaxis.ticktext[2] and "color" not in heat.layout.yaxis.ticktext[0]
+    bands = pd.DataFrame([{"config": f"M{c}", "variable": v, "band": b, "beyond_mean": 0.1 * c, "prior": 0.05}
+                          for c in range(5) for v in ("x", "y") for b in ("1", "2", "top 1 %")])
+    fb = figures.band_risk_figure(bands, 0.2)
+    assert sum(t.showlegend is not False for t in fb.data) == 5  # one line per configuration
+    assert "worst sensitive variable" in fb.layout.title.text
+    risk = pd.DataFrame({"prior": [0.1], "beyond_prior": [0.0], "close_identity": [np.nan], "ok": [True]},
+                        index=pd.Index(["S"], name="variable"))
+    assert figures.risk_table(risk).iloc[0]["identity (beyond prior)"] == "n/a: no identity between columns"
+    hist = [{"id": 1, "time": "10:00", "kind": "release", "label": "IPSO", "data_name": "t", "seed": 1,
+             "scores": {"dbrl": 0.0012, "id": 0.4, "pil": 0.02, "ps": 0.0005, "overall": 0.1}, "risk": None}]
+    row = figures.history_table(hist).iloc[0]
+    assert row[figures.SCORE_NAMES["ps"]] == "0.1 %" and row["configuration"] == "IPSO"

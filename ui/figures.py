@@ -52,14 +52,18 @@ def indices_figure(per_variable: pd.DataFrame, sensitive=(), point=None):
     """Between (x) and within (y) for each variable taken alone as sensitive."""
     sens = set(sensitive or ())
     fig = go.Figure()
+    names = [str(v) for v in per_variable.index]
+    # labels on the sensitive variables only (the others' names are in the hover and the table
+    # beside the chart): a label for every variable piles up where the points cluster
+    shown = [n if v in sens else "" for n, v in zip(names, per_variable.index)]
     fig.add_scatter(x=per_variable.between, y=per_variable.within, mode="markers+text",
-                    text=list(per_variable.index), textposition="top center",
+                    text=shown, textposition="top center", customdata=names,
                     marker=dict(size=10, color=["#d62728" if v in sens else "#7f7f7f" for v in per_variable.index]),
-                    hovertemplate="%{text}: between %{x:.2f}, within %{y:.2f}<extra></extra>", name="variables")
+                    hovertemplate="%{customdata}: between %{x:.2f}, within %{y:.2f}<extra></extra>", name="variables")
     if point is not None:
         fig.add_scatter(x=[point[0]], y=[point[1]], mode="markers", marker=dict(size=16, symbol="x", color="black"),
                         name="your sensitive set")
-    fig.update_layout(title="Between/within correlation of each variable (red: sensitive)",
+    fig.update_layout(title="Between/within correlation of each variable (red, named: sensitive; hover for the others)",
                       xaxis=dict(title="between (mean |r| with the others)", range=[0, 1]),
                       yaxis=dict(title="within (mean |r| among the others)", range=[0, 1]), height=420, **_LAYOUT)
     return fig
@@ -110,13 +114,18 @@ def loadings_heatmap(loadings: pd.DataFrame, sensitive=(), perturbed=()):
     fig = go.Figure(go.Heatmap(z=loadings.to_numpy(), x=list(loadings.columns), y=ylab, zmin=-1, zmax=1,
                                colorscale="RdBu", reversescale=True, colorbar=dict(title="loading"),
                                hovertemplate="%{y} on %{x}: %{z:.3f}<extra></extra>"))
+    # the sensitive variables' names in red and bold, as the title says; room for long names
+    fig.update_yaxes(tickmode="array", tickvals=ylab, automargin=True,
+                     ticktext=[f"<b><span style='color:#d62728'>{y}</span></b>" if v in sens else y
+                               for y, v in zip(ylab, loadings.index)])
+    fig.update_xaxes(automargin=True)
     cols = list(loadings.columns)
     for f in perturbed or ():
         j = f - 1
         if 0 <= j < len(cols):
             fig.add_shape(type="rect", x0=j - 0.5, x1=j + 0.5, y0=-0.5, y1=len(ylab) - 0.5,
                           line=dict(color="black", width=3))
-    fig.update_layout(title="Loadings (* sensitive variable; framed: perturbed factor)",
+    fig.update_layout(title="Loadings (* and red: sensitive variable; framed: perturbed factor)",
                       height=max(360, 26 * len(ylab) + 120), yaxis=dict(autorange="reversed"), **_LAYOUT)
     return fig
 
@@ -232,6 +241,13 @@ RISK_COLUMNS = {"prior": "known without the release (prior)", "beyond_prior": "a
                 "close_identity": "identity (beyond prior)", "worst_band_close": "worst size band (beyond prior)",
                 "worst_band": "worst band", "prior_model": "prior model",
                 "reported_only": "measured, not held to the floors", "intruders": "intruders tried", "ok": "meets floors"}
+# why a figure is missing (NaN): the intruder does not apply to this release
+NOT_APPLICABLE = {
+    "close_reconstructed": "n/a: no change in the known variables to undo",
+    "close_assignment": "n/a: no prediction to order by",
+    "close_identity": "n/a: no identity between columns",
+    "perturbed_share": "n/a",
+}
 _SHARES = ("prior", "beyond_prior", "with_release", "perturbed_share", "close_own", "close_linked",
            "close_reconstructed", "close_assignment", "close_identity", "worst_band_close")
 
@@ -244,7 +260,8 @@ def risk_table(variables: pd.DataFrame) -> pd.DataFrame:
     t = t[first + [c for c in t.columns if c not in first]]
     for c in _SHARES:
         if c in t:
-            t[c] = (t[c].astype(float) * 100).map(lambda v: "not assessed" if v != v else f"{v:.1f} %")
+            why = NOT_APPLICABLE.get(c, "not assessed")
+            t[c] = (t[c].astype(float) * 100).map(lambda v, w=why: w if v != v else f"{v:.1f} %")
     for c in ("abs_cor", "residual_cor"):
         if c in t:
             t[c] = t[c].astype(float).map(lambda v: "" if v != v else f"{v:.3f}")
@@ -270,6 +287,9 @@ def plausibility_table(plaus: pd.DataFrame) -> pd.DataFrame:
                              "clipped": "values clipped"})
 
 
+MAX_BAND_LINES = 8  # more configuration x variable lines than this: one line per configuration
+
+
 def band_risk_figure(bands: pd.DataFrame, limit=None, tolerance=0.05, value=None):
     """Share of records within the tolerance of their true value that the release adds beyond
     the prior (the floored figure), by size band of the original value (1 = smallest), one line
@@ -279,6 +299,13 @@ def band_risk_figure(bands: pd.DataFrame, limit=None, tolerance=0.05, value=None
     if value is None:
         value = next(c for c in ("beyond_prior", "beyond_mean", "close_own", "close_mean") if c in bands.columns)
     key = ["config", "variable"] if "config" in bands.columns else ["variable"]
+    worst = ""
+    if "config" in bands.columns and bands.groupby(key, sort=False).ngroups > MAX_BAND_LINES:
+        # many configurations x variables: one line per configuration, its worst variable in each band
+        # (a legend of dozens of entries covers the chart)
+        agg = {value: "max", **({"prior": "max"} if "prior" in bands else {})}
+        bands = bands.groupby(["config", "band"], sort=False).agg(agg).reset_index()
+        key, worst = ["config"], " (worst sensitive variable per band)"
     for i, (name, sub) in enumerate(bands.groupby(key, sort=False)):
         label = " / ".join(map(str, name)) if isinstance(name, tuple) else str(name)
         color = _color(name[0] if isinstance(name, tuple) else label, i)
@@ -292,7 +319,7 @@ def band_risk_figure(bands: pd.DataFrame, limit=None, tolerance=0.05, value=None
                                           + label + " prior</extra>")
     if limit is not None:
         fig.add_hline(y=limit * 100, line_dash="dash", line_color="#d62728", annotation_text=f"floor {limit * 100:.0f} %")
-    fig.update_layout(title=f"Within {tolerance * 100:.0f} % of the truth: added by the release (dotted: prior)",
+    fig.update_layout(title=f"Within {tolerance * 100:.0f} % of the truth: added by the release{worst} (dotted: prior)",
                       xaxis=dict(title="size band of the original value (1 smallest; top 1 %: the largest records)",
                                  type="category"),
                       yaxis=dict(title="% of the band's records", rangemode="tozero"), height=400,
@@ -420,10 +447,13 @@ def history_table(entries: list) -> pd.DataFrame:
         ok = None
         if risk is not None and len(risk):
             ok = bool(risk["ok"].all()) if "ok" in risk else bool((risk.get("runs_ok", 0) == 1).all())
+        pct = lambda v: "" if v is None or v != v else f"{100 * v:.1f} %"  # noqa: E731
         rows.append({"#": h["id"], "time": h["time"], "kind": h["kind"], "configuration": h["label"],
                      "data": h["data_name"], "seed": h["seed"], "runs": h.get("reps", 1),
-                     "DBRL": s.get("dbrl"), "ID": s.get("id"), "PIL": s.get("pil"), "PS": s.get("ps"),
-                     "overall": s.get("overall", s.get("summary")),
+                     SCORE_NAMES["dbrl"]: pct(s.get("dbrl")), SCORE_NAMES["id"]: pct(s.get("id")),
+                     SCORE_NAMES["pil"]: pct(s.get("pil")), SCORE_NAMES["ps"]: pct(s.get("ps")),
+                     SCORE_NAMES["validity_loss"]: pct(s.get("validity_loss")),
+                     "Overall" if "overall" in s else "Summary": pct(s.get("overall", s.get("summary"))),
                      "floors met": {True: "yes", False: "no", None: ""}[ok]})
     return pd.DataFrame(rows)
 
@@ -451,14 +481,20 @@ def history_pair(a: dict, b: dict):
     opts = pd.DataFrame({la: [fa.get(k, "") for k in keys], lb: [fb.get(k, "") for k in keys]},
                         index=[("* " if fa.get(k) != fb.get(k) else "") + k for k in keys])
     skeys = [k for k in SCORE_NAMES if k in a["scores"] or k in b["scores"]]
-    scores = pd.DataFrame({la: [a["scores"].get(k) for k in skeys], lb: [b["scores"].get(k) for k in skeys]},
+    va = [a["scores"].get(k) for k in skeys]
+    vb = [b["scores"].get(k) for k in skeys]
+    pct = lambda v: "" if v is None or v != v else f"{100 * v:.2f} %"  # noqa: E731
+    scores = pd.DataFrame({la: [pct(v) for v in va], lb: [pct(v) for v in vb],
+                           "difference": [pct(y - x) if x is not None and y is not None else "" for x, y in zip(va, vb)]},
                           index=[SCORE_NAMES[k] for k in skeys])
-    scores["difference"] = scores[lb] - scores[la]
     risk = None
     if a.get("risk") is not None and b.get("risk") is not None:
         cols = [c for c in ("prior", "beyond_prior", "perturbed_share", "close_own", "close_linked")
                 if c in a["risk"] and c in b["risk"]]
-        risk = a["risk"][cols].add_suffix(f" {la}").join(b["risk"][cols].add_suffix(f" {lb}"), how="outer")
+        both = a["risk"][cols].add_suffix(f" {la}").join(b["risk"][cols].add_suffix(f" {lb}"), how="outer")
+        risk = both.apply(lambda col: col.astype(float).map(pct))
+        risk.columns = [RISK_COLUMNS.get(c.rsplit(" #", 1)[0], c.rsplit(" #", 1)[0]) + " #" + c.rsplit(" #", 1)[1]
+                        for c in both.columns]
     return opts, scores, risk
 
 
