@@ -84,9 +84,11 @@ def body():
     plaus = res.plausibility
     st.caption("Plausible values: " + (f"log scale for {', '.join(plaus.index[plaus['transform'] == 'log'])}; "
                                        if (plaus["transform"] == "log").any() else "")
-               + f"{int(plaus.clipped.sum())} value(s) clipped to the original's sign; rounded to the original's "
-                 f"decimals. Means on the original scale change by at most "
-                 f"{plaus.mean_change_sd.abs().max():.3f} sd (see the Configure page).")
+               + f"{int(plaus.clipped.sum())} value(s) clipped to the original's sign or range; rounded to the "
+                 f"original's decimals. Means on the original scale change by at most "
+                 f"{plaus.mean_change_sd.abs().max():.3f} sd; relative to the mean, by at most "
+                 f"{100 * plaus.mean_change_pct.abs().max():.1f} % ({plaus.mean_change_pct.abs().idxmax()}). "
+                 f"The table under 'Plausible values' on the Configure page gives every variable.")
     st.dataframe(out.head(50), key="release_preview")
     name = state.data_name().rsplit(".", 1)[0]
     sep, dec = state.read_format()

@@ -386,6 +386,9 @@ def scale_refusal(options):
                     f"protect in memory.")
     if options.get("transform", "none") not in ("none", None, [], ()):
         return "transform (log scale) is not available with --engine dask; use transform='none'."
+    if options.get("bounds") == "tail":
+        return ("bounds='tail' (the lower tail taken from the original's smallest values) needs the whole file "
+                "sorted at once; use bounds='plausible' or 'sign' with --engine dask, or protect in memory.")
     if method in ("fa", "pca") and (options.get("perturbation", "swap") != "swap"
                                     or options.get("residuals", "keep") not in ("keep", "swap_rows")):
         return (f"--engine dask perturbs by swapping factor scores (perturbation='swap') with residuals kept or "
@@ -600,8 +603,14 @@ def _protect_dask(ddf, options, out, *, drop, keep, sample, allow_unsafe, shuffl
             cols.append(mean[j] + sd[j] * (Zp @ d.beta))
     Xp = da.stack(cols, axis=1)
     bounds, rounding = o["bounds"], o["rounding"]
-    lo_b = np.where((bounds == "sign") & (lo >= 0), 0.0, -np.inf) if bounds == "sign" else (
-        lo if bounds == "observed" else np.full(len(num), -np.inf))
+    if bounds == "sign":
+        lo_b = np.where(lo >= 0, 0.0, -np.inf)
+    elif bounds == "plausible":
+        # at scale: no value below 0 where the original has none, none below the original's minimum
+        # where it has some (in memory the count of negative values is kept too, which needs a sort)
+        lo_b = np.where(lo >= 0, 0.0, lo)
+    else:
+        lo_b = lo if bounds == "observed" else np.full(len(num), -np.inf)
     hi_b = hi if bounds == "observed" else np.full(len(num), np.inf)
     decs = [d if rounding == "original" else None for d in dec]
     # bounds and rounding per partition; each partition also leaves its count of clipped values
@@ -672,7 +681,7 @@ def _protect_dask(ddf, options, out, *, drop, keep, sample, allow_unsafe, shuffl
         f"risk floors: |cor| and the records kept close to the truth (overall, in every size band and among the "
         f"largest 1 %) counted over all {n:,} records; linking and reconstruction checked on {s:,} records drawn "
         f"at random"]
-    notes += [f"{c}: {clipped[c]:,} value(s) outside the original's {'sign' if bounds == 'sign' else 'range'} were "
+    notes += [f"{c}: {clipped[c]:,} value(s) outside the original's {'range' if bounds == 'observed' else 'sign'} were "
               f"clipped" for c in num if clipped[c]]
     worst = max(num, key=lambda c: abs(shift[c]))
     if abs(shift[worst]) > 1e-9:

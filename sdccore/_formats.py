@@ -8,6 +8,7 @@ import io
 import os
 import re
 
+import numpy as np
 import pandas as pd
 
 from ._io import STAT_FORMATS, release_csv
@@ -51,6 +52,23 @@ def _write_stat(data, fmt, labels, value_labels):
         os.close(fd)
 
 
+def whole_numbers(data: pd.DataFrame) -> pd.DataFrame:
+    """``data`` with each float column that holds whole numbers and missing cells as a nullable
+    integer column (pandas reads an integer column with blanks as float: written back as is,
+    59 would become 59.0, in protected and unchanged columns alike)."""
+    out = data
+    for c in data.columns:
+        col = data[c]
+        if not pd.api.types.is_float_dtype(col.dtype) or not col.isna().any():
+            continue
+        v = col.dropna().to_numpy()
+        if len(v) and np.isfinite(v).all() and (np.abs(v) < 2.0 ** 53).all() and (v == np.round(v)).all():
+            if out is data:
+                out = data.copy()
+            out[c] = col.astype("Int64")
+    return out
+
+
 def write_table(data: pd.DataFrame, format: str = "csv", *, labels=None, value_labels=None, sep: str = ",",
                 decimal: str = ".") -> bytes:
     """The bytes of a file holding ``data`` in ``format``, nothing written to disk.
@@ -84,6 +102,8 @@ def write_table(data: pd.DataFrame, format: str = "csv", *, labels=None, value_l
     if format not in WRITE_FORMATS:
         raise ValueError(f"format={format!r} is not supported; use one of {', '.join(WRITE_FORMATS)}.")
     labels = dict(labels or {})
+    if format in ("csv", "parquet", "xlsx"):
+        data = whole_numbers(data)
     if format == "csv":
         return release_csv(data, sep=sep, decimal=decimal)
     if format == "parquet":

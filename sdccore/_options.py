@@ -39,7 +39,7 @@ CONDITIONAL_METHODS = CONDITIONAL
 OMIT = object()  # a default that leaves the option out of the effective options
 
 TRANSFORMS = ("none", "auto")
-BOUNDS = ("sign", "observed", "tail", "none")
+BOUNDS = ("plausible", "sign", "observed", "tail", "none")
 ROUNDINGS = ("original", "none")
 
 
@@ -161,8 +161,10 @@ def _common(method):
                "'auto': skewed non-negative variables are protected on the log scale (means and covariances kept "
                "there, not exactly on the original scale); or a list of column names.",
                choices=TRANSFORMS, choice_text={"none": "none", "auto": "skewed non-negative variables"}),
-        Option("bounds", method, "choice", "sign", "Bounds",
-               "sign: no negative values where the original has none (clipped at 0, counted; means shift a little). "
+        Option("bounds", method, "choice", "plausible", "Bounds",
+               "plausible: no negative values where the original has none (clipped at 0, counted; means shift a "
+               "little), and about as many as the original where it has a handful (at most 5 %). "
+               "sign: no negative values where the original has none. "
                "observed: clipped to the original range. tail: the values below 0 and as many above them take the "
                "original's smallest values, the rest scaled to keep the mean (no mass at 0). none: exact means, "
                "implausible values.",

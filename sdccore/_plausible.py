@@ -17,8 +17,12 @@ options of ``protect`` (all methods) deal with it; each changes what is exact:
   because mixing components on the log scale and exponentiating back creates values far
   beyond the observed range; FA with an isolated, swapped factor is unharmed.  Use it per
   variable where the plausibility table shows a small mean change.
-* ``bounds`` -- 'sign' (default): a variable with no negative value in the original gets
-  none in the release (values below 0 are set to 0; the count is reported).  'observed':
+* ``bounds`` -- 'plausible' (default): a variable with no negative value in the original gets
+  none in the release (values below 0 are set to 0; the count is reported); one with a
+  handful (at most 5 % of records) keeps as many as the original has (the lowest released
+  ones, none below the original's minimum), the other values below 0 set to 0 (general FA on
+  Tarragona made 204 negative DEPRECIATION values where the original has 1).  'sign': only
+  the first rule (the default before; recipes that name it rebuild as they did).  'observed':
   values are clipped to the original [min, max] (note: a clipped value equals an observed
   extreme, and the largest record's value is often known to be the largest).  'tail': in a
   variable with no negative value, the k released values below 0 and the k above them take
@@ -43,7 +47,8 @@ import pandas as pd
 __all__ = []
 
 TRANSFORMS = ("auto", "none")
-BOUNDS = ("sign", "observed", "tail", "none")
+BOUNDS = ("plausible", "sign", "observed", "tail", "none")
+FEW_NEGATIVE = 0.05  # bounds='plausible': an original with at most this share of negative values keeps about as many
 TAIL_FACTOR = 2  # bounds="tail": the released values below 0, and as many more above them, take the original lower tail
 ROUNDINGS = ("original", "none")
 SKEW_LOG = 1.0
@@ -144,11 +149,25 @@ def apply_bounds(Yk, Xk, how, observed=None):
         return changed
     for j in range(Xk.shape[1]):
         lo, hi = Xk[:, j].min(), Xk[:, j].max()
-        if how == "sign":
+        if how in ("sign", "plausible"):
             if lo >= 0:
                 bad = Yk[:, j] < 0
                 changed[j] = int(bad.sum())
                 Yk[bad, j] = 0.0
+            elif how == "plausible":
+                k = int((Xk[:, j] < 0).sum())
+                if k <= FEW_NEGATIVE * len(Xk):
+                    # a handful of negative values in the original (a loss, a correction): the release
+                    # keeps about as many, no lower than the original's minimum; the other values below
+                    # 0 are set to 0 (DEPRECIATION on Tarragona has 1 negative value; general FA made 204)
+                    y = Yk[:, j]
+                    neg = np.flatnonzero(y < 0)
+                    keep = neg[np.argsort(y[neg], kind="stable")[:k]] if k else neg[:0]
+                    drop = np.setdiff1d(neg, keep)
+                    low = keep[y[keep] < lo]
+                    changed[j] = int(len(drop) + len(low))
+                    y[drop] = 0.0
+                    y[low] = lo
         else:
             bad = (Yk[:, j] < lo) | (Yk[:, j] > hi)
             changed[j] = int(bad.sum())
@@ -168,19 +187,25 @@ def round_columns(Y, X, cols):
 
 
 def report(names, X, Y, log_cols, clipped, dec, bounds):
-    """Per protected column: transform, bound, decimals, values clipped and the change of
-    mean and sd on the original scale (relative to the original sd)."""
+    """Per protected column: transform, bound, decimals, values clipped, the change of the
+    mean on the original scale in original sds and relative to the mean, the sd ratio, and the
+    negative values in the original and in the release."""
     rows = []
     for j, name in enumerate(names):
         sd = X[:, j].std()
         rows.append({
             "variable": name,
             "transform": "log" if name in log_cols else "none",
-            "bounds": bounds if bounds != "sign" or X[:, j].min() >= 0 else "none",
+            "bounds": bounds if bounds not in ("sign", "plausible") or X[:, j].min() >= 0 else
+            ("none" if bounds == "sign" else "plausible"),
             "decimals": dec.get(j) if dec else None,
             "clipped": int(clipped.get(j, 0)),
             "mean_change_sd": float((Y[:, j].mean() - X[:, j].mean()) / sd) if sd > 0 else 0.0,
+            "mean_change_pct": (float((Y[:, j].mean() - X[:, j].mean()) / abs(X[:, j].mean()))
+                                if X[:, j].mean() != 0 else 0.0),
             "sd_ratio": float(Y[:, j].std() / sd) if sd > 0 else 1.0,
+            "negative_original": int((X[:, j] < 0).sum()),
+            "negative_released": int((Y[:, j] < 0).sum()),
         })
     return pd.DataFrame(rows).set_index("variable")
 

@@ -661,7 +661,7 @@ def _protect(data, method, sensitive, rng, options):
     for c, k in clipped.items():
         if k:
             notes.append(f"{prep.numeric[c]}: {k} value(s) outside the original's "
-                         f"{'sign' if o['bounds'] == 'sign' else 'range'} were clipped")
+                         f"{'range' if o['bounds'] == 'observed' else 'sign'} were clipped")
     eff = _effective(method, prep, o, seed)
     if wname is not None:
         eff["weights"] = wname

@@ -212,7 +212,9 @@ class Release:
 
     def csv(self, sep=",", decimal="."):
         """The release as UTF-8 CSV bytes in the original file's separator and decimal mark."""
-        return release_csv(self.data, sep=sep, decimal=decimal)
+        from ._formats import write_table
+
+        return write_table(self.data, "csv", sep=sep, decimal=decimal)
 
     def to_bytes(self, format="csv", *, labels=None, value_labels=None, sep=",", decimal="."):
         """The release in ``format`` (see ``write_table``), with the original's variable and

@@ -282,9 +282,12 @@ def risk_sentences(risk, limit=6) -> str:
 def plausibility_table(plaus: pd.DataFrame) -> pd.DataFrame:
     t = plaus.copy()
     t["mean_change_sd"] = t["mean_change_sd"].map(lambda v: f"{v:+.3f} sd")
+    if "mean_change_pct" in t:
+        t["mean_change_pct"] = t["mean_change_pct"].map(lambda v: f"{100 * v:+.1f} %")
     t["sd_ratio"] = t["sd_ratio"].map(lambda v: f"{v:.3f}")
-    return t.rename(columns={"mean_change_sd": "mean change", "sd_ratio": "sd ratio (released / original)",
-                             "clipped": "values clipped"})
+    return t.rename(columns={"mean_change_sd": "mean change (sd)", "mean_change_pct": "mean change (% of the mean)",
+                             "sd_ratio": "sd ratio (released / original)", "clipped": "values clipped",
+                             "negative_original": "negative values: original", "negative_released": "released"})
 
 
 MAX_BAND_LINES = 8  # more configuration x variable lines than this: one line per configuration

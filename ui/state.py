@@ -27,7 +27,7 @@ import sdccore
 ROLES = ("sensitive", "public", "excluded", "identifier")
 DEFAULT_SEED = 12345
 MIN_ROWS = 3  # as sdccore protects (records)
-DEFAULT_PLAUSIBLE = {"transform": "none", "bounds": "sign", "rounding": "original"}
+DEFAULT_PLAUSIBLE = {"transform": "none", "bounds": "plausible", "rounding": "original"}
 DEFAULT_MAX_RISK = 0.5   # ceiling of the disclosure risk (mean of DBRL and ID) for the suggested release
 # widget keys whose options depend on the columns: reset when new data arrive
 WIDGETS_TIED_TO_DATA = ("sensitive_select", "identifier_select", "excluded_select", "release_pick", "strata_select",
