@@ -52,7 +52,7 @@ class RoleSuggestion:
     reasons : dict
         Column -> why, in words, for every column not simply 'public'.
     flags : dict
-        Column -> kind: 'identifier', 'text', 'code', 'constant'.
+        Column -> kind: 'identifier', 'text', 'code', 'constant', 'time'.
     table : DataFrame
         One row a column: type, distinct values, role, reason.
     """
@@ -71,8 +71,10 @@ def suggest_roles(data, *, preset=None, value_labels=None) -> RoleSuggestion:
       numbers, or a whole-number column with a different value on every record.
     * excluded (released unchanged) and flagged: other text columns ('text') and whole-number
       columns with at most 15 distinct values, each repeated (at least 4 records a value on
-      average) and below 100,000 in size ('code': sex, month, region codes).  Constant
-      columns are flagged ('constant') and left to the data checks.  A numeric column with
+      average) and below 100,000 in size ('code': sex, month, region codes); constant
+      columns ('constant': nothing to protect); a time index ('time': 16 to 100 consecutive
+      whole numbers each repeated across records, such as a panel's years), flagged for a
+      decision.  A numeric column with
       value labels (SPSS, Stata: ``ReadResult.value_labels``) is a code too, whatever its
       number of values.
     * public: every other numeric column (choose the sensitive ones yourself).
@@ -124,7 +126,9 @@ def suggest_roles(data, *, preset=None, value_labels=None) -> RoleSuggestion:
             fin = x[np.isfinite(x)]
             whole = fin.size > 0 and bool(np.all(fin == np.round(fin)))
             if distinct <= 1:
-                why, flag = "constant: nothing to protect (the checks below say what to do)", "constant"
+                role, flag = "excluded", "constant"
+                why = ("constant: the same value in every record, nothing to protect; released unchanged (a constant "
+                       "cannot be decomposed or protected)")
             elif value_labels and value_labels.get(c):
                 role, flag = "excluded", "code"
                 why = (f"has value labels ({len(value_labels[c])} coded categories in the original file): a "
@@ -134,6 +138,12 @@ def suggest_roles(data, *, preset=None, value_labels=None) -> RoleSuggestion:
             elif whole and n >= 5 and distinct == n and _is_sequence(fin):
                 role, why, flag = "identifier", "a different whole number on every record, in order: a record number", \
                     "identifier"
+            elif whole and _is_time_index(fin, distinct, n):
+                role, flag = "excluded", "time"
+                lo_, hi_ = int(fin.min()), int(fin.max())
+                why = (f"looks like a time index ({distinct} consecutive whole numbers {lo_}-{hi_}, each in about "
+                       f"{n // distinct} records: years, months or periods of a panel); released unchanged. Decide: "
+                       f"keep it excluded, or make it public or sensitive if the period itself needs protection")
             elif whole and distinct <= CODE_DISTINCT and n >= 4 * distinct and np.abs(fin).max() <= 1e5:
                 role, flag = "excluded", "code"
                 why = (f"only {distinct} distinct whole numbers: a code or category (sex, month, region); perturbing "
@@ -146,6 +156,18 @@ def suggest_roles(data, *, preset=None, value_labels=None) -> RoleSuggestion:
         rows.append({"column": str(c), "type": "numeric" if c in num else "text", "distinct": distinct,
                      "suggested role": role, "reason": why})
     return RoleSuggestion(roles, reasons, flags, pd.DataFrame(rows))
+
+
+TIME_DISTINCT = 100  # a time index of a panel: at most this many periods
+
+
+def _is_time_index(x, distinct, n):
+    """Consecutive whole numbers (a range without gaps), each repeated across units (at least
+    two records a value on average), at most TIME_DISTINCT of them and more than CODE_DISTINCT
+    (fewer are caught as codes): grunfeld's year (20 years of 10 firms)."""
+    if not CODE_DISTINCT < distinct <= TIME_DISTINCT or n < 2 * distinct:
+        return False
+    return int(x.max() - x.min()) + 1 == distinct
 
 
 def _is_sequence(x):

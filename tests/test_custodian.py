@@ -1,0 +1,66 @@
+"""Issue 28, library side: roles that do not block, plausibility said exactly, integer
+columns that stay integers, fix texts that name the method's own setting."""
+
+import numpy as np
+import pandas as pd
+import pytest
+
+import sdccore
+
+
+def test_constant_and_time_index_columns():
+    rng = np.random.default_rng(0)
+    n_firms, years = 10, np.arange(1935, 1955)
+    df = pd.DataFrame({"firm": np.repeat(np.arange(n_firms), len(years)).astype(str) + "x",
+                       "year": np.tile(years, n_firms),
+                       "inv": np.exp(rng.standard_normal(200)) * 100,
+                       "value": np.exp(rng.standard_normal(200)) * 1000,
+                       "YEAR2": np.full(200, 96)})
+    s = sdccore.suggest_roles(df)
+    assert s.roles["YEAR2"] == "excluded" and s.flags["YEAR2"] == "constant"
+    assert s.roles["year"] == "excluded" and s.flags["year"] == "time"
+    assert "1935-1954" in s.reasons["year"] and "Decide" in s.reasons["year"]
+    assert s.roles["inv"] == "public" and "inv" not in s.flags
+
+
+def test_plausible_bounds_keep_a_handful_of_negatives():
+    d = sdccore.load_dataset("tarragona")
+    res = sdccore.protect(d, "fa", rng=1)
+    p = res.plausibility
+    for c in ("DEPRECIATION", "SHORT.TERM.DEBT", "CURRENT.ASSETS"):
+        k = int((d[c] < 0).sum())
+        assert 0 < k <= 3
+        assert (res.data[c] < 0).sum() <= k and res.data[c].min() >= d[c].min()
+        assert p.loc[c, "negative_original"] == k and p.loc[c, "negative_released"] <= k
+    # 'sign', the old default, rebuilds old recipes as they were: it creates the negatives
+    old = sdccore.protect(d, "fa", rng=1, bounds="sign")
+    assert (old.data["DEPRECIATION"] < 0).sum() > 100
+    # the mean's change is reported relative to the mean too (PAID.UP.CAPITAL moves about 40 %)
+    assert p.loc["PAID.UP.CAPITAL", "mean_change_pct"] == pytest.approx(
+        (res.data["PAID.UP.CAPITAL"].mean() - d["PAID.UP.CAPITAL"].mean()) / d["PAID.UP.CAPITAL"].mean())
+
+
+def test_integer_columns_with_missing_cells_stay_integers():
+    d = sdccore.load_dataset("tarragona")  # integer columns; with blanks pandas reads them as float
+    d = d.astype({"SALES": float, "LABOR.COSTS": float})
+    d.loc[[3, 10, 50], "SALES"] = np.nan
+    d.loc[[7], "LABOR.COSTS"] = np.nan
+    d["code"] = np.where(np.arange(len(d)) % 7 == 0, np.nan, np.arange(len(d)) % 5)
+    rel = sdccore.make_release(d, sdccore.Recipe({"method": "pca", "seed": 1, "exclude": ["code"]}))
+    text = rel.to_bytes("csv").decode()
+    head = text.splitlines()[1].split(",")
+    cols = text.splitlines()[0].split(",")
+    assert not any(v.endswith(".0") for v in text.replace("\n", ",").split(",")), "a whole number written as x.0"
+    assert cols[-1] == "code" and head[-1] in ("", "1", "0", "2", "3", "4")
+    back = pd.read_csv(pd.io.common.BytesIO(text.encode()))
+    assert back["SALES"].isna().sum() == 3 and back["code"].isna().sum() == d["code"].isna().sum()
+
+
+@pytest.mark.parametrize("method,words", [("rankswap", "a larger rank-swap window p"), ("magg", "a larger group size k")])
+def test_fix_texts_name_the_methods_own_setting(method, words):
+    d = sdccore.load_dataset("tarragona")
+    opts = {"p": 5.0} if method == "rankswap" else {"k": 3}
+    with pytest.raises(sdccore.UnsafeReleaseError) as info:
+        sdccore.protect(d, method, sensitive=["SALES"], rng=1, **opts)
+    assert words in str(info.value)
+    assert "noise of the sensitive variables alone" not in str(info.value)
