@@ -439,6 +439,9 @@ def _protect(args):
         fmt_cb = "json" if args.codebook.lower().endswith(".json") else "csv"
         pairs.append((args.codebook, codebook_bytes(rel.codebook(data, src.labels), fmt_cb)))
     digest = hashlib.sha256(body).hexdigest()[:12]
+    # .xlsx, .sav and .dta files carry their creation time: the file's hash differs between two
+    # rebuilds of the same release; the content hash (of the values, as CSV) does not
+    content = "" if fmt == "csv" else f", content sha256 {hashlib.sha256(rel.to_bytes('csv')).hexdigest()[:12]}"
     if args.out == "-":
         if pairs:
             _atomic_write(pairs)
@@ -457,7 +460,7 @@ def _protect(args):
     _say(res.notes, res.risk.violations)
     _risk_lines(res.risk)
     print(f"wrote {'standard output' if args.out == '-' else args.out}: {out.shape[0]} records, {out.shape[1]} columns, "
-          f"sha256 {digest} "
+          f"sha256 {digest}{content} "
           f"(method {res.method}, seed {res.options['seed']}; risk floors "
           f"{'met' if res.risk.ok else 'BROKEN, released because: ' + res.unsafe_reason}"
           f"{'; ' + res.risk.floors.lowered_text() + ', released because: ' + res.unsafe_reason if res.risk.floors.lowered() else ''})",

@@ -52,6 +52,30 @@ def _write_stat(data, fmt, labels, value_labels):
         os.close(fd)
 
 
+FIXED_TIME = (2000, 1, 1, 0, 0, 0)  # the time stamped into a workbook: two rebuilds give the same bytes
+
+
+def _fixed_zip_times(raw: bytes) -> bytes:
+    """An .xlsx (a zip) rewritten with every entry's time and the workbook's created/modified
+    properties set to FIXED_TIME, so that rebuilding the same release gives the same bytes."""
+    import zipfile
+
+    src = zipfile.ZipFile(io.BytesIO(raw))
+    out = io.BytesIO()
+    stamp = "%04d-%02d-%02dT%02d:%02d:%02dZ" % FIXED_TIME
+    with zipfile.ZipFile(out, "w", zipfile.ZIP_DEFLATED) as dst:
+        for info in src.infolist():
+            body = src.read(info.filename)
+            if info.filename == "docProps/core.xml":
+                body = re.sub(rb"(<dcterms:(?:created|modified)[^>]*>)[^<]*", lambda m: m.group(1) + stamp.encode(),
+                              body)
+            zi = zipfile.ZipInfo(info.filename, date_time=FIXED_TIME)
+            zi.compress_type = zipfile.ZIP_DEFLATED
+            zi.external_attr = info.external_attr
+            dst.writestr(zi, body)
+    return out.getvalue()
+
+
 def whole_numbers(data: pd.DataFrame) -> pd.DataFrame:
     """``data`` with each float column that holds whole numbers and missing cells as a nullable
     integer column (pandas reads an integer column with blanks as float: written back as is,
@@ -113,7 +137,7 @@ def write_table(data: pd.DataFrame, format: str = "csv", *, labels=None, value_l
     if format == "xlsx":
         buf = io.BytesIO()
         data.to_excel(buf, index=False, engine="openpyxl")
-        return buf.getvalue()
+        return _fixed_zip_times(buf.getvalue())
     return _write_stat(data, format, labels, value_labels)
 
 
