@@ -155,13 +155,16 @@ def apply_bounds(Yk, Xk, how, observed=None):
                 changed[j] = int(bad.sum())
                 Yk[bad, j] = 0.0
             elif how == "plausible":
-                k = int((Xk[:, j] < 0).sum())
-                if k <= FEW_NEGATIVE * len(Xk):
+                # counted on the cells released (a missing cell's completion is not released)
+                ob = np.ones(len(Xk), dtype=bool) if observed is None else observed[:, j]
+                k = int((Xk[ob, j] < 0).sum())
+                if k <= FEW_NEGATIVE * int(ob.sum()):
                     # a handful of negative values in the original (a loss, a correction): the release
                     # keeps about as many, no lower than the original's minimum; the other values below
                     # 0 are set to 0 (DEPRECIATION on Tarragona has 1 negative value; general FA made 204)
                     y = Yk[:, j]
-                    neg = np.flatnonzero(y < 0)
+                    neg = np.flatnonzero((y < 0) & ob)
+                    y[(y < 0) & ~ob] = 0.0
                     keep = neg[np.argsort(y[neg], kind="stable")[:k]] if k else neg[:0]
                     drop = np.setdiff1d(neg, keep)
                     low = keep[y[keep] < lo]

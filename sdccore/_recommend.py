@@ -437,6 +437,17 @@ def stronger_settings(data, configs, *, sensitive=None, reps=5, rng=None, progre
         The comparison of the stronger variants (None when no method has a main setting to
         strengthen) and, per variant, what was changed; ``Comparison.suggest`` then says
         which, if any, meets every floor in every run.
+
+    Examples
+    --------
+    >>> import sdccore
+    >>> df = sdccore.load_dataset("tarragona")
+    >>> c, tried = sdccore.stronger_settings(df, {"Rank swap": {"method": "rankswap", "p": 5.0}},
+    ...                                      sensitive=["SALES"], reps=2, rng=1, n_jobs=1)
+    >>> [t[0] for t in tried]
+    ['Rank swap p=60', 'Rank swap p=80']
+    >>> c.suggest()[0] in ("Rank swap p=60", "Rank swap p=80")
+    True
     """
     variants, tried = {}, []
     for label, cfg in configs.items():

@@ -6,6 +6,7 @@ test-output/screenshots/.  Skipped, with the reason, where no chromium or playwr
 """
 
 import os
+import re
 import shutil
 import time
 from pathlib import Path
@@ -92,7 +93,7 @@ def test_upload_protect_download(server, browser, tmp_path):
     page.get_by_text("Recommended:").wait_for(timeout=60000)
     _shot(page, "2_explore")
     _goto(page, "3 Configure")
-    page.get_by_text("Loadings (* sensitive variable").first.wait_for(timeout=60000)
+    page.get_by_text("Loadings (* and red: sensitive variable").first.wait_for(timeout=60000)
     _shot(page, "3_configure")
     _goto(page, "4 Run and compare")
     page.get_by_role("button", name="Run comparison").click()
@@ -201,10 +202,12 @@ def test_round_two_uploads_and_cancel(server, browser, tmp_path):
     page.get_by_text("55_all_empty_column.csv (").wait_for(timeout=60000)
     _idle(page)
     assert page.get_by_role("button", name="Drop the").count() == 0
+    # the empty column holds one value at most: excluded (released as it is) with the reason,
+    # nothing to click (it blocked the pages before)
     t = time.perf_counter()
-    page.get_by_role("button", name="Exclude empty").click()
-    _idle(page)
+    page.get_by_text(re.compile(r"excluded: [1-9]")).first.wait_for(timeout=60000)
     exclude_s = time.perf_counter() - t
+    assert page.get_by_role("button", name="Exclude empty").count() == 0
     _shot(page, "r2_empty_column_excluded")
     assert page.get_by_text("55_all_empty_column.csv (60 records").count() == 1
     _goto(page, "4 Run and compare")
@@ -273,9 +276,12 @@ def test_missing_cells_and_regression_check(server, browser, tmp_path):
     assert "firm" not in out.columns  # the identifier is dropped
     num = [c for c in d.columns if c != "firm"]
     assert out[num].isna().sum().to_dict() == d[num].isna().sum().to_dict()
-    # PCA keeps the observed means (to rounding) where the sign bounds clip nothing: the columns
-    # that have negative values (the others lose mass at 0: issue 27)
-    signed = [c for c in num if d[c].min() < 0]
-    assert len(signed) >= 8
+    # PCA keeps the observed means (to rounding) where the bounds clip nothing: the columns with
+    # many negative values (those without any, or with a handful, get no more than the original
+    # had, at a cost to the mean that the plausibility table reports: issues 27 and 28)
+    signed = [c for c in num if (d[c] < 0).mean() > 0.05]
+    assert len(signed) >= 6
     assert np.allclose(out[signed].mean().to_numpy(), d[signed].mean().to_numpy(), rtol=0, atol=0.51)
+    few = [c for c in num if 0 < (d[c] < 0).sum() <= 0.05 * d[c].notna().sum()]
+    assert few and all((out[c] < 0).sum() <= (d[c] < 0).sum() for c in few)
     assert "Does the analysis still hold?" in report and "LABOR.COSTS" in report
