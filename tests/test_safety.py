@@ -262,7 +262,7 @@ def test_released_values_are_plausible(tarragona):
     assert abs(res.plausibility.loc["SALES", "mean_change_sd"]) < 1.0
     # by default: original scale, sign kept by clipping (counted), integers kept
     d = sdccore.protect(tarragona, method="fa", sensitive=["SALES"], rng=1, allow_unsafe="plausibility only")
-    assert d.options["transform"] == [] and d.options["bounds"] == "sign" and d.options["rounding"] == "original"
+    assert d.options["transform"] == [] and d.options["bounds"] == "plausible" and d.options["rounding"] == "original"
     assert d.data.SALES.min() >= 0 and d.data.SALES.dtype == np.int64
     assert d.plausibility.loc["SALES", "clipped"] == int((raw := sdccore.protect(
         tarragona, method="fa", sensitive=["SALES"], rng=1, bounds="none", rounding="none",
