@@ -87,3 +87,29 @@ def test_rebuilds_are_byte_identical_or_say_their_content_hash(tmp_path, capsys)
         time.sleep(1.1)
     hashes = [x.split("content sha256 ")[1].split()[0] for x in lines]
     assert hashes[0] == hashes[1]
+
+
+@pytest.mark.parametrize("name", ["diabetes", "statecrime", "grunfeld"])
+def test_files_never_seen_get_a_release_or_a_plain_reason(name):
+    """Issue 28: with the defaults, roles as suggested, each file gets a suggested release or a
+    reason that names the closest configuration and what broke, in general and selective mode."""
+    sm = pytest.importorskip("statsmodels.api")
+    from sklearn import datasets
+
+    d, sens = {"diabetes": (datasets.load_diabetes(as_frame=True, scaled=False).frame, ["target"]),
+               "statecrime": (sm.datasets.statecrime.load_pandas().data, ["violent"]),
+               "grunfeld": (sm.datasets.grunfeld.load_pandas().data.drop(columns=["firm"]), ["invest"])}[name]
+    roles = sdccore.suggest_roles(d)
+    if name == "grunfeld":
+        assert roles.flags["year"] == "time"  # flagged for a decision, left out here
+    x = d[[c for c, r in roles.roles.items() if r == "public" or c in sens]]
+    cfgs = {"FA": {"method": "fa"}, "PCA": {"method": "pca"}, "M-AGG": {"method": "magg"},
+            "Rank swap": {"method": "rankswap"}, "IPSO": {"method": "ipso"}, "Shuffle": {"method": "shuffle"}}
+    for mode in (sens, None):
+        use = {k: v for k, v in cfgs.items() if mode or v["method"] not in sdccore.CONDITIONAL_METHODS}
+        best, why = sdccore.compare(x, use, sensitive=mode, reps=3, rng=12345, n_jobs=1).suggest(0.5)
+        if best is None:
+            assert why.startswith("no configuration met the risk floors in every run. Closest: ")
+            assert "; fix: " in why  # the violation with the method's own fix
+        else:
+            assert "met every risk floor in all 3 runs" in why
