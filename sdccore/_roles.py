@@ -138,7 +138,7 @@ def suggest_roles(data, *, preset=None, value_labels=None) -> RoleSuggestion:
             elif whole and n >= 5 and distinct == n and _is_sequence(fin):
                 role, why, flag = "identifier", "a different whole number on every record, in order: a record number", \
                     "identifier"
-            elif whole and _is_time_index(fin, distinct, n):
+            elif whole and _is_time_index(fin, distinct, n, c):
                 role, flag = "excluded", "time"
                 lo_, hi_ = int(fin.min()), int(fin.max())
                 why = (f"looks like a time index ({distinct} consecutive whole numbers {lo_}-{hi_}, each in about "
@@ -161,13 +161,20 @@ def suggest_roles(data, *, preset=None, value_labels=None) -> RoleSuggestion:
 TIME_DISTINCT = 100  # a time index of a panel: at most this many periods
 
 
-def _is_time_index(x, distinct, n):
+TIME_WORDS = {"year", "yr", "month", "quarter", "week", "day", "date", "period", "time", "t", "wave", "round"}
+
+
+def _is_time_index(x, distinct, n, name=""):
     """Consecutive whole numbers (a range without gaps), each repeated across units (at least
     two records a value on average), at most TIME_DISTINCT of them and more than CODE_DISTINCT
-    (fewer are caught as codes): grunfeld's year (20 years of 10 firms)."""
+    (fewer are caught as codes), named as time (year, month, period, ...) or with values that
+    read as years (1800-2200): grunfeld's year (20 years of 10 firms).  Codes 1-20 of an
+    occupation are consecutive too, hence the name or the years."""
     if not CODE_DISTINCT < distinct <= TIME_DISTINCT or n < 2 * distinct:
         return False
-    return int(x.max() - x.min()) + 1 == distinct
+    if int(x.max() - x.min()) + 1 != distinct:
+        return False
+    return bool(set(_tokens(name)) & TIME_WORDS) or (x.min() >= 1800 and x.max() <= 2200)
 
 
 def _is_sequence(x):
