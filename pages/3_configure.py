@@ -106,7 +106,11 @@ def floors_section():
 def risk_preview(method, cfg):
     """One run with the session's seed, checked against the floors (figures only)."""
     sens = state.sensitive()
-    risk, plaus = state.preview(cfg)
+    risk, plaus, notes = state.preview(cfg)
+    if method in sdccore.CONDITIONAL_METHODS:
+        for note in notes:
+            if not note.startswith(("protected on the log scale", "sampling weights")):
+                st.info(note)
     st.subheader("Residual risk of this configuration (one run, seed " + str(state.seed()) + ")")
     if risk.ok:
         st.success("Every " + ("sensitive " if sens else "") + "variable meets the risk floors in this run.")

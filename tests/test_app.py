@@ -138,6 +138,8 @@ def test_conditional_methods_on_the_configure_page(app):
     app.number_input(key="cfa_n_factors").set_value(3).run()
     _ok_but_floors(app)
     assert app.session_state["cfg_cfa"]["n_factors"] == 3
+    # what each factor means for the result, as the caption promises
+    assert any(i.value.startswith("factor F") and "the public variables determine" in i.value for i in app.info)
     app.radio(key="config_method").set_value("Shuffle").run()
     _ok_but_floors(app)
     assert any("Data shuffling" in c.value for c in app.caption)

@@ -529,7 +529,7 @@ def _release_body(df, method, sens, options, seed_, exclude, reason=None):
 def _preview_body(df, method, sens, options, seed_, exclude):
     res = sdccore.protect(df, method=method, sensitive=list(sens) if sens else None, rng=seed_,
                           exclude=list(exclude) or None, allow_unsafe="Configure page preview: figures only", **options)
-    return res.risk, res.plausibility  # figures only; the preview's data are dropped here
+    return res.risk, res.plausibility, res.notes  # figures and words only; the preview's data are dropped here
 
 
 _CALLS = {
@@ -701,7 +701,8 @@ def release(config: dict):
 
 
 def preview(config: dict):
-    """Risk and plausibility figures of one run with the session's seed (Configure page)."""
+    """Risk and plausibility figures and the release's notes of one run with the session's seed
+    (Configure page)."""
     return _with_session("preview", config)
 
 
