@@ -69,6 +69,20 @@ def _settle(page, timeout=600000):
     page.wait_for_function("() => !document.querySelector('[data-testid=\"stStatusWidget\"]')", timeout=timeout)
 
 
+def _on_data_set(page, name, timeout=60000):
+    """The sidebar names ``name`` as the data set shown: a timing of another data set's page is
+    never reported."""
+    page.locator("[data-testid='stSidebar']").get_by_text(name, exact=False).first.wait_for(timeout=timeout)
+    text = page.locator("[data-testid='stSidebar']").inner_text()
+    if f"Data: {name}" not in text.replace("\n", " "):
+        raise AssertionError(f"the page shows another data set than {name!r}: {text[:80]!r}")
+
+
+def _gone(page, text, timeout=600000):
+    """Wait until no element shows ``text`` (a progress bar's 'Starting...', 'runs, about')."""
+    page.get_by_text(text).first.wait_for(state="detached", timeout=timeout) if page.get_by_text(text).count() else None
+
+
 def browser_main():
     import os
 
@@ -122,14 +136,18 @@ def browser_main():
             clock("Run: 3 methods x 10 runs, Tarragona", 5.0,
                   lambda: page.get_by_role("button", name="Run comparison").click(),
                   lambda: (page.get_by_text("Configuration to release").wait_for(timeout=120000), _settle(page)))
-            # EIA: pick the sample on the Data page
+            # EIA: pick the sample on the Data page, and make sure it is the data set the page shows
+            # (an earlier version timed a run that never left Tarragona: the old result was on the page)
             page.get_by_role("link", name="1 Data").click()
             _settle(page)
             page.get_by_role("combobox", name="Sample").click()
             page.get_by_role("option", name="eia").first.click()
             _settle(page)
+            _on_data_set(page, "eia")
             page.get_by_role("link", name="4 Run and compare").click()
             _settle(page)
+            _on_data_set(page, "eia")
+            assert page.get_by_text("Configuration to release").count() == 0, "an old comparison is still shown"
             page.get_by_role("combobox", name="Methods (as configured on page 3)").click()
             for _ in range(2):
                 page.keyboard.press("Backspace")
@@ -138,7 +156,9 @@ def browser_main():
             _settle(page)
             clock("Run: 3 methods x 10 runs, EIA", 10.0,
                   lambda: page.get_by_role("button", name="Run comparison").click(),
-                  lambda: (page.get_by_text("Configuration to release").wait_for(timeout=600000), _settle(page)))
+                  lambda: (page.get_by_text("Configuration to release").wait_for(timeout=600000), _settle(page),
+                           _gone(page, "Starting..."), _gone(page, "runs, about")))
+            _on_data_set(page, "eia")
             page.screenshot(path=str(ROOT / "test-output" / "bench_run_eia.png"), full_page=True)
             b.close()
     except Exception:
