@@ -282,17 +282,12 @@ class Comparison:
                 return None, (f"the configurations that meet the floors ({', '.join(sorted(ok))}) all have a disclosure "
                               f"risk above the ceiling {max_risk:.2f}; raise the ceiling or protect more")
             ru = within
-        if "validity_loss_hi" in ru and ru.validity_loss_hi.notna().all():
-            ru = ru.assign(_v=(ru.validity_loss_hi / VALIDITY_TIE).round())
-            best = ru.sort_values(["_v", "utility_loss_hi", "risk_hi"]).iloc[0]
-            crit = (f"it keeps the analysis best among those (analysis validity {1 - best.validity_loss_hi:.3f}, "
-                    f"lower end; PIL/PS loss {best.utility_loss_hi:.3f})")
-        else:
-            best = ru.sort_values(["utility_loss_hi", "risk_hi"]).iloc[0]
-            crit = f"it has the lowest utility loss among those ({best.utility_loss_hi:.3f}, upper end)"
+        ru = ru.assign(_v=(ru.validity_loss_hi / VALIDITY_TIE).round())
+        best = ru.sort_values(["_v", "utility_loss_hi", "risk_hi"]).iloc[0]
         why = (f"{best.config} met every risk floor in all {int(best.reps)} runs"
                + (f", its risk {best.risk_hi:.3f} (upper end) is within the ceiling {max_risk:.2f}" if max_risk is not None else "")
-               + f" and {crit}")
+               + f" and it keeps the analysis best among those (analysis validity {1 - best.validity_loss_hi:.3f}, "
+                 f"lower end; PIL/PS loss {best.utility_loss_hi:.3f})")
         return str(best.config), why
 
     def _none_safe(self, safe):
@@ -302,18 +297,14 @@ class Comparison:
         if not len(safe):
             return base + "; run the comparison again"
         ru = self.risk_utility().set_index("config")
-        t = safe.set_index("config")
-        if "validity_loss" in ru:
-            t = t.join(ru[["validity_loss"]])
-            t = t.sort_values(["floors_met", "validity_loss"], ascending=[False, True])
-        else:
-            t = t.sort_values("floors_met", ascending=False)
+        t = safe.set_index("config").join(ru[["validity_loss"]])
+        t = t.sort_values(["floors_met", "validity_loss"], ascending=[False, True])
         label, r = t.index[0], t.iloc[0]
         runs = int(r.runs)
         met = int(round(r.floors_met * runs))
         what = r.violation or ""
         return (f"{base}. Closest: {label}, which met them in {met} of {runs} runs"
-                + (f" (analysis validity {1 - r.validity_loss:.3f})" if "validity_loss" in t else "")
+                + f" (analysis validity {1 - r.validity_loss:.3f})"
                 + (f"; where it broke one: {what}" if what else "")
                 + ". No release is offered: change the configuration as the fix says, or mark more variables "
                   "sensitive")
@@ -333,16 +324,14 @@ class Comparison:
             r = mean_interval(risk)
             u = mean_interval(loss)
             rr, ur = run_range(risk), run_range(loss)
-            row = {"config": label, "risk": r[0], "risk_lo": r[1], "risk_hi": r[2],
-                   "risk_run_lo": rr[0], "risk_run_hi": rr[1],
-                   "utility_loss": u[0], "utility_loss_lo": u[1], "utility_loss_hi": u[2],
-                   "utility_loss_run_lo": ur[0], "utility_loss_run_hi": ur[1], "reps": len(sub)}
-            if "validity_loss" in sub:
-                vl = sub.validity_loss.to_numpy()
-                v, vr = mean_interval(vl), run_range(vl)
-                row.update({"validity_loss": v[0], "validity_loss_lo": v[1], "validity_loss_hi": v[2],
-                            "validity_loss_run_lo": vr[0], "validity_loss_run_hi": vr[1]})
-            rows.append(row)
+            vl = sub.validity_loss.to_numpy()
+            v, vr = mean_interval(vl), run_range(vl)
+            rows.append({"config": label, "risk": r[0], "risk_lo": r[1], "risk_hi": r[2],
+                         "risk_run_lo": rr[0], "risk_run_hi": rr[1],
+                         "utility_loss": u[0], "utility_loss_lo": u[1], "utility_loss_hi": u[2],
+                         "utility_loss_run_lo": ur[0], "utility_loss_run_hi": ur[1],
+                         "validity_loss": v[0], "validity_loss_lo": v[1], "validity_loss_hi": v[2],
+                         "validity_loss_run_lo": vr[0], "validity_loss_run_hi": vr[1], "reps": len(sub)})
         return pd.DataFrame(rows)
 
     def table(self, score=None):

@@ -39,9 +39,6 @@ MAP_CONFIGS = {
 }
 # the FA paper's three methods, as the map compared them before the risk floors (overall score)
 OVERALL_CONFIGS = {k: MAP_CONFIGS[k] for k in ("FA", "PCA", "M-AGG")}
-# checked on the user's data when the map's methods break a risk floor there (rank swapping of
-# the sensitive variables alone leaves the public ones unchanged: nothing in them shows the change)
-FALLBACK_CONFIGS = {"Rank swap": {"method": "rankswap", "p": 40.0}}
 METHOD_OF = {"FA": "fa", "PCA": "pca", "M-AGG": "magg", "Rank swap": "rankswap", "IPSO": "ipso",
              "Shuffle": "shuffle", "FA-cond": "cfa"}
 CRITERIA = ("validity", "overall")
@@ -386,13 +383,12 @@ def _first_safe(data, sensitive, label, map_point, rng):
             return (1, np.inf)
         return (0 if map_point.get(f"{k}_floors", 1.0) == 1.0 else 1, map_point[k])
 
-    usable = [k for k in {**MAP_CONFIGS, **FALLBACK_CONFIGS}
-              if sensitive or {**MAP_CONFIGS, **FALLBACK_CONFIGS}[k]["method"] not in CONDITIONAL_METHODS]
+    usable = [k for k, cfg in MAP_CONFIGS.items() if sensitive or cfg["method"] not in CONDITIONAL_METHODS]
     order = ([label] if label else []) + [lab for lab in sorted(usable, key=rank) if lab != label]
     seed = 0 if rng is None or not isinstance(rng, (int, np.integer)) else int(rng)
     reasons = []
     for lab in order:
-        cfg = dict({**MAP_CONFIGS, **FALLBACK_CONFIGS}[lab])
+        cfg = dict(MAP_CONFIGS[lab])
         method = cfg.pop("method")
         try:
             res = _protect(data, method, sensitive, seed, cfg)
