@@ -122,13 +122,13 @@ def _predictors(R, cand, tol=1e-9):
 
 
 def _overlap(bo, so, bp, sp, df_o, df_p):
-    """Karr et al.'s interval overlap per coefficient (95 % t intervals)."""
+    """Karr et al.'s interval overlap per coefficient (95 % t intervals; ``_regression``'s
+    formula); an unchanged fit, zero-width intervals included, overlaps fully."""
+    from ._regression import _overlap as karr
+
     to, tp = stats.t.ppf(0.5 + LEVEL / 2, max(df_o, 1)), stats.t.ppf(0.5 + LEVEL / 2, max(df_p, 1))
-    lo_o, hi_o, lo_p, hi_p = bo - to * so, bo + to * so, bp - tp * sp, bp + tp * sp
-    lo, hi = np.maximum(lo_o, lo_p), np.minimum(hi_o, hi_p)
-    with np.errstate(divide="ignore", invalid="ignore"):
-        J = 0.5 * ((hi - lo) / (hi_o - lo_o) + (hi - lo) / (hi_p - lo_p))
-    same = (bo == bp) & (so == sp)  # an unchanged fit (zero-width intervals included) overlaps fully
+    J = karr(bo - to * so, bo + to * so, bp - tp * sp, bp + tp * sp)
+    same = (bo == bp) & (so == sp)
     return np.where(same, 1.0, np.nan_to_num(J, nan=0.0, neginf=0.0, posinf=0.0))
 
 
