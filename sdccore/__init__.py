@@ -37,7 +37,8 @@ from typing import TYPE_CHECKING
 if TYPE_CHECKING:  # pragma: no cover
     from ._audit import Audit, audit_factor_scores
     from ._codebook import codebook
-    from ._compare import Comparison, CorrelationIndices, SearchResult, compare, correlation_indices, search
+    from ._compare import CorrelationIndices, SearchResult, compare, correlation_indices, search
+    from ._comparison import Comparison
     from ._datasets import dataset_roles, list_datasets, load_dataset
     from ._evaluate import Evaluation, Scores, evaluate
     from ._explore import Adequacy, correlation_matrix, sampling_adequacy, scree
@@ -63,7 +64,7 @@ _EXPORTS = {
     "AnalysisValidity": "_validity",
     "CONDITIONAL_METHODS": "_options",
     "Audit": "_audit",
-    "Comparison": "_compare",
+    "Comparison": "_comparison",
     "CorrelationIndices": "_compare",
     "Decomposition": "_protect",
     "Evaluation": "_evaluate",

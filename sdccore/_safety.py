@@ -52,6 +52,7 @@ import numpy as np
 import pandas as pd
 
 from . import _intruders as intr
+from ._fixes import INTRUDERS, _fix, _intruder_fix
 from ._intruders import WIDE, battery, link, link_leave_one_out, residual_cor
 
 __all__ = ["RiskFloors", "RiskProfile", "UnsafeReleaseError", "risk_profile"]
@@ -246,62 +247,6 @@ class RiskProfile:
             return "every checked variable meets the risk floors"
         more = f" (and {len(self.violations) - 3} more)" if len(self.violations) > 3 else ""
         return "; ".join(self.violations[:3]) + more
-
-
-INTRUDERS = {
-    "own": "the own-record intruder (knows which released record is the target's)",
-    "linked": "the linking intruder (takes the released record nearest on what it knows)",
-    "reconstruction": "the reconstruction intruder (undoes the change it sees in the known variables)",
-    "assignment": "the assignment intruder (orders the records by what it knows and hands out the released "
-                  "values in that order)",
-    "identity": "the identity intruder (solves an exact identity between columns from known and released values)",
-    "regression": "the regression intruder (predicts the change of the record it links to from the changes of "
-                  "the variables it knows)",
-}
-
-
-# what strengthens each method, in its own settings (the setting named as the option is called)
-STRONGER = {
-    "fa": "perturb the factors that carry it (factors='auto', or add them to the mask on the Configure page)",
-    "pca": "perturb the components that load on it (components='auto', or add them to the mask)",
-    "magg": "a larger group size k (e.g. k=10); M-AGG of the sensitive variables alone changes little of them, "
-            "so IPSO or rank swapping may serve better",
-    "rankswap": "a larger rank-swap window p (e.g. p=60 or p=80)",
-    "noise": "more noise (a larger noise_cov)",
-    "pca_remove": "remove more components (a larger removed, or a lower threshold)",
-    "ipso": "fewer size classes (classes=1), or mark the public variables that predict it sensitive too",
-    "shuffle": "another method (IPSO keeps the regression and changes the values), or mark the public variables "
-               "that predict it sensitive too",
-    "cfa": "another method (IPSO), or mark the public variables that predict it sensitive too",
-}
-# the methods that leave the public variables unchanged, by what they keep
-UNCHANGED_PUBLIC = "IPSO (keeps the regression on the public variables), rank swapping or M-AGG of the sensitive " \
-                   "variables alone"
-
-
-def _fix(floor, method=None):
-    if floor in ("perturbed share", "|cor|", "closeness") and method in STRONGER:
-        tail = "; if public variables predict it closely, mark them sensitive too" if floor == "closeness" and \
-            method in ("fa", "pca", "magg", "rankswap") else ""
-        return STRONGER[method] + tail
-    return {
-        "perturbed share": "perturb the factors that carry it (factors='auto' or add them to the mask), "
-                           "or choose a method that protects it",
-        "|cor|": "perturb more of it: more factors, a larger group size k, or more noise",
-        "closeness": "perturb more of it (more factors, larger k, more noise) or use another method; if public "
-                     "variables predict it closely, mark them sensitive too",
-        "reconstruction selective": f"use a method that leaves the public variables unchanged: {UNCHANGED_PUBLIC} "
-                                    f"(FA and PCA change the public variables by an amount that reveals the sensitive "
-                                    f"change), or mark the changed public variables sensitive too",
-        "reconstruction": "make the change of a record depend on more than the other variables show: perturb as many "
-                          "factors as variables (PCA with components='all', or FA with residuals='swap_rows'), or "
-                          "perturb more strongly (more noise, larger k)",
-        "assignment": "the released values are (close to) the original values in another order, and what the "
-                      "intruder knows orders them: no swap window helps (every permutation gives the same value "
-                      "set); use a method that changes the values themselves (IPSO, or M-AGG with noise)",
-        "identity": "protect the columns of the identity together: mark them sensitive too, so that the identity "
-                    "no longer solves for it from released values",
-    }[floor]
 
 
 def _shares(prior_hits, hits, sets):
@@ -590,18 +535,3 @@ def _reported(sh, enforced, top=None):
             t = f", top 1 % {top[k][1]:.1%}" if top and k in top else ""
             out.append(f"{k} {b:.1%}{t}")
     return "; ".join(out)
-
-
-def _intruder_fix(what, selective, identity, names, method=None):
-    if what == "reconstruction":
-        return _fix("reconstruction selective" if selective else "reconstruction")
-    if what == "identity" and identity is not None:
-        cols = f"{', '.join(names[k] for k in identity[1])}: the identity holds exactly for {identity[3]:.0%} of records"
-        if selective:
-            return f"{_fix('identity')} ({cols})"
-        return ("its parts are released close enough that the identity gives it back: perturb them more strongly "
-                "(more factors or components, more noise, larger k), or leave the total out of the release so that "
-                f"analysts rebuild it from the protected parts ({cols})")
-    if what in ("assignment", "identity"):
-        return _fix(what)
-    return _fix("closeness", method)
