@@ -122,8 +122,6 @@ def most_related(P, t, count):
 def knn_loo(K, t, k=KNN):
     """Leave-one-out k-nearest-neighbour mean of t on the standardised columns of K (the
     record itself never among its neighbours; the first of ties by record order)."""
-    from sklearn.neighbors import NearestNeighbors
-
     n = len(t)
     if n <= k + 1 or K.shape[1] == 0:
         return (t.sum() - t) / max(n - 1, 1)
@@ -132,13 +130,44 @@ def knn_loo(K, t, k=KNN):
     if K.shape[1] == 0:
         return (t.sum() - t) / (n - 1)
     K = (K - K.mean(0)) / K.std(0)
-    idx = NearestNeighbors(n_neighbors=k + 1).fit(K).kneighbors(K, return_distance=False)
-    self_ = idx == np.arange(n)[:, None]
-    # drop the record itself; where a duplicate displaced it from the list, drop the last
-    drop = np.where(self_.any(axis=1), self_.argmax(axis=1), k)
-    keep = np.ones_like(idx, dtype=bool)
-    keep[np.arange(n), drop] = False
-    return t[idx[keep].reshape(n, k)].mean(axis=1)
+    idx = _knn_without_self(np.ascontiguousarray(K), np.ascontiguousarray(K.T), k)
+    return t[idx].mean(axis=1)
+
+
+@njit(cache=True, parallel=True)
+def _knn_without_self(K, Kt, k):
+    """For each row i of K, the k other rows nearest to it (exact float64 squared distances
+    summed in column order; the first of ties by row order), nearest first."""
+    n, p = K.shape
+    out = np.empty((n, k), np.int64)
+    for i in prange(n):
+        d = np.zeros(n)
+        for c in range(p):
+            a = K[i, c]
+            row = Kt[c]
+            for q in range(n):
+                w = row[q] - a
+                d[q] += w * w
+        d[i] = np.inf
+        bd = np.full(k, np.inf)
+        bi = np.full(k, -1, np.int64)
+        worst = np.inf
+        for q in range(n):
+            if d[q] < worst or bi[k - 1] < 0:
+                if q == i:
+                    continue
+                # insert after every kept record at a distance <= d[q]: the earlier record
+                # stays ahead of a tie
+                pos = k - 1
+                while pos > 0 and (bi[pos - 1] < 0 or bd[pos - 1] > d[q]):
+                    bd[pos] = bd[pos - 1]
+                    bi[pos] = bi[pos - 1]
+                    pos -= 1
+                bd[pos] = d[q]
+                bi[pos] = q
+                worst = bd[k - 1]
+        out[i] = bi
+    return out
 
 
 def prior_estimates(Xr, t, known):
@@ -239,54 +268,34 @@ def link(X, Y, rows, cols):
     return _nearest(A[rows], B)[0]
 
 
-WIDE = 32              # from this many variables, leave-one-out links share one distance matrix
-_LOO_CELLS = 1 << 22   # original x protected distances held at once (32 MB)
-
-
 def link_leave_one_out(X, Y, rows, targets, out_sets):
-    """For each target j, ``_link(X, Y, rows, all columns but out_sets[j])`` at once: the
-    squared distances on every column are summed once (tiles of original records), then
-    each target's left-out columns are subtracted, so m targets cost m subtractions of
-    tile x n, not m scans over m - 1 columns.  Nearest = first of the smallest distances."""
-    mean = X.mean(axis=0)
-    sd = X.std(axis=0)
-    use = sd > 0
-    A = np.zeros((len(rows), X.shape[1]))
-    B = np.zeros_like(Y, dtype=float)
-    A[:, use] = (X[rows][:, use] - mean[use]) / sd[use]
-    B[:, use] = (Y[:, use] - mean[use]) / sd[use]
-    n = B.shape[0]
-    tile = max(1, _LOO_CELLS // max(n, 1))
-    out = {j: np.empty(len(rows), dtype=np.int64) for j in targets}
-    bb = (B * B).sum(axis=1)
-    Bt = np.ascontiguousarray(B.T)
-    for s in range(0, len(rows), tile):
-        a = A[s:s + tile]
-        D0 = (a * a).sum(axis=1)[:, None] + bb[None, :] - 2.0 * (a @ B.T)
-        for j in targets:
-            cols = np.array([c for c in out_sets[j] if use[c]], dtype=np.int64)
-            out[j][s:s + tile] = _argmin_without(D0, a, Bt, cols)
+    """For each target j, ``link(X, Y, rows, all columns but out_sets[j])``, the same indices,
+    from one pass: the pair is standardised once, each tile of float32 distances on every
+    column is summed once and each target's left-out columns subtracted from it
+    (``_linkage.nearest_without``), so m targets cost one distance pass plus m subtractions,
+    not m passes over m - 1 columns."""
+    from ._linkage import nearest_without
+
+    use = np.flatnonzero(X.std(axis=0) > 0)
+    # the columns' means and sds as ``link`` computes them (on a column copy: numpy then sums
+    # each column pairwise), so that the same records tie
+    Xu = np.asfortranarray(X[:, use])
+    mean, sd = Xu.mean(axis=0), Xu.std(axis=0)
+    where = {c: i for i, c in enumerate(use)}
+    A = (Xu[rows] - mean) / sd
+    B = (Y[:, use] - mean) / sd
+    out = {}
+    sets = []
+    for j in targets:
+        cols = sorted({where[c] for c in out_sets[j] if c in where})
+        if len(cols) == len(use):  # nothing left to link on: each record keeps its own
+            out[j] = np.asarray(rows, dtype=np.int64)
+        else:
+            sets.append((j, cols))
+    if sets:
+        found = nearest_without(A, B, [c for _, c in sets], seed=rows)
+        out.update({j: found[t] for t, (j, _) in enumerate(sets)})
     return out
-
-
-@njit(cache=True, parallel=True)
-def _argmin_without(D0, a, Bt, cols):
-    """Per row r: the first b minimising D0[r, b] - sum over c in cols of (a[r, c] - B[b, c])^2."""
-    n, nb = D0.shape
-    res = np.empty(n, np.int64)
-    for r in prange(n):
-        best = np.inf
-        arg = 0
-        for b in range(nb):
-            d = D0[r, b]
-            for c in cols:
-                t = a[r, c] - Bt[c, b]
-                d -= t * t
-            if d < best:
-                best = d
-                arg = b
-        res[r] = arg
-    return res
 
 
 def change_structure(prep, basis):

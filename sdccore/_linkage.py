@@ -200,6 +200,190 @@ def _nearest(A, B, target=None):
     return _nearest_kernel(A, Bt, A.astype(np.float32), Bt.astype(np.float32), Emax, _TILE, target)
 
 
+@njit(cache=True)
+def _first_exact(A, Bt, i, keep, idx):
+    """The first of ``idx`` (increasing) at the smallest exact float64 distance from A[i] on
+    the columns ``keep``, (a - b)^2 summed in column order as ``_nearest_kernel`` does."""
+    mn = np.inf
+    f = -1
+    for t_ in range(idx.shape[0]):
+        q = idx[t_]
+        dd = 0.0
+        for j in range(A.shape[1]):
+            if keep[j]:
+                w = A[i, j] - Bt[j, q]
+                dd += w * w
+        if dd < mn:
+            mn = dd
+            f = q
+    return f
+
+
+@njit(cache=True, fastmath={"nnan", "reassoc"})
+def _smallest_sum(dt, err, start):
+    """min(start, min(dt + err)) (the screening's bound; no NaN reaches it, and the
+    reassociation lets the minimum vectorise)."""
+    best = start
+    for q in range(dt.shape[0]):
+        v = dt[q] + err[q]
+        best = v if v < best else best
+    return best
+
+
+@njit(cache=True, parallel=True)
+def _screen_without(G, i0, s, A32, an, bn, bnq, bnorm, anorm, E, Bt32t, outs, ptr, kmax, ub, cand, nc, over):
+    """Original records i0 .. i0 + len(G) against the release's records s .. s + G.shape[1]
+    (G: their float32 products, Bt32t: that tile of the release, transposed): for each target
+    t, the records whose float32 distance on all columns but ``outs[ptr[t]:ptr[t + 1]]`` may
+    come within its error of the exact minimum join the candidates; ``ub`` holds an upper
+    bound of each minimum so far."""
+    R, L = G.shape
+    m = Bt32t.shape[0]
+    T = ptr.shape[0] - 1
+    u = 6.0e-8
+    for r in prange(R):
+        i = i0 + r
+        d = np.empty(L, dtype=np.float32)
+        dt = np.empty(L, dtype=np.float32)
+        g = G[r]
+        ai = np.float32(an[i])
+        for q in range(L):
+            d[q] = ai + bn[q] - np.float32(2.0) * g[q]
+        Er = E[i]
+        Ar = anorm[i]
+        # the float32 error of dt, twice over: the inputs' rounding (E), |a|^2 + |b|^2 - 2 a.b
+        # over m columns and its assembly, the k left-out terms subtracted; with D at most
+        # (|a| + |b|)^2, D's float32 rounding error is below (m + k + 8) u (|a| + |b|)^2;
+        # k at its largest over the targets, for the whole tile (emax) and each cell (err)
+        c2 = (m + kmax + 8) * u
+        sq = Ar + bnorm
+        emax = 2.0 * (2.0 * sq * Er + Er * Er + c2 * sq * sq)
+        err = np.empty(0, dtype=np.float64)
+        for t in range(T):
+            k = ptr[t + 1] - ptr[t]
+            thr = np.float32(min((ub[t, i] + emax) * (1.0 + 1e-6) + 1e-30, 3.0e38))
+            hits = 0
+            c = outs[ptr[t]]
+            ac = A32[i, c]
+            row = Bt32t[c]  # 1-d rows: the loops below vectorise (2-d indexing: 6x slower)
+            if k == 1:  # the common case in one vectorised pass: count, do not store
+                for q in range(L):
+                    w = row[q] - ac
+                    if d[q] - w * w <= thr:
+                        hits += 1
+                if hits == 0:
+                    continue
+            for q in range(L):
+                w = row[q] - ac
+                dt[q] = d[q] - w * w
+            for p in range(ptr[t] + 1, ptr[t + 1]):
+                c = outs[p]
+                ac = A32[i, c]
+                row = Bt32t[c]
+                for q in range(L):
+                    w = row[q] - ac
+                    dt[q] -= w * w
+            if k > 1:
+                for q in range(L):
+                    if dt[q] <= thr:
+                        hits += 1
+                if hits == 0:
+                    continue
+            if err.shape[0] == 0:  # each cell's own bound, from its record's norm, once a row
+                err = np.empty(L, dtype=np.float64)
+                for q in range(L):
+                    sq = Ar + bnq[q]
+                    err[q] = 2.0 * (2.0 * sq * Er + Er * Er + c2 * sq * sq)
+            best = _smallest_sum(dt, err, ub[t, i])
+            ub[t, i] = best
+            for q in range(L):
+                if dt[q] - err[q] <= best:
+                    if nc[t, i] < CAP:
+                        cand[t, i, nc[t, i]] = s + q
+                        nc[t, i] += 1
+                    else:
+                        over[t, i] = True
+
+
+@njit(cache=True, parallel=True)
+def _decide_without(A, Bt, outs, ptr, cand, nc, over):
+    """The exact float64 pass of ``nearest_without``: for each target and original record, the
+    first of its candidates (of every released record after an overflow) at the smallest
+    distance on the kept columns (a candidate kept early may have lost to a later bound)."""
+    n, m = A.shape
+    T = ptr.shape[0] - 1
+    nb = Bt.shape[1]
+    first = np.empty((T, n), np.int64)
+    for i in prange(n):
+        keep = np.ones(m, dtype=np.bool_)
+        for t in range(T):
+            for j in range(m):
+                keep[j] = True
+            for p in range(ptr[t], ptr[t + 1]):
+                keep[outs[p]] = False
+            idx = np.arange(nb) if over[t, i] else np.sort(cand[t, i, :nc[t, i]])
+            first[t, i] = _first_exact(A, Bt, i, keep, idx)
+    return first
+
+
+_ROWS = 256     # original records per product block of nearest_without
+_RTILE = 2048   # released records per tile of nearest_without
+
+
+def nearest_without(A, B, out_sets, seed=None):
+    """For each row of A and each column set in ``out_sets``: the first row of B nearest on
+    all columns but that set, exactly ``_nearest(A[:, kept], B[:, kept])[0]``.  Returns a
+    T x len(A) array of indices.
+
+    One distance pass serves every set: per block of original records and tile of released
+    ones, the float32 products a.b by BLAS, the distances |a|^2 + |b|^2 - 2 a.b on all
+    columns, and for each set its left-out terms subtracted (``_screen_without``); the
+    records within a proven bound of the float32 error of the smallest distance are kept,
+    and their exact float64 distances on the kept columns decide (``_decide_without``), so
+    ties fall as in ``_nearest``: the first of the exactly nearest.  ``seed`` (optional, one
+    index into B per row of A): a record likely near, whose distance starts the bound."""
+    A = np.ascontiguousarray(A, dtype=np.float64)
+    B = np.asarray(B, dtype=np.float64)
+    Bt = np.ascontiguousarray(B.T)
+    n, m = A.shape
+    nb = B.shape[0]
+    T = len(out_sets)
+    outs = np.array([c for s in out_sets for c in s], dtype=np.int64)
+    ptr = np.cumsum([0] + [len(s) for s in out_sets]).astype(np.int64)
+    Emax = np.abs(Bt).max(axis=1) if nb else np.zeros(m)
+    E = np.sqrt(((np.abs(A) + Emax) ** 2).sum(axis=1)) * 2.0 ** -22  # 2x the first-order input rounding
+    an = (A * A).sum(axis=1)
+    anorm = 1.0001 * np.sqrt(an)
+    A32 = A.astype(np.float32)
+    kmax = int(max(len(s) for s in out_sets)) if T else 0
+    cand = np.empty((T, n, CAP), dtype=np.int64)
+    if seed is None:
+        ub = np.full((T, n), np.inf)
+        nc = np.zeros((T, n), dtype=np.int64)
+    else:
+        # a first candidate per record (its own released version, say): its exact distance on
+        # the kept columns bounds the minimum from the first tile on, so most tiles are
+        # skipped after one vectorised count
+        seed = np.asarray(seed, dtype=np.int64)
+        ub = np.empty((T, n))
+        for t, out in enumerate(out_sets):
+            kept = np.setdiff1d(np.arange(m), out)
+            ub[t] = ((A[:, kept] - B[seed][:, kept]) ** 2).sum(axis=1)
+        cand[:, :, 0] = seed
+        nc = np.ones((T, n), dtype=np.int64)
+    over = np.zeros((T, n), dtype=np.bool_)
+    for s in range(0, nb, _RTILE):
+        Bt32t = np.ascontiguousarray(Bt[:, s:s + _RTILE], dtype=np.float32)
+        bn64 = (Bt[:, s:s + _RTILE] ** 2).sum(axis=0)
+        bn = bn64.astype(np.float32)
+        bnq = 1.0001 * np.sqrt(bn64)
+        bnorm = float(bnq.max())
+        for i0 in range(0, n, _ROWS):
+            G = A32[i0:i0 + _ROWS] @ Bt32t
+            _screen_without(G, i0, s, A32, an, bn, bnq, bnorm, anorm, E, Bt32t, outs, ptr, kmax, ub, cand, nc, over)
+    return _decide_without(A, Bt, outs, ptr, cand, nc, over)
+
+
 def _standardized_pair(X, Y, cols):
     Xs = X[:, cols]
     mean = Xs.mean(axis=0)

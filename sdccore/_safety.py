@@ -53,7 +53,7 @@ import pandas as pd
 
 from . import _intruders as intr
 from ._fixes import INTRUDERS, _fix, _intruder_fix
-from ._intruders import WIDE, battery, link, link_leave_one_out, residual_cor
+from ._intruders import battery, link, link_leave_one_out, residual_cor
 
 __all__ = ["RiskFloors", "RiskProfile", "UnsafeReleaseError", "risk_profile"]
 
@@ -380,8 +380,8 @@ def _risk_profile(X, Y, names, check, floors=None, planned_share=None, link_on=N
             R = np.nan_to_num(np.corrcoef(X, rowvar=False).reshape(m, m))
         # each target's proxies: knowing one of those already discloses it without any release
         proxies = {j: [i for i in range(m) if i != j and abs(R[i, j]) >= NEAR_DUPLICATE] for j in check}
-        if m >= WIDE:
-            loo = link_leave_one_out(X, Y, rows, list(check), {j: [j] + proxies[j] for j in check})
+        # every target's link (on all columns but it and its proxies) from one distance pass
+        loo = link_leave_one_out(X, Y, rows, list(check), {j: [j] + proxies[j] for j in check})
     tol = floors.tolerance
     win = None if window is None else int(np.ceil(window * n))
     Xr, Yr = X[rows], Y[rows]  # the linked sample

@@ -324,3 +324,79 @@ def test_the_linking_intruder_on_a_hand_made_release():
     own = np.mean(np.abs(Y[:, 1] - S) <= 0.05 * np.abs(S))
     assert t.loc["own", "with_release"] == pytest.approx(own) and own < 0.2
     assert not prof.ok and any("linking intruder" in m for m in prof.violations)
+
+
+# ------------------------------------------------------- speed without changing an answer (issue 29)
+
+def _brute_nearest(A, B, kept):
+    """The first B row at the smallest distance on ``kept`` (per-record loop, sums in column order)."""
+    out = []
+    for a in A:
+        d = np.zeros(len(B))
+        for c in kept:
+            d += (a[c] - B[:, c]) ** 2
+        out.append(int(np.argmin(d)))  # argmin: the first of ties
+    return np.array(out)
+
+
+@pytest.mark.parametrize("case", ["normal", "skewed with duplicates", "copy", "heaps"])
+def test_every_leave_one_out_link_from_one_pass_equals_its_own_link(case):
+    rng = np.random.default_rng(11)
+    n, m = 600, 7
+    X = rng.standard_normal((n, m)) @ rng.standard_normal((m, m))
+    if case == "skewed with duplicates":
+        X = np.exp(X / 2) * 1000
+        X[:40] = X[40:80]
+    if case == "heaps":  # a column of a few repeated values: many exact ties on the kept columns
+        X[:, 2] = np.round(X[:, 2])
+        X[:, 4] = 0.0 + (X[:, 4] > 0)
+    Y = X if case == "copy" else X + rng.standard_normal((n, m)) * X.std(axis=0) * 0.2
+    Y = Y.copy()
+    Y[5:25] = Y[100:120]  # released duplicates: ties between distinct records
+    rows = np.arange(0, n, 3)
+    out_sets = {j: [j] + ([(j + 2) % m] if j % 3 == 0 else []) for j in range(m)}
+    loo = intr.link_leave_one_out(X, Y, rows, list(range(m)), out_sets)
+    A = (X[rows] - X.mean(0)) / X.std(0)
+    B = (Y - X.mean(0)) / X.std(0)
+    for j in range(m):
+        kept = [c for c in range(m) if c not in out_sets[j] and X[:, c].std() > 0]
+        # the one-pass result is the per-target link and the brute force over every record
+        assert np.array_equal(loo[j], intr.link(X, Y, rows, kept)), j
+        assert np.array_equal(loo[j], _brute_nearest(A, B, kept)), j
+
+
+def test_leave_one_out_with_nothing_left_keeps_each_record_and_without_a_seed_agrees():
+    from sdccore._linkage import nearest_without
+
+    rng = np.random.default_rng(2)
+    X = rng.standard_normal((300, 3))
+    Y = X + 0.3 * rng.standard_normal((300, 3))
+    rows = np.arange(0, 300, 7)
+    assert np.array_equal(intr.link_leave_one_out(X, Y, rows, [0], {0: [0, 1, 2]})[0], rows)
+    A, B = X[rows], Y
+    sets = [[0], [1, 2], [2]]
+    assert np.array_equal(nearest_without(A, B, sets), nearest_without(A, B, sets, seed=rows))
+    for t, out in enumerate(sets):
+        kept = [c for c in range(3) if c not in out]
+        assert np.array_equal(nearest_without(A, B, sets)[t], _brute_nearest(A, B, kept))
+
+
+def test_knn_neighbours_are_the_stably_sorted_nearest_without_the_record():
+    # rounded values: many exact ties, resolved by record order as a stable sort does
+    rng = np.random.default_rng(5)
+    K = np.round(rng.standard_normal((250, 3)), 1)
+    K[:30] = K[30:60]
+    D = np.zeros((250, 250))
+    for c in range(3):
+        D += (K[:, None, c] - K[None, :, c]) ** 2
+    np.fill_diagonal(D, np.inf)
+    ref = np.argsort(D, axis=1, kind="stable")[:, :5]
+    assert np.array_equal(intr._knn_without_self(K, np.ascontiguousarray(K.T), 5), ref)
+    t = rng.standard_normal(250)
+    Kc = K[:, K.std(0) > 0]  # knn_loo's own route to the standardised columns (a column copy)
+    Ks = (Kc - Kc.mean(0)) / Kc.std(0)
+    Ds = np.zeros((250, 250))
+    for c in range(3):
+        Ds += (Ks[:, None, c] - Ks[None, :, c]) ** 2
+    np.fill_diagonal(Ds, np.inf)
+    assert np.allclose(intr.knn_loo(K, t), t[np.argsort(Ds, axis=1, kind="stable")[:, :5]].mean(axis=1))
