@@ -231,78 +231,95 @@ def _smallest_sum(dt, err, start):
 
 
 @njit(cache=True, parallel=True)
-def _screen_without(G, i0, s, A32, an, bn, bnq, bnorm, anorm, E, Bt32t, outs, ptr, kmax, ub, cand, nc, over):
-    """Original records i0 .. i0 + len(G) against the release's records s .. s + G.shape[1]
-    (G: their float32 products, Bt32t: that tile of the release, transposed): for each target
-    t, the records whose float32 distance on all columns but ``outs[ptr[t]:ptr[t + 1]]`` may
-    come within its error of the exact minimum join the candidates; ``ub`` holds an upper
-    bound of each minimum so far."""
-    R, L = G.shape
+def _screen_without(A32, s, an, bn, bnq, bnorm, anorm, E, Bt32t, outs, ptr, kmax, ub, cand, nc, over):
+    """Every original record against the release's records s .. s + Bt32t.shape[1] (that tile,
+    transposed, float32): for each target t, the records whose float32 distance on all
+    columns but ``outs[ptr[t]:ptr[t + 1]]`` may come within its error of the exact minimum
+    join the candidates; ``ub`` holds an upper bound of each minimum so far.  Blocks of
+    original records in parallel, each with its products a.b from one single-threaded BLAS
+    call."""
+    n = A32.shape[0]
+    L = Bt32t.shape[1]
     m = Bt32t.shape[0]
     T = ptr.shape[0] - 1
     u = 6.0e-8
-    for r in prange(R):
-        i = i0 + r
+    nblk = (n + _BLOCK - 1) // _BLOCK
+    for blk in prange(nblk):
+        i0 = blk * _BLOCK
+        i1 = min(n, i0 + _BLOCK)
+        G = np.dot(A32[i0:i1], Bt32t)
         d = np.empty(L, dtype=np.float32)
         dt = np.empty(L, dtype=np.float32)
-        g = G[r]
-        ai = np.float32(an[i])
-        for q in range(L):
-            d[q] = ai + bn[q] - np.float32(2.0) * g[q]
-        Er = E[i]
-        Ar = anorm[i]
-        # the float32 error of dt, twice over: the inputs' rounding (E), |a|^2 + |b|^2 - 2 a.b
-        # over m columns and its assembly, the k left-out terms subtracted; with D at most
-        # (|a| + |b|)^2, D's float32 rounding error is below (m + k + 8) u (|a| + |b|)^2;
-        # k at its largest over the targets, for the whole tile (emax) and each cell (err)
-        c2 = (m + kmax + 8) * u
-        sq = Ar + bnorm
-        emax = 2.0 * (2.0 * sq * Er + Er * Er + c2 * sq * sq)
-        err = np.empty(0, dtype=np.float64)
-        for t in range(T):
-            k = ptr[t + 1] - ptr[t]
-            thr = np.float32(min((ub[t, i] + emax) * (1.0 + 1e-6) + 1e-30, 3.0e38))
-            hits = 0
-            c = outs[ptr[t]]
-            ac = A32[i, c]
-            row = Bt32t[c]  # 1-d rows: the loops below vectorise (2-d indexing: 6x slower)
-            if k == 1:  # the common case in one vectorised pass: count, do not store
-                for q in range(L):
-                    w = row[q] - ac
-                    if d[q] - w * w <= thr:
-                        hits += 1
-                if hits == 0:
-                    continue
+        for i in range(i0, i1):
+            _screen_row(G[i - i0], i, s, A32, an, bn, bnq, bnorm, anorm, E, Bt32t, outs, ptr, kmax, ub, cand, nc,
+                        over, d, dt, m, T, L, u)
+
+
+_BLOCK = 64  # original records per product block of _screen_without
+
+
+@njit(cache=True)
+def _screen_row(g, i, s, A32, an, bn, bnq, bnorm, anorm, E, Bt32t, outs, ptr, kmax, ub, cand, nc, over, d, dt, m, T,
+                L, u):
+    """``_screen_without`` for original record i, g its products with the tile; d and dt are
+    scratch rows."""
+    ai = np.float32(an[i])
+    for q in range(L):
+        d[q] = ai + bn[q] - np.float32(2.0) * g[q]
+    Er = E[i]
+    Ar = anorm[i]
+    # the float32 error of dt, twice over: the inputs' rounding (E), |a|^2 + |b|^2 - 2 a.b
+    # over m columns and its assembly, the k left-out terms subtracted; with D at most
+    # (|a| + |b|)^2, D's float32 rounding error is below (m + k + 8) u (|a| + |b|)^2;
+    # k at its largest over the targets, for the whole tile (emax) and each cell (err)
+    c2 = (m + kmax + 8) * u
+    sq = Ar + bnorm
+    emax = 2.0 * (2.0 * sq * Er + Er * Er + c2 * sq * sq)
+    err = np.empty(0, dtype=np.float64)
+    for t in range(T):
+        k = ptr[t + 1] - ptr[t]
+        thr = np.float32(min((ub[t, i] + emax) * (1.0 + 1e-6) + 1e-30, 3.0e38))
+        hits = 0
+        c = outs[ptr[t]]
+        ac = A32[i, c]
+        row = Bt32t[c]  # 1-d rows: the loops below vectorise (2-d indexing: 6x slower)
+        if k == 1:  # the common case in one vectorised pass: count, do not store
             for q in range(L):
                 w = row[q] - ac
-                dt[q] = d[q] - w * w
-            for p in range(ptr[t] + 1, ptr[t + 1]):
-                c = outs[p]
-                ac = A32[i, c]
-                row = Bt32t[c]
-                for q in range(L):
-                    w = row[q] - ac
-                    dt[q] -= w * w
-            if k > 1:
-                for q in range(L):
-                    if dt[q] <= thr:
-                        hits += 1
-                if hits == 0:
-                    continue
-            if err.shape[0] == 0:  # each cell's own bound, from its record's norm, once a row
-                err = np.empty(L, dtype=np.float64)
-                for q in range(L):
-                    sq = Ar + bnq[q]
-                    err[q] = 2.0 * (2.0 * sq * Er + Er * Er + c2 * sq * sq)
-            best = _smallest_sum(dt, err, ub[t, i])
-            ub[t, i] = best
+                if d[q] - w * w <= thr:
+                    hits += 1
+            if hits == 0:
+                continue
+        for q in range(L):
+            w = row[q] - ac
+            dt[q] = d[q] - w * w
+        for p in range(ptr[t] + 1, ptr[t + 1]):
+            c = outs[p]
+            ac = A32[i, c]
+            row = Bt32t[c]
             for q in range(L):
-                if dt[q] - err[q] <= best:
-                    if nc[t, i] < CAP:
-                        cand[t, i, nc[t, i]] = s + q
-                        nc[t, i] += 1
-                    else:
-                        over[t, i] = True
+                w = row[q] - ac
+                dt[q] -= w * w
+        if k > 1:
+            for q in range(L):
+                if dt[q] <= thr:
+                    hits += 1
+            if hits == 0:
+                continue
+        if err.shape[0] == 0:  # each cell's own bound, from its record's norm, once a row
+            err = np.empty(L, dtype=np.float64)
+            for q in range(L):
+                sq = Ar + bnq[q]
+                err[q] = 2.0 * (2.0 * sq * Er + Er * Er + c2 * sq * sq)
+        best = _smallest_sum(dt, err, ub[t, i])
+        ub[t, i] = best
+        for q in range(L):
+            if dt[q] - err[q] <= best:
+                if nc[t, i] < CAP:
+                    cand[t, i, nc[t, i]] = s + q
+                    nc[t, i] += 1
+                else:
+                    over[t, i] = True
 
 
 @njit(cache=True, parallel=True)
@@ -326,7 +343,6 @@ def _decide_without(A, Bt, outs, ptr, cand, nc, over):
     return first
 
 
-_ROWS = 256     # original records per product block of nearest_without
 _RTILE = 2048   # released records per tile of nearest_without
 
 
@@ -372,15 +388,13 @@ def nearest_without(A, B, out_sets, seed=None):
         cand[:, :, 0] = seed
         nc = np.ones((T, n), dtype=np.int64)
     over = np.zeros((T, n), dtype=np.bool_)
+    bn64 = (B * B).sum(axis=1)
+    bnq_all = 1.0001 * np.sqrt(bn64)
     for s in range(0, nb, _RTILE):
         Bt32t = np.ascontiguousarray(Bt[:, s:s + _RTILE], dtype=np.float32)
-        bn64 = (Bt[:, s:s + _RTILE] ** 2).sum(axis=0)
-        bn = bn64.astype(np.float32)
-        bnq = 1.0001 * np.sqrt(bn64)
-        bnorm = float(bnq.max())
-        for i0 in range(0, n, _ROWS):
-            G = A32[i0:i0 + _ROWS] @ Bt32t
-            _screen_without(G, i0, s, A32, an, bn, bnq, bnorm, anorm, E, Bt32t, outs, ptr, kmax, ub, cand, nc, over)
+        bnq = bnq_all[s:s + _RTILE]
+        _screen_without(A32, s, an, bn64[s:s + _RTILE].astype(np.float32), bnq, float(bnq.max()), anorm, E, Bt32t,
+                        outs, ptr, kmax, ub, cand, nc, over)
     return _decide_without(A, Bt, outs, ptr, cand, nc, over)
 
 

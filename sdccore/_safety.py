@@ -249,6 +249,37 @@ class RiskProfile:
         return "; ".join(self.violations[:3]) + more
 
 
+def _cuts_passed(x, cuts):
+    """For each record, how many of the ranks ``cuts`` (increasing, in 1..n-1) its rank in the
+    stable order of x (ties by record order) reaches, from the values at those ranks (one
+    numpy.partition: linear time, no sort)."""
+    vs = np.partition(x, cuts)[cuts]
+    passed = np.zeros(len(x), dtype=np.int64)
+    for c, v in zip(cuts, vs):
+        passed += x > v
+        eq = np.flatnonzero(x == v)
+        below = c if len(eq) == 1 else int((x < v).sum())
+        passed[eq[c - below:]] += 1  # of the records tied at v (record order), those from the cut on
+    return passed
+
+
+def rank_bands(x, bands, top=None):
+    """The records of each size band, as ``numpy.array_split(numpy.argsort(x, kind="stable"),
+    bands)`` cuts them (the first n mod bands bands one record more; ties by record order),
+    and with ``top`` the last ``top`` records of that order; each set in record order.  In
+    linear time (one partition per cut): at a million records 30 stable argsorts took 2.9 s."""
+    x = np.ascontiguousarray(x)
+    n = len(x)
+    q, r = divmod(n, bands)
+    cuts = [b * q + min(b, r) for b in range(1, bands)]
+    cuts = [c for c in cuts if 0 < c < n]
+    band = _cuts_passed(x, cuts) if cuts else np.zeros(n, dtype=np.int64)
+    members = [np.flatnonzero(band == b) for b in range(bands)]
+    if top is not None:
+        members.append(np.flatnonzero(_cuts_passed(x, [n - top]) if 0 < n - top < n else np.full(n, n - top <= 0)))
+    return members
+
+
 def _shares(prior_hits, hits, sets):
     """For each set of sampled records in ``sets`` (positions in the sample): the best prior
     model's share (the first of ties, in model order) and, per intruder, (with the release,
@@ -393,7 +424,7 @@ def _risk_profile(X, Y, names, check, floors=None, planned_share=None, link_on=N
             scaled = (structure[1](Xr), structure[1](Yr))
     for a, j in enumerate(check):
         name = names[j]
-        x, y = X[:, j], Y[:, j]
+        x, y = np.ascontiguousarray(X[:, j]), np.ascontiguousarray(Y[:, j])  # strided columns: 3x slower scans
         ob = observed[:, j] if observed is not None else None
         xo, yo = (x, y) if ob is None else (x[ob], y[ob])
         wj = whole.get(j) if whole else None  # the whole file's figures, when X is a sample of it
@@ -425,13 +456,9 @@ def _risk_profile(X, Y, names, check, floors=None, planned_share=None, link_on=N
         band_enforced = [k for k in enforced if strict or k != "linked"]
         # bands by rank so that ties at an edge do not empty a band: the records in order of
         # value (stable), cut as numpy.array_split does (the first n mod bands get one more)
-        order = np.argsort(x, kind="stable")
-        members = list(np.array_split(order, floors.bands))
-        labels = [str(b + 1) for b in range(floors.bands)]
         top = max(floors.top_records, int(np.ceil(0.01 * n)))
-        if top < n:
-            members.append(order[n - top:])
-            labels.append("top 1 %")
+        members = rank_bands(x, floors.bands, top if top < n else None)
+        labels = [str(b + 1) for b in range(floors.bands)] + (["top 1 %"] if top < n else [])
         sampled = [pos[idx][pos[idx] >= 0] for idx in members]
         (prior_all, prior_model, sh), *per_band = _shares(prior_hits, hits, [np.arange(len(rows))] + sampled)
         if wj is not None:

@@ -372,3 +372,28 @@ def test_bands_are_cut_as_documented_a_case_the_property_test_found():
     Y = sdccore.protect(df, method="fa", sensitive=["v3"], rng=58612999, factors="auto",
                         allow_unsafe="test").data[list(df.columns)].to_numpy(float)
     assert not _independent_floor_check(df.to_numpy(float), Y, 3, [0, 1, 2, 4], sdccore.RiskFloors())
+
+
+def test_size_bands_in_linear_time_are_the_stable_order_cut_as_array_split():
+    # issue 29: the bands without a sort; ties at a cut go by record order, as a stable sort puts them
+    from sdccore._safety import rank_bands
+
+    rng = np.random.default_rng(0)
+    for n in (1, 2, 7, 11, 100, 1001):
+        for bands in (1, 3, 10):
+            for x in (rng.standard_normal(n), np.round(rng.standard_normal(n)), np.zeros(n), rng.standard_normal(n)[:, None].repeat(2, 1)[:, 0]):
+                top = max(1, int(np.ceil(0.01 * n))) if n > 1 else None
+                order = np.argsort(x, kind="stable")
+                ref = [np.sort(s) for s in np.array_split(order, bands)] + ([np.sort(order[n - top:])] if top else [])
+                got = rank_bands(x, bands, top)
+                assert len(got) == len(ref) and all(np.array_equal(a, b) for a, b in zip(got, ref)), (n, bands)
+
+
+def test_decimals_screened_on_a_sample_give_the_columns_own_answer():
+    from sdccore._plausible import decimals
+
+    x = np.round(np.random.default_rng(1).standard_normal(50_000) * 100, 2)
+    assert decimals(x) == 2
+    x[-1] = 0.125  # one value the even sample misses needs three decimals
+    assert decimals(x) == 3
+    assert decimals(np.arange(20_000.0)) == 0
