@@ -207,9 +207,10 @@ def evaluate(original, protected, *, sensitive=None, rng=None, _with_risk=True, 
         "pil_components": {s: comps[s] for s in stat_names},
         "ic": pd.DataFrame({"abs_cor": cors, "ic": ic, "sensitive": [j in set(sens or range(len(cols))) for j in range(len(cols))]}, index=cols),
         "ps_converged": converged is True,
-        # "separated": the PS model separates the files (the plain fit has no maximum; the score
-        # is that of a vanishing ridge, close to the separation limit); "ridge": the plain fit was
-        # slow and the ridge's maximum is reported; "" the plain maximum likelihood converged
+        # the PS model is fitted with a vanishing ridge (``_utility._ps_arrays``): "separated":
+        # coefficients only the ridge holds back (the files are separated; plain maximum
+        # likelihood has no maximum there); "ridge": the fit stopped at its iteration limit;
+        # "": a well-determined maximum, the plain maximum likelihood's
         "ps_fit": "" if converged is True else converged,
         "ps_terms": ps_terms(len(cols), order, 2 * X.shape[0]),
         "missing_cells": 0 if obs is None else int((~obs).sum()),

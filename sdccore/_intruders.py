@@ -290,6 +290,8 @@ def link_leave_one_out(X, Y, rows, targets, out_sets):
         cols = sorted({where[c] for c in out_sets[j] if c in where})
         if len(cols) == len(use):  # nothing left to link on: each record keeps its own
             out[j] = np.asarray(rows, dtype=np.int64)
+        elif not cols:  # nothing varying to leave out (a constant target): linked on every column
+            out[j] = link(X, Y, rows, list(use))
         else:
             sets.append((j, cols))
     if sets:

@@ -364,6 +364,8 @@ def nearest_without(A, B, out_sets, seed=None):
     n, m = A.shape
     nb = B.shape[0]
     T = len(out_sets)
+    if any(len(s) == 0 or min(s) < 0 or max(s) >= m for s in out_sets):
+        raise ValueError("nearest_without: every column set must name at least one of A's columns")
     outs = np.array([c for s in out_sets for c in s], dtype=np.int64)
     ptr = np.cumsum([0] + [len(s) for s in out_sets]).astype(np.int64)
     Emax = np.abs(Bt).max(axis=1) if nb else np.zeros(m)

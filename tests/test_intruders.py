@@ -400,3 +400,19 @@ def test_knn_neighbours_are_the_stably_sorted_nearest_without_the_record():
         Ds += (Ks[:, None, c] - Ks[None, :, c]) ** 2
     np.fill_diagonal(Ds, np.inf)
     assert np.allclose(intr.knn_loo(K, t), t[np.argsort(Ds, axis=1, kind="stable")[:, :5]].mean(axis=1))
+
+
+def test_a_constant_target_is_linked_on_every_varying_column():
+    # a constant column has nothing to leave out: its link is the link on all the others (a
+    # former version read the next target's column here and crashed the interpreter)
+    rng = np.random.default_rng(4)
+    X = rng.standard_normal((200, 4))
+    X[:, 1] = 7.0
+    Y = X + 0.2 * rng.standard_normal((200, 4))
+    rows = np.arange(0, 200, 5)
+    loo = intr.link_leave_one_out(X, Y, rows, [0, 1, 3], {0: [0], 1: [1], 3: [3]})
+    assert np.array_equal(loo[1], intr.link(X, Y, rows, [0, 2, 3]))
+    assert np.array_equal(loo[0], intr.link(X, Y, rows, [2, 3]))
+    with pytest.raises(ValueError, match="column set"):
+        from sdccore._linkage import nearest_without
+        nearest_without(X[rows], Y, [[]])
