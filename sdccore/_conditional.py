@@ -34,6 +34,7 @@ All three work on the protection scale (``transform``) of the decomposed columns
 from __future__ import annotations
 
 import numpy as np
+from numba import njit
 from scipy import stats
 
 from . import _decomp as dc
@@ -80,6 +81,74 @@ def _cycle(idx, gen):
 
 
 def _repair(fit, Ep, idx, floor, own=None, near=None):
+    """See ``_repair_python`` (the definition); this runs ``_repair_kernel``, the same loop
+    compiled (EIA, two sensitive variables: 1.9 s -> a few ms per IPSO run), where its
+    distance sums add in the same order as numpy's (fewer than 8 columns)."""
+    if fit.shape[1] >= 8:
+        return _repair_python(fit, Ep, idx, floor, own, near)
+    use_near = near is not None
+    own_ = own if use_near else np.zeros((1, 1))
+    near_ = near if use_near else np.zeros((1, 1))
+    return int(_repair_kernel(np.ascontiguousarray(fit), Ep, np.asarray(idx, dtype=np.int64),
+                              np.asarray(floor, dtype=np.float64), np.ascontiguousarray(own_),
+                              np.ascontiguousarray(near_), use_near))
+
+
+@njit(cache=True)
+def _repair_kernel(fit, Ep, idx, floor, own, near, use_near):
+    s = fit.shape[1]
+    nidx = idx.shape[0]
+
+    def bad_at(i, k):  # record i holding residual row k
+        for c in range(s):
+            v = fit[i, c] + Ep[k, c]
+            if v < floor[c]:
+                return True
+        if use_near:
+            for c in range(s):
+                v = fit[i, c] + Ep[k, c]
+                if abs(v - own[i, c]) <= near[i, c]:
+                    return True
+        return False
+
+    todo = np.empty(nidx, dtype=np.int64)
+    nt = 0
+    for t in range(nidx):
+        if bad_at(idx[t], idx[t]):
+            todo[nt] = idx[t]
+            nt += 1
+    left = 0
+    tmp = np.empty(s)
+    for a in range(nt):
+        i = todo[a]
+        if not bad_at(i, i):
+            continue
+        best = -1
+        bestd = np.inf
+        for t in range(nidx):
+            j = idx[t]
+            if j == i:
+                continue
+            # record i can take j's residual and record j can take i's
+            if bad_at(i, j) or bad_at(j, i):
+                continue
+            d = 0.0
+            for c in range(s):
+                d += abs(fit[j, c] - fit[i, c])
+            if d < bestd:
+                bestd = d
+                best = j
+        if best < 0:
+            left += 1
+            continue
+        for c in range(s):
+            tmp[c] = Ep[i, c]
+            Ep[i, c] = Ep[best, c]
+            Ep[best, c] = tmp[c]
+    return left
+
+
+def _repair_python(fit, Ep, idx, floor, own=None, near=None):
     """Exchange residuals between records of one class so that fit + residual stays at or
     above ``floor`` (per column; -inf where the original has negative values) and, with
     ``own`` (the original values) and ``near`` (records x columns: the closeness tolerance

@@ -203,3 +203,24 @@ def test_tail_bounds_keep_means_without_mass_at_zero():
     assert new_zeros(tail) == 0 < new_zeros(sign)
     np.testing.assert_allclose(tail.mean(), d.mean(), rtol=0, atol=1e-9 * d.std().max())
     assert ((sign.mean() - d.mean()).abs() / d.std()).max() > 0.1
+
+
+def test_compiled_residual_exchange_equals_its_definition():
+    # issue 29: IPSO's residual exchange compiled (EIA 1.9 s -> 0.25 s a run) gives the same
+    # exchanges as the numpy definition, ties in predicted size included
+    from sdccore._conditional import _repair, _repair_python
+
+    rng = np.random.default_rng(0)
+    for trial in range(30):
+        n, s = int(rng.integers(5, 200)), int(rng.integers(1, 5))
+        fit = rng.gamma(1, 1, (n, s)) * rng.choice([1, 10, 100])
+        Ep = rng.standard_normal((n, s)) * fit.std(0) * rng.uniform(0.3, 2)
+        if trial % 3 == 0:
+            fit[: n // 3] = fit[n // 3: 2 * (n // 3)]
+        idx = np.sort(rng.choice(n, size=int(rng.integers(2, n + 1)), replace=False))
+        floor = np.where(rng.random(s) < 0.7, 0.0, -np.inf)
+        own = fit + rng.standard_normal((n, s)) if trial % 2 else None
+        near = 0.05 * np.abs(own) if own is not None else None
+        E1, E2 = Ep.copy(), Ep.copy()
+        assert _repair(fit, E1, idx, floor, own, near) == _repair_python(fit, E2, idx, floor, own, near)
+        assert np.array_equal(E1, E2), trial
