@@ -446,3 +446,26 @@ def test_charts_and_tables_agree_with_the_text():
              "scores": {"dbrl": 0.0012, "id": 0.4, "pil": 0.02, "ps": 0.0005, "overall": 0.1}, "risk": None}]
     row = figures.history_table(hist).iloc[0]
     assert row[figures.SCORE_NAMES["ps"]] == "0.1 %" and row["configuration"] == "IPSO"
+
+
+def test_explore_numbers_start_in_the_background_and_equal_the_librarys(app):
+    # issue 29: choosing sensitive variables starts Explore's numbers in a background thread;
+    # the page then shows those results, the library's own
+    from ui import state
+
+    app.multiselect(key="sensitive_select").set_value(["SALES"]).run()
+    _ok(app)
+    store = app.session_state[state.PREFETCH]
+    if not state._threadsafe_kernels():
+        pytest.skip("numba's workqueue layer: parallel kernels cannot run in a second thread, nothing prefetched")
+    # the data set's first roles and then SALES sensitive: explore once, the others for each
+    assert {k[0] for k in store} == {"explore", "indices", "recommend"}
+    assert all(k[1] == app.session_state["data_token"] for k in store)
+    rec = next(f for k, f in store.items() if k[0] == "recommend" and k[2].endswith('[["SALES"]]]')).result(timeout=120)
+    df = app.session_state["data"]
+    cols = [c for c, r in app.session_state["roles"].items() if r in ("sensitive", "public")]
+    direct = sdccore.recommend(df[[c for c in df.columns if c in cols]], sensitive=["SALES"])
+    assert rec.label == direct.label and rec.reasons == direct.reasons
+    app.switch_page("pages/2_explore.py").run()
+    _ok(app)
+    assert any(f"Recommended: **{direct.label}**" in s.value for s in app.success)
