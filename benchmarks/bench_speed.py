@@ -100,6 +100,13 @@ def main(quick=False, ci=False):
            timed(lambda: sdccore.compare(tarr, CONFIGS, reps=10, rng=1), 3), 10.0, "library, warm workers")
     record("compare 3 methods x 10 runs, EIA", 10.0,
            timed(lambda: sdccore.compare(eia, CONFIGS, reps=10, rng=1), 3), 32.0, "library, warm workers")
+    every = {label: {"method": m} for label, m in (("FA", "fa"), ("PCA", "pca"), ("M-AGG", "magg"),
+                                                    ("Rank swap", "rankswap"), ("PCA-R", "pca_remove"),
+                                                    ("IPSO", "ipso"), ("Shuffle", "shuffle"), ("FA-cond", "cfa"))}
+    for name, data, sv, target in (("Tarragona", tarr, ["SALES"], 5.0), ("EIA", eia, sens, 10.0)):
+        record(f"compare every offered method (8) x 10 runs, {name}", target,
+               timed(lambda: sdccore.compare(data, every, sensitive=sv, reps=10, rng=1), 3), None,
+               "library, warm workers; the Run page's work")
     if quick:
         return
     x30 = synthetic(200_000, 30)

@@ -398,3 +398,33 @@ def test_normal_scores_are_van_der_waerden():
     from scipy import stats
     expect = stats.norm.ppf((np.array([4.0, 1.0, 2.5, 2.5]) - 0.5) / 4)
     np.testing.assert_allclose(sdccore._utility.normal_scores(W)[:, 0], expect)
+
+
+def test_ps_fit_reaches_the_penalised_maximum_where_newton_cholesky_hands_over_to_lbfgs():
+    # issue 29: EIA, general rank swap: the Newton-Cholesky Hessian degenerates and scikit-learn
+    # hands over to lbfgs (500 steps, 4.8 s, stopped below the maximum); the PS fit continues
+    # with Newton-CG from there.  The score is the maximum of the same penalised likelihood: a
+    # second, independent fit (Newton-CG from zero, run to convergence) gives it too.
+    import warnings
+
+    from sklearn.linear_model import LogisticRegression
+
+    from sdccore._utility import PS_RIDGE_C, _bounded_features, _ps_arrays
+
+    d = sdccore.load_dataset("eia")
+    roles = sdccore.dataset_roles("eia")
+    d = d[[c for c in d.columns if c not in set(roles.get("identifier", [])) | set(roles.get("exclude", []))]]
+    res = sdccore.protect(d, "rankswap", rng=3, allow_unsafe="test")
+    X, Y = d.to_numpy(float), res.data[d.columns].to_numpy(float)
+    score, fit, _ = _ps_arrays(X, Y)
+    W = np.vstack([X, Y])
+    Z = (W - W.mean(0)) / W.std(0)
+    F = _bounded_features(Z, 2, len(W))
+    F = (F - F.mean(0)) / F.std(0)
+    t = np.r_[np.zeros(len(X)), np.ones(len(Y))]
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        ref = LogisticRegression(C=PS_RIDGE_C, solver="newton-cg", max_iter=1000, tol=1e-10).fit(F, t)
+    p = ref.predict_proba(F)[:, 1]
+    assert score == pytest.approx(float(np.mean((p - 0.5) ** 2) / 0.25), abs=2e-3)
+    assert score > 0.92 and fit == "separated"
