@@ -136,7 +136,7 @@ def browser_main(ci=False):
             page.get_by_role("link", name="4 Run and compare").click()
             _settle(page)
             # every offered method (the Run page's default selection)
-            n_methods = page.locator(".st-key-run_methods [data-baseweb='tag']").count()
+            n_methods = page.locator(".st-key-run_methods span[data-baseweb='tag']").count() or page.locator(".st-key-run_methods").get_by_role("button", name="Delete").count()
             page.wait_for_timeout(8000)  # the worker processes warm up while the user reads the page
             clock(f"Run: every offered method ({n_methods}) x 10 runs, Tarragona", 5.0,
                   lambda: page.get_by_role("button", name="Run comparison").click(),
@@ -158,7 +158,7 @@ def browser_main(ci=False):
             _settle(page)
             _on_data_set(page, "eia")
             assert page.get_by_text("Configuration to release").count() == 0, "an old comparison is still shown"
-            n_methods = page.locator(".st-key-run_methods [data-baseweb='tag']").count()
+            n_methods = page.locator(".st-key-run_methods span[data-baseweb='tag']").count() or page.locator(".st-key-run_methods").get_by_role("button", name="Delete").count()
             clock(f"Run: every offered method ({n_methods}) x 10 runs, EIA", 10.0,
                   lambda: page.get_by_role("button", name="Run comparison").click(),
                   lambda: (page.get_by_text("Configuration to release").wait_for(timeout=600000), _settle(page),

@@ -225,13 +225,13 @@ def _smallest_sum(dt, err, start):
     reassociation lets the minimum vectorise)."""
     best = start
     for q in range(dt.shape[0]):
-        v = dt[q] + err[q]
+        v = np.float64(dt[q]) + np.float64(err[q])
         best = v if v < best else best
     return best
 
 
 @njit(cache=True, parallel=True)
-def _screen_without(A32, s, an, bn, bnq, bnorm, anorm, E, Bt32t, outs, ptr, kmax, ub, cand, nc, over):
+def _screen_without(A32, s, an, bn, bnq, anorm, E, Bt32t, outs, ptr, kmax, seed, ub, cand, nc, over):
     """Every original record against the release's records s .. s + Bt32t.shape[1] (that tile,
     transposed, float32): for each target t, the records whose float32 distance on all
     columns but ``outs[ptr[t]:ptr[t + 1]]`` may come within its error of the exact minimum
@@ -250,44 +250,52 @@ def _screen_without(A32, s, an, bn, bnq, bnorm, anorm, E, Bt32t, outs, ptr, kmax
         G = np.dot(A32[i0:i1], Bt32t)
         d = np.empty(L, dtype=np.float32)
         dt = np.empty(L, dtype=np.float32)
+        e32 = np.empty(L, dtype=np.float32)
         for i in range(i0, i1):
-            _screen_row(G[i - i0], i, s, A32, an, bn, bnq, bnorm, anorm, E, Bt32t, outs, ptr, kmax, ub, cand, nc,
-                        over, d, dt, m, T, L, u)
+            _screen_row(G[i - i0], i, s, A32, an, bn, bnq, anorm, E, Bt32t, outs, ptr, kmax, seed, ub, cand, nc, over,
+                        d, dt, e32, m, T, L, u)
 
 
 _BLOCK = 64  # original records per product block of _screen_without
 
 
 @njit(cache=True)
-def _screen_row(g, i, s, A32, an, bn, bnq, bnorm, anorm, E, Bt32t, outs, ptr, kmax, ub, cand, nc, over, d, dt, m, T,
-                L, u):
-    """``_screen_without`` for original record i, g its products with the tile; d and dt are
-    scratch rows."""
+def _screen_row(g, i, s, A32, an, bn, bnq, anorm, E, Bt32t, outs, ptr, kmax, seed, ub, cand, nc, over, d, dt, e32,
+                m, T, L, u):
+    """``_screen_without`` for original record i, g its products with the tile; d, dt and e32
+    are scratch rows."""
     ai = np.float32(an[i])
     for q in range(L):
         d[q] = ai + bn[q] - np.float32(2.0) * g[q]
     Er = E[i]
     Ar = anorm[i]
-    # the float32 error of dt, twice over: the inputs' rounding (E), |a|^2 + |b|^2 - 2 a.b
+    # each cell's float32 error of dt, twice over: the inputs' rounding (E), |a|^2 + |b|^2 - 2 a.b
     # over m columns and its assembly, the k left-out terms subtracted; with D at most
-    # (|a| + |b|)^2, D's float32 rounding error is below (m + k + 8) u (|a| + |b|)^2;
-    # k at its largest over the targets, for the whole tile (emax) and each cell (err)
+    # (|a| + |b|)^2, D's float32 rounding error is below (m + k + 8) u (|a| + |b|)^2 (k at its
+    # largest over the targets); rounded up to float32.  Per cell, not per tile: on skewed data
+    # a tile's largest record would make the bound of every small one hundreds of times too wide
     c2 = (m + kmax + 8) * u
-    sq = Ar + bnorm
-    emax = 2.0 * (2.0 * sq * Er + Er * Er + c2 * sq * sq)
-    err = np.empty(0, dtype=np.float64)
+    for q in range(L):
+        sq = Ar + bnq[q]
+        e32[q] = np.float32(2.0 * (2.0 * sq * Er + Er * Er + c2 * sq * sq) * (1.0 + 1e-6) + 1e-30)
+    # the seed (a candidate already, its exact distance the bound) does not make its tile worth a look
+    qs = seed[i] - s if 0 <= seed[i] - s < L else -1
     for t in range(T):
         k = ptr[t + 1] - ptr[t]
-        thr = np.float32(min((ub[t, i] + emax) * (1.0 + 1e-6) + 1e-30, 3.0e38))
+        thr = np.float32(min(ub[t, i] * (1.0 + 1e-6) + 1e-30, 3.0e38))
         hits = 0
         c = outs[ptr[t]]
         ac = A32[i, c]
         row = Bt32t[c]  # 1-d rows: the loops below vectorise (2-d indexing: 6x slower)
-        if k == 1:  # the common case in one vectorised pass: count, do not store
+        if k == 1:  # the common case in one vectorised pass: count the cells that may beat the bound
             for q in range(L):
                 w = row[q] - ac
-                if d[q] - w * w <= thr:
+                if d[q] - w * w - e32[q] <= thr:
                     hits += 1
+            if qs >= 0:
+                w = row[qs] - ac
+                if d[qs] - w * w - e32[qs] <= thr:
+                    hits -= 1
             if hits == 0:
                 continue
         for q in range(L):
@@ -302,19 +310,16 @@ def _screen_row(g, i, s, A32, an, bn, bnq, bnorm, anorm, E, Bt32t, outs, ptr, km
                 dt[q] -= w * w
         if k > 1:
             for q in range(L):
-                if dt[q] <= thr:
+                if dt[q] - e32[q] <= thr:
                     hits += 1
+            if qs >= 0 and dt[qs] - e32[qs] <= thr:
+                hits -= 1
             if hits == 0:
                 continue
-        if err.shape[0] == 0:  # each cell's own bound, from its record's norm, once a row
-            err = np.empty(L, dtype=np.float64)
-            for q in range(L):
-                sq = Ar + bnq[q]
-                err[q] = 2.0 * (2.0 * sq * Er + Er * Er + c2 * sq * sq)
-        best = _smallest_sum(dt, err, ub[t, i])
+        best = _smallest_sum(dt, e32, ub[t, i])
         ub[t, i] = best
         for q in range(L):
-            if dt[q] - err[q] <= best:
+            if np.float64(dt[q]) - np.float64(e32[q]) <= best:
                 if nc[t, i] < CAP:
                     cand[t, i, nc[t, i]] = s + q
                     nc[t, i] += 1
@@ -378,6 +383,7 @@ def nearest_without(A, B, out_sets, seed=None):
     if seed is None:
         ub = np.full((T, n), np.inf)
         nc = np.zeros((T, n), dtype=np.int64)
+        seed = np.full(n, -1, dtype=np.int64)
     else:
         # a first candidate per record (its own released version, say): its exact distance on
         # the kept columns bounds the minimum from the first tile on, so most tiles are
@@ -392,11 +398,14 @@ def nearest_without(A, B, out_sets, seed=None):
     over = np.zeros((T, n), dtype=np.bool_)
     bn64 = (B * B).sum(axis=1)
     bnq_all = 1.0001 * np.sqrt(bn64)
-    for s in range(0, nb, _RTILE):
-        Bt32t = np.ascontiguousarray(Bt[:, s:s + _RTILE], dtype=np.float32)
-        bnq = bnq_all[s:s + _RTILE]
-        _screen_without(A32, s, an, bn64[s:s + _RTILE].astype(np.float32), bnq, float(bnq.max()), anorm, E, Bt32t,
-                        outs, ptr, kmax, ub, cand, nc, over)
+    # tiles of 2048 released records; at least 16 tiles on smaller files, so that the bound can
+    # skip most of them
+    tile = int(min(_RTILE, max(256, -(-nb // 16))))
+    for s in range(0, nb, tile):
+        Bt32t = np.ascontiguousarray(Bt[:, s:s + tile], dtype=np.float32)
+        bnq = bnq_all[s:s + tile]
+        _screen_without(A32, s, an, bn64[s:s + tile].astype(np.float32), bnq, anorm, E, Bt32t, outs, ptr, kmax, seed,
+                        ub, cand, nc, over)
     return _decide_without(A, Bt, outs, ptr, cand, nc, over)
 
 
