@@ -220,12 +220,12 @@ def _first_exact(A, Bt, i, keep, idx):
 
 
 @njit(cache=True, fastmath={"nnan", "reassoc"})
-def _smallest_sum(dt, err, start):
-    """min(start, min(dt + err)) (the screening's bound; no NaN reaches it, and the
-    reassociation lets the minimum vectorise)."""
-    best = start
-    for q in range(dt.shape[0]):
-        v = np.float64(dt[q]) + np.float64(err[q])
+def _smallest_sum(dt, err, L):
+    """min(dt[:L] + err[:L]) in float32 (no NaN reaches it; the reassociation lets the minimum
+    vectorise; the caller rounds it up)."""
+    best = np.float32(3.0e38)
+    for q in range(L):
+        v = dt[q] + err[q]
         best = v if v < best else best
     return best
 
@@ -316,10 +316,13 @@ def _screen_row(g, i, s, A32, an, bn, bnq, anorm, E, Bt32t, outs, ptr, kmax, see
                 hits -= 1
             if hits == 0:
                 continue
-        best = _smallest_sum(dt, e32, ub[t, i])
+        # the bound: the smallest dt + e (a float32 sum, rounded up by the factor), then every
+        # cell whose dt - e reaches it is a candidate
+        best = min(ub[t, i], np.float64(_smallest_sum(dt, e32, L)) * (1.0 + 1e-6) + 1e-30)
         ub[t, i] = best
+        bt = np.float32(min(best * (1.0 + 1e-6) + 1e-30, 3.0e38))
         for q in range(L):
-            if np.float64(dt[q]) - np.float64(e32[q]) <= best:
+            if dt[q] - e32[q] <= bt:
                 if nc[t, i] < CAP:
                     cand[t, i, nc[t, i]] = s + q
                     nc[t, i] += 1
