@@ -32,16 +32,24 @@ def run_section():
         # shown before are kept
         cancel = st.empty()
         cancel.button("Cancel", key="cancel_run", help="Stops the comparison; earlier results stay as they were.")
+        live = st.empty()
         start = time.perf_counter()
+        shown = [0.0]
 
         def progress(done, total):
             spent = time.perf_counter() - start
             left = spent / done * (total - done) if done else 0.0
             bar.progress(done / total, text=f"{done} of {total} runs, about {left:.0f} s left")
 
-        state.run_comparison([LABELS[m] for m in methods], int(reps), progress)
+        def partial(runs):  # the results so far, at most twice a second
+            if time.perf_counter() - shown[0] >= 0.5:
+                shown[0] = time.perf_counter()
+                live.dataframe(figures.live_runs_table(runs, bool(state.sensitive())), hide_index=True)
+
+        state.run_comparison([LABELS[m] for m in methods], int(reps), progress, partial)
         bar.empty()
         cancel.empty()
+        live.empty()
 
 
 def models_section():

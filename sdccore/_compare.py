@@ -275,7 +275,7 @@ def _runs(data, tasks, jobs):
 
 
 def compare(data, configs, *, sensitive=None, reps=30, rng=None, progress=None, evaluate_options=None,
-            n_jobs=None, models=None):
+            n_jobs=None, models=None, partial=None):
     """Run every configuration ``reps`` times and summarise each score with its interval.
 
     Seeds: one master seed (recorded) gives one child seed per configuration and run
@@ -296,6 +296,10 @@ def compare(data, configs, *, sensitive=None, reps=30, rng=None, progress=None, 
     progress : callable, optional
         ``progress(done, total)`` after every run; returning False stops the comparison
         (``cancelled=True``, with the runs done so far).
+    partial : callable, optional
+        ``partial(runs)`` after every run, with the per-run table so far (``Comparison.runs``'
+        columns: config, run, seed, every score, floors_ok, failing, violation): to show
+        results as they come.
     evaluate_options : dict, optional
         Passed to ``evaluate``.
     n_jobs : int, optional
@@ -359,6 +363,8 @@ def compare(data, configs, *, sensitive=None, reps=30, rng=None, progress=None, 
             else:
                 _record(label, r, run_seed, out, rows, var_rows, band_rows, reg_rows, models)
             done += 1
+            if partial is not None:
+                partial(pd.DataFrame(rows))
             if progress is not None and progress(done, total) is False:
                 cancelled = True
                 break

@@ -286,3 +286,17 @@ def test_a_configuration_the_data_do_not_allow_is_left_out_with_its_reason(tarra
         assert set(res.risk_variables.config) == {"PCA"}
     with pytest.raises(ValueError, match="threshold"):
         sdccore.compare(tarragona, {"PCA-R": cfgs["PCA-R"]}, reps=2, rng=0)
+
+
+def test_partial_results_arrive_run_by_run_and_end_as_the_comparison(tarragona):
+    # issue 29: the Run page shows results as runs finish; the last partial table is the result's
+    seen = []
+    cfgs = {"PCA": {"method": "pca"}, "M-AGG": {"method": "magg"}}
+    c = sdccore.compare(tarragona, cfgs, reps=3, rng=5, partial=lambda runs: seen.append(runs.copy()))
+    assert [len(s) for s in seen] == [1, 2, 3, 4, 5, 6]
+    pd.testing.assert_frame_equal(seen[-1].reset_index(drop=True), c.runs.reset_index(drop=True))
+    from ui.figures import live_runs_table
+
+    t = live_runs_table(seen[2], sensitive=False)
+    assert t["method"].tolist() == ["PCA"] and t["runs done"].tolist() == [3]
+    assert t["Record linkage (DBRL)" + " (mean so far)"].iloc[0] == pytest.approx(seen[2].dbrl.mean(), abs=5e-5)

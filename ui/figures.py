@@ -505,3 +505,17 @@ def json_text(v) -> str:
     import json
 
     return v if isinstance(v, str) else json.dumps(v, sort_keys=True, default=str)
+
+
+def live_runs_table(runs: pd.DataFrame, sensitive: bool) -> pd.DataFrame:
+    """The comparison while it runs: per method, the runs done, the share meeting every risk
+    floor and the mean of its main scores so far (a pure table builder for the Run page)."""
+    if runs is None or len(runs) == 0:
+        return pd.DataFrame(columns=["method", "runs done", "runs meeting every floor"])
+    scores = [k for k in (("validity_loss", "dbrl", "id") if sensitive else ("dbrl", "id", "pil", "ps"))
+              if k in runs.columns]
+    g = runs.groupby("config", sort=False)
+    out = pd.DataFrame({"runs done": g.size(), "runs meeting every floor": g.floors_ok.mean().map(lambda v: f"{v:.0%}")})
+    for k in scores:
+        out[f"{SCORE_NAMES[k]} (mean so far)"] = g[k].mean().round(4)
+    return out.rename_axis("method").reset_index()

@@ -846,11 +846,11 @@ def release_regressions(res):
     return pd.concat([c.table.reset_index().assign(model=c.model) for c in checks], ignore_index=True), checks
 
 
-def run_comparison(methods, reps, progress):
+def run_comparison(methods, reps, progress, partial=None):
     df = data()[protect_columns() + [c for c in design_columns() if c not in protect_columns()]]
     cfgs = current_configs(methods)
     res = sdccore.compare(df, cfgs, sensitive=sensitive(), reps=reps, rng=seed(), progress=progress,
-                          models=models() or None)
+                          models=models() or None, partial=partial)
     if not res.cancelled:
         vr = res.variable_risk()
         for label, cfg in res.configs.items():
