@@ -94,16 +94,31 @@ def _pil_stats(X, Y, quantiles=True):
     E[c_i^2 c_j^2], E[c_i^3 c_j] of X, the quantiles at QUANTILE_LEVELS and X's density there
     (Gaussian KDE).  ``_dask.pil_dask`` computes the same by map-reduce."""
     n = X.shape[0]
-    Cx = X - X.mean(0)
     Cy = Y - Y.mean(0)
-    C2 = Cx * Cx
-    st = {"n": n, "mean_x": X.mean(0), "mean_y": Y.mean(0),
-          "mu": {r: (Cx ** r).mean(axis=0) for r in range(2, 9)},
+    st = {"n": n, **_original_stats(X, quantiles), "mean_y": Y.mean(0),
           "muY": {r: (Cy ** r).mean(axis=0) for r in (2, 3, 4)},
-          "M11x": Cx.T @ Cx / n, "M11y": Cy.T @ Cy / n, "M22": C2.T @ C2 / n, "M31": (C2 * Cx).T @ Cx / n,
-          "qx": np.quantile(X, QUANTILE_LEVELS, axis=0), "qy": np.quantile(Y, QUANTILE_LEVELS, axis=0)}
-    st["dens"] = _densities(X, st["qx"], st["mu"][2]) if quantiles else None
+          "M11y": Cy.T @ Cy / n, "qy": np.quantile(Y, QUANTILE_LEVELS, axis=0)}
     return st
+
+
+def _original_stats(X, quantiles=True):
+    """``_pil_stats``'s figures of the original alone (moments, moment matrices, quantiles,
+    KDE densities): computed once per original and kept (``_intruders.cached``, keyed by a
+    digest of X) across the runs of a comparison or a search, which evaluate against the same
+    original every time.  Never modified by the callers."""
+    from ._intruders import cached, data_key
+
+    def compute():
+        n = X.shape[0]
+        Cx = X - X.mean(0)
+        C2 = Cx * Cx
+        st = {"mean_x": X.mean(0), "mu": {r: (Cx ** r).mean(axis=0) for r in range(2, 9)},
+              "M11x": Cx.T @ Cx / n, "M22": C2.T @ C2 / n, "M31": (C2 * Cx).T @ Cx / n,
+              "qx": np.quantile(X, QUANTILE_LEVELS, axis=0)}
+        st["dens"] = _densities(X, st["qx"], st["mu"][2]) if quantiles else None
+        return st
+
+    return cached(("pil original", data_key(X), bool(quantiles)), compute)
 
 
 def _densities(X, q, mu2):

@@ -428,3 +428,25 @@ def test_ps_fit_reaches_the_penalised_maximum_where_newton_cholesky_hands_over_t
     p = ref.predict_proba(F)[:, 1]
     assert score == pytest.approx(float(np.mean((p - 0.5) ** 2) / 0.25), abs=2e-3)
     assert score > 0.92 and fit == "separated"
+
+
+def test_the_originals_pil_figures_are_kept_across_evaluations_and_change_nothing():
+    # issue 29: the original's moments, quantiles and densities computed once per original
+    from sdccore import _intruders
+    from sdccore._utility import _pil_stats
+
+    rng = np.random.default_rng(8)
+    X = rng.gamma(2.0, 3.0, (400, 4))
+    Y = X + rng.standard_normal((400, 4))
+    Y2 = X * 1.01
+    a = _pil_stats(X, Y)
+    b = _pil_stats(X, Y2)
+    assert a["mu"] is b["mu"] and a["dens"] is b["dens"]  # the same kept figures
+    key = ("pil original", _intruders.data_key(X), True)
+    assert key in _intruders._cache
+    Cx = X - X.mean(0)
+    assert np.array_equal(a["mu"][3], (Cx ** 3).mean(axis=0))
+    assert np.array_equal(a["M31"], (Cx * Cx * Cx).T @ Cx / 400)
+    kept = sdccore.pil(pd.DataFrame(X), pd.DataFrame(Y))
+    _intruders._cache.clear()
+    assert sdccore.pil(pd.DataFrame(X), pd.DataFrame(Y)) == kept  # computed afresh: the same value
