@@ -88,6 +88,15 @@ def _on_data_set(page, name, timeout=60000):
         raise AssertionError(f"the page shows another data set than {name!r}: {text[:80]!r}")
 
 
+METHOD_LABELS = ("FA", "PCA", "M-AGG", "Rank swap", "PCA-R", "IPSO", "Shuffle", "FA-cond")
+
+
+def _chosen_methods(page):
+    """How many methods the Run page's selection holds (its chips, one label a line)."""
+    lines = {s.strip() for s in page.locator(".st-key-run_methods").inner_text().split("\n")}
+    return sum(label in lines for label in METHOD_LABELS)
+
+
 def _gone(page, text, timeout=600000):
     """Wait until no element shows ``text`` (a progress bar's 'Starting...', 'runs, about')."""
     page.get_by_text(text).first.wait_for(state="detached", timeout=timeout) if page.get_by_text(text).count() else None
@@ -136,7 +145,7 @@ def browser_main(ci=False):
             page.get_by_role("link", name="4 Run and compare").click()
             _settle(page)
             # every offered method (the Run page's default selection)
-            n_methods = page.locator(".st-key-run_methods span[data-baseweb='tag']").count() or page.locator(".st-key-run_methods").get_by_role("button", name="Delete").count()
+            n_methods = _chosen_methods(page)
             page.wait_for_timeout(8000)  # the worker processes warm up while the user reads the page
             clock(f"Run: every offered method ({n_methods}) x 10 runs, Tarragona", 5.0,
                   lambda: page.get_by_role("button", name="Run comparison").click(),
@@ -158,7 +167,7 @@ def browser_main(ci=False):
             _settle(page)
             _on_data_set(page, "eia")
             assert page.get_by_text("Configuration to release").count() == 0, "an old comparison is still shown"
-            n_methods = page.locator(".st-key-run_methods span[data-baseweb='tag']").count() or page.locator(".st-key-run_methods").get_by_role("button", name="Delete").count()
+            n_methods = _chosen_methods(page)
             clock(f"Run: every offered method ({n_methods}) x 10 runs, EIA", 10.0,
                   lambda: page.get_by_role("button", name="Run comparison").click(),
                   lambda: (page.get_by_text("Configuration to release").wait_for(timeout=600000), _settle(page),

@@ -204,7 +204,7 @@ def measures_figure(summary: pd.DataFrame, spread="runs"):
                     error_y=dict(type="data", symmetric=False, array=sub[hi] - sub["mean"],
                                  arrayminus=sub["mean"] - sub[lo]),
                     hovertemplate="%{x}: %{y:.4f}<extra>" + cfg + "</extra>")
-    fig.update_layout(barmode="group", title=f"Every measure, 0 best ({what})",
+    fig.update_layout(barmode="group", title=f"Every measure (0 is best; {what})",
                       yaxis=dict(title="score", range=[0, 1]), height=420, **_LAYOUT)
     return fig
 
