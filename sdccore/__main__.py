@@ -856,8 +856,13 @@ def _interrupted():
     return 130
 
 
-if __name__ == "__main__":
+def cli():
+    """The ``sdccore`` command (``python -m sdccore`` and the console script of ``pip install``)."""
     signal.signal(signal.SIGINT, _on_sigint)
     code = main()
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # the interpreter's shutdown is not interrupted
     sys.exit(code)
+
+
+if __name__ == "__main__":
+    cli()
