@@ -111,6 +111,12 @@ class Comparison:
     errors: dict = field(default_factory=dict)
     regression: pd.DataFrame = field(default_factory=pd.DataFrame)
 
+    def __repr__(self):
+        reps = int(self.summary.reps.max()) if len(self.summary) else 0
+        left = f"; left out: {', '.join(self.errors)}" if self.errors else ""
+        return (f"Comparison({', '.join(self.configs)} x {reps} runs, seed {self.seed}"
+                f"{', cancelled' if self.cancelled else ''}{left}; .table('summary') for the scores)")
+
     def regression_summary(self, level=0.95):
         """Per configuration, model and coefficient: the original's coefficient and interval,
         the mean over runs of the release's coefficient, of the interval overlap (Karr et

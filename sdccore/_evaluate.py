@@ -106,6 +106,22 @@ class Evaluation:
     options: dict = field(default_factory=dict)
     risk: RiskProfile | None = None
 
+    def __repr__(self):
+        sc = self.scores
+        risk = "" if self.risk is None else ("; risk floors met" if self.risk.ok else "; risk floors BROKEN")
+        return (f"Evaluation(dbrl {sc.dbrl:.3f}, id {sc.id:.3f}, pil {sc.pil:.3f}, ps {sc.ps:.3f}, "
+                f"validity lost {sc.validity_loss:.3f}{risk})")
+
+    def summary(self) -> str:
+        """A few lines: every score (lower is better) and the risk profile's summary."""
+        lines = ["Evaluation (every score in [0, 1], lower is better):"]
+        lines += [f"  {k}: {v:.4f}" for k, v in self.scores.items()]
+        if self.details.get("ps_fit"):
+            lines.append(f"  PS fit: {self.details['ps_fit']}")
+        if self.risk is not None:
+            lines += ["  " + line for line in self.risk.summary().splitlines()]
+        return "\n".join(lines)
+
 
 def evaluate(original, protected, *, sensitive=None, rng=None, _with_risk=True, **options):
     """Disclosure risk, utility loss and (with ``sensitive``) selectivity of a release.

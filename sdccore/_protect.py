@@ -75,6 +75,25 @@ class ProtectionResult:
     plausibility: pd.DataFrame | None = None
     unsafe_reason: str | None = None
 
+    def __repr__(self):
+        o = self.options
+        sens = o.get("sensitive")
+        what = f"sensitive {', '.join(sens)}" if sens else "general protection"
+        risk = "no risk profile" if self.risk is None else ("risk floors met" if self.risk.ok else
+                                                            f"risk floors BROKEN ({', '.join(self.risk.failing)})")
+        return (f"ProtectionResult(method {o.get('method')!r}, {len(self.data):,} records x {self.data.shape[1]} "
+                f"columns, {what}, seed {o.get('seed')}; {risk}{'; unsafe: ' + self.unsafe_reason if self.unsafe_reason else ''})")
+
+    def summary(self) -> str:
+        """A few lines: the repr, the risk profile's summary and the notes."""
+        parts = [repr(self)]
+        if self.perturbed:
+            parts.append(f"  factors or components perturbed: {', '.join(map(str, self.perturbed))}")
+        if self.risk is not None:
+            parts += ["  " + line for line in self.risk.summary().splitlines()]
+        parts += [f"  note: {n}" for n in self.notes]
+        return "\n".join(parts)
+
     @property
     def method(self):
         return self.options["method"]

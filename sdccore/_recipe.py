@@ -210,6 +210,14 @@ class Release:
     result: object
     recipe: Recipe
 
+    def __repr__(self):
+        return (f"Release({len(self.data):,} records x {self.data.shape[1]} columns to publish; "
+                f"{self.result!r})")
+
+    def summary(self) -> str:
+        """The release's size and its protection's summary."""
+        return f"Release: {len(self.data):,} records x {self.data.shape[1]} columns to publish\n" + self.result.summary()
+
     def csv(self, sep=",", decimal="."):
         """The release as UTF-8 CSV bytes in the original file's separator and decimal mark."""
         from ._formats import write_table

@@ -217,6 +217,21 @@ class RiskProfile:
     failing: tuple = field(default=())
     intruders: pd.DataFrame = field(default_factory=pd.DataFrame)
 
+    def __repr__(self):
+        status = "every floor met" if self.ok else f"{len(self.violations)} violation(s) in {', '.join(self.failing)}"
+        return (f"RiskProfile({status}; {len(self.variables)} variable(s) checked; at most "
+                f"{self.floors.max_close_share:.0%} of records within {self.floors.tolerance:.0%} beyond the prior)")
+
+    def summary(self) -> str:
+        """A few lines: the verdict, then per checked variable what the release adds beyond
+        the prior (its strongest held intruder) and whether it meets the floors."""
+        lines = [repr(self)]
+        for name, r in self.variables.iterrows():
+            lines.append(f"  {name}: {r.beyond_prior:.1%} beyond the prior ({r.intruder}), "
+                         f"{'meets the floors' if r.ok else 'BREAKS a floor'}")
+        lines += [f"  violation: {v}" for v in self.violations[:3]]
+        return "\n".join(lines)
+
     @property
     def ok(self) -> bool:
         return not self.violations

@@ -167,3 +167,22 @@ def test_lazy_imports_keep_the_cli_light():
             "print(sorted(m for m in ('scipy', 'sklearn', 'numba', 'factor_analyzer') if m in sys.modules))")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
     assert out.strip().splitlines()[-1] == "[]", out
+
+
+def test_results_print_short_and_summarise_in_a_few_lines():
+    # issue 30, point 6: a result printed at the prompt is a line, not pages (ProtectionResult
+    # printed 5.9k characters, Evaluation 11.4k); summary() gives the verdict per variable
+    d = sdccore.load_dataset("tarragona")
+    r = sdccore.protect(d, "rankswap", sensitive=["SALES", "NET.PROFIT"], rng=1, allow_unsafe="test")
+    e = sdccore.evaluate(d, r.data, sensitive=["SALES", "NET.PROFIT"])
+    c = sdccore.compare(d, {"PCA": {"method": "pca"}}, reps=2, rng=0, n_jobs=1)
+    rel = sdccore.make_release(d, sdccore.Recipe.from_result(sdccore.protect(d, "pca", rng=1)))
+    for obj in (r, e, c, r.risk, rel):
+        assert len(repr(obj)) < 260, repr(obj)
+    assert repr(r).startswith("ProtectionResult(method 'rankswap', 834 records x 13 columns, sensitive SALES, NET.PROFIT")
+    assert "BROKEN (NET.PROFIT)" in repr(r) and "unsafe: test" in repr(r)
+    s = r.summary()
+    assert "NET.PROFIT: " in s and "BREAKS a floor" in s and "SALES: " in s and "meets the floors" in s
+    assert f"ps: {e.scores.ps:.4f}" in e.summary()
+    assert repr(c) == "Comparison(PCA x 2 runs, seed 0; .table('summary') for the scores)"
+    assert rel.summary().startswith("Release: 834 records x 13 columns to publish")
