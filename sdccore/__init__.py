@@ -50,7 +50,8 @@ if TYPE_CHECKING:  # pragma: no cover
     from ._options import CONDITIONAL_METHODS, Option, option_schema
     from ._validity import AnalysisValidity, analysis_validity
     from ._protect import METHODS, Decomposition, ProtectionResult, decompose, min_swap_percent, protect
-    from ._recipe import RECIPE_VERSION, Recipe, Release, make_release
+    from ._recipe import RECIPE_VERSION, Recipe
+    from ._release import Release, make_release
     from ._recommend import Recommendation, load_bw_map, recommend, simulate_bw_map, stronger_settings
     from ._regression import RegressionCheck, regression_check
     from ._removal import UTILITY_METRICS, RemovalCurve, removal_curve
@@ -79,7 +80,7 @@ _EXPORTS = {
     "Recipe": "_recipe",
     "Recommendation": "_recommend",
     "RegressionCheck": "_regression",
-    "Release": "_recipe",
+    "Release": "_release",
     "RemovalCurve": "_removal",
     "RiskFloors": "_safety",
     "RiskProfile": "_safety",
@@ -106,7 +107,7 @@ _EXPORTS = {
     "list_datasets": "_datasets",
     "load_bw_map": "_recommend",
     "load_dataset": "_datasets",
-    "make_release": "_recipe",
+    "make_release": "_release",
     "mdav_groups": "_mdav",
     "min_swap_percent": "_protect",
     "neutralize_formulas": "_io",

@@ -400,7 +400,8 @@ def _protect_dask(args):
 
 
 def _protect(args):
-    from ._recipe import Recipe, make_release
+    from ._recipe import Recipe
+    from ._release import make_release
     if args.engine == "dask":
         return _protect_dask(args)
     _check_paths(args)

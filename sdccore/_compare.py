@@ -14,7 +14,7 @@ import pandas as pd
 
 from ._evaluate import evaluate
 from ._protect import DETERMINISTIC, _protect, decompose
-from ._recipe import child_seeds
+from ._streams import child_seeds
 from ._regression import _against, _original_fit
 from ._comparison import Comparison, bootstrap_interval, config_label, mean_interval, run_range  # noqa: F401
 from ._validation import check_names, check_number, numeric_columns, numeric_matrix, resolve_seed

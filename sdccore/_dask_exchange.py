@@ -36,7 +36,7 @@ import os
 
 import numpy as np
 
-from ._dask import DASK_STREAM
+from ._dask_base import DASK_STREAM
 
 MAX_RECORDS = 10 ** 9 - 1  # numpy's multivariate_hypergeometric ('marginals') needs sum(colors) < 1e9
 

@@ -11,7 +11,7 @@ import os
 import numpy as np
 import pandas as pd
 
-from ._dask import DASK_STREAM, _add, _read_parquet_file, _tree, _write
+from ._dask_base import DASK_STREAM, _add, _read_parquet_file, _tree, _write
 
 BLOCK_MAX = 50_000  # MDAV within k-d blocks of at most this many records
 

@@ -133,3 +133,21 @@ def complete(X, gen=None):
             cond = cond + gen.standard_normal(cond.shape) @ root.T
         out[np.ix_(rows, np.flatnonzero(pat))] = np.clip(cond, lo[pat], hi[pat])
     return out, mask
+
+
+def complete_for_protection(X, numeric, seed):
+    """Fill the missing cells of X for protection (module docstring): refuse columns with no
+    value or fewer than 3 observed values, then draw each missing cell from its conditional
+    normal given the record's observed cells, from the "impute" stream of ``seed`` (0 when
+    None).  X must hold no infinite value (the callers check).  Returns (completed, mask)."""
+    from ._streams import child_rng
+
+    empty = [numeric[j] for j in range(X.shape[1]) if not np.isfinite(X[:, j]).any()]
+    if empty:
+        raise ValueError(f"empty column(s) {', '.join(map(str, empty))} hold no value; exclude them "
+                         f"(exclude={list(map(str, empty))!r}, released as they are) or drop them from the file.")
+    few = [numeric[j] for j in range(X.shape[1]) if np.isfinite(X[:, j]).sum() < 3]
+    if few:
+        raise ValueError(f"column(s) {', '.join(map(str, few))} have fewer than 3 observed values; exclude them "
+                         f"(exclude=[...]) or drop them: there is nothing to estimate their relations from.")
+    return complete(X, child_rng(0 if seed is None else seed, "impute"))

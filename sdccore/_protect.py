@@ -15,6 +15,7 @@ from ._magg import correlated_noise, magg, rankswap_columns
 from ._options import CONDITIONAL, METHODS, Context, bind_data, bind_static, min_swap_percent
 from ._perturb import PARAMETERS, perturb_columns, perturb_residual_rows
 from ._intruders import change_structure
+from ._prepare import MIN_RECORDS, _check_text_numbers, _complete_missing, _log_columns, _prepare, _Prepared  # noqa: F401
 from ._safety import RiskFloors, RiskProfile, UnsafeReleaseError, risk_profile
 from ._validation import (
     check_choice,
@@ -144,161 +145,7 @@ class Decomposition:
     below_floor: tuple = ()   # (variable, share) of checked variables below floors.min_perturbed_share
 
 
-# ----------------------------------------------------------------------------- preparation
-
-@dataclass(frozen=True)
-class _Prepared:
-    data: pd.DataFrame
-    numeric: list
-    X0: np.ndarray       # the original values
-    X: np.ndarray        # the values protected (log scale for log_cols); may be X0 itself
-    mean: np.ndarray     # of X
-    sd: np.ndarray
-    Z: np.ndarray
-    R: np.ndarray
-    mean0: np.ndarray    # of X0 (dependencies are rebuilt on the original scale)
-    sd0: np.ndarray
-    keep: list
-    deps: list
-    sens: list           # indices into keep (0-based) of sensitive variables
-    notes: tuple
-    sensitive_names: list | None
-    exclude: list | None
-    log_cols: list       # indices into numeric of the log-scale columns
-    log_scales: np.ndarray
-    check: list          # indices into numeric of the variables the floors check
-    missing: np.ndarray | None = None  # n x len(numeric) mask of the cells missing in data (completed in X0)
-    weights: np.ndarray | None = None  # sampling weights: weighted means kept instead of unweighted (_strata)
-
-
-def _log_columns(transform, X, numeric, keep):
-    if transform == "none":
-        return []
-    if transform == "auto":
-        names = pl.auto_log_columns(X, numeric, keep)
-    else:
-        names = check_names(transform, numeric, "transform")
-        dep_targets = [numeric[j] for j in range(len(numeric)) if j not in keep]
-        bad = [c for c in names if c in dep_targets]
-        if bad:
-            raise ValueError(f"transform lists {', '.join(bad)}, exact linear combination(s) of other columns that are "
-                             f"rebuilt on the original scale; leave them out of transform.")
-        neg = [c for c in names if X[:, numeric.index(c)].min() < 0]
-        if neg:
-            raise ValueError(f"transform lists {', '.join(neg)}, which have negative values; only non-negative "
-                             f"variables can be protected on the log scale.")
-    return sorted(numeric.index(c) for c in names)
-
-
-def _check_text_numbers(data, layout, exclude):
-    """A text column that is mostly numbers would be released unchanged: refuse unless the
-    caller excluded it on purpose (currency, percent, '-' for missing, a decimal comma...)."""
-    from ._io import MOSTLY_NUMERIC, looks_numeric
-
-    chosen = set(exclude or ())
-    bad = []
-    for c in layout.passthrough:
-        if c in chosen or pd.api.types.is_bool_dtype(data[c].dtype):
-            continue
-        if not (pd.api.types.is_object_dtype(data[c].dtype) or pd.api.types.is_string_dtype(data[c].dtype)):
-            continue
-        if looks_numeric(data[c]) >= MOSTLY_NUMERIC:
-            bad.append(c)
-    if bad:
-        raise ValueError(
-            f"column(s) {', '.join(map(repr, bad))} hold numbers stored as text and would be released unchanged; "
-            f"convert them to numbers first (sdccore.read_table reads currency, percent, thousands separators and "
-            f"missing-value marks; or pandas.to_numeric), or pass exclude={bad!r} to release them unchanged on purpose.")
-
-
-def _complete_missing(X, numeric, seed):
-    """Fill the missing cells of X for protection (``_missing`` module docstring): refuse
-    infinite values and columns with fewer than 3 observed values, then draw each missing
-    cell from its conditional normal given the record's observed cells."""
-    from ._missing import complete
-    from ._recipe import child_rng
-
-    if np.isinf(X).any():
-        check_matrix(X, numeric)  # names the columns with infinite values
-    empty = [numeric[j] for j in range(X.shape[1]) if not np.isfinite(X[:, j]).any()]
-    if empty:
-        raise ValueError(f"empty column(s) {', '.join(map(str, empty))} hold no value; exclude them "
-                         f"(exclude={list(map(str, empty))!r}, released as they are) or drop them from the file.")
-    few = [numeric[j] for j in range(X.shape[1]) if np.isfinite(X[:, j]).sum() < 3]
-    if few:
-        raise ValueError(f"column(s) {', '.join(map(str, few))} have fewer than 3 observed values; exclude them "
-                         f"(exclude=[...]) or drop them: there is nothing to estimate their relations from.")
-    return complete(X, child_rng(0 if seed is None else seed, "impute"))
-
-
-def _prepare(data, sensitive, exclude, transform="none", seed=None):
-    data = check_dataframe(data)
-    layout = split_columns(data, exclude)
-    numeric = list(layout.numeric)
-    if len(numeric) < 2 and len(layout.numeric) < len(data.columns):
-        non_num = [c for c in data.columns if c not in numeric and (exclude is None or c not in exclude)]
-        if non_num:
-            raise ValueError(
-                f"data has {len(numeric)} numeric column(s) to protect; at least 2 are needed. "
-                f"Column(s) {', '.join(map(str, non_num[:10]))} are not numeric: convert text numbers to numbers first."
-            )
-    _check_text_numbers(data, layout, exclude)
-    X = data[numeric].to_numpy(dtype=np.float64, copy=True) if numeric else np.empty((len(data), 0))
-    missing = None
-    if X.size and np.isnan(X).any() and X.shape[1] >= 2 and X.shape[0] >= 3:
-        X, missing = _complete_missing(X, numeric, seed)
-    check_matrix(X, numeric)
-    check_scale(X, numeric)
-    if X.shape[0] < MIN_RECORDS:
-        raise ValueError(
-            f"data has {X.shape[0]} records; protection needs at least {MIN_RECORDS}: with so few, a permutation of "
-            f"the records' scores or values leaves whole records in place (FA on 3 records released an original "
-            f"record intact in 4 of 8 seeds). Use a file with more records.")
-    if X.shape[0] <= X.shape[1]:
-        raise ValueError(
-            f"data has {X.shape[0]} records and {X.shape[1]} variables to protect: more variables than records "
-            f"cannot be decomposed or linked meaningfully. Protect fewer variables (exclude=[...]) or use more records."
-        )
-    sens_names = check_names(sensitive, numeric, "sensitive") if sensitive is not None else None
-    if sens_names is not None and len(sens_names) == 0:
-        sens_names = None
-    mean, sd, Z, R = dc.standardize_with_correlation(X)
-    check_spread(X, sd, mean, numeric)
-    keep, deps = dc.linear_dependencies(R, sd)
-    notes = []
-    sens_set = set(numeric.index(s) for s in sens_names) if sens_names else set()
-    for d in deps:
-        notes.append(
-            f"{numeric[d.target]} is an exact linear combination of other columns; it is left out of the "
-            f"decomposition and rebuilt from the protected columns"
-        )
-        if d.target in sens_set:
-            used = {d.predictors[i] for i in np.flatnonzero(np.abs(d.beta) > 1e-9)}
-            added = sorted(used - sens_set)
-            sens_set |= used
-            if added:
-                notes.append(
-                    f"{numeric[d.target]} is sensitive, so the columns it is built from "
-                    f"({', '.join(numeric[i] for i in added)}) are protected as sensitive too"
-                )
-    sens = [keep.index(j) for j in sorted(sens_set) if j in keep]
-    check = sorted(sens_set) if sens_names else list(range(len(numeric)))
-    log_cols = _log_columns(transform, X, numeric, keep)
-    scales = pl.log_scales(X, log_cols)
-    mean0, sd0 = mean, sd
-    X0 = X
-    if log_cols:
-        X = pl.forward(X0, log_cols, scales)
-        mean, sd, Z, R = dc.standardize_with_correlation(X)
-        check_spread(X, sd, mean, numeric)
-        notes.append(f"protected on the log scale (skewed, non-negative): {', '.join(numeric[j] for j in log_cols)}")
-    if missing is not None:
-        cols = [f"{numeric[j]} ({int(c)})" for j, c in enumerate(missing.sum(axis=0)) if c]
-        notes.append(f"{int(missing.sum())} missing cell(s) kept missing in the release, in place: {', '.join(cols)}; "
-                     f"they were filled by EM conditional draws only to protect the observed cells")
-    return _Prepared(data, numeric, X0, X, mean, sd, Z, R, mean0, sd0, keep, deps, sens, tuple(notes), sens_names,
-                     list(exclude) if exclude is not None else None, log_cols, scales, check, missing)
-
+# ----------------------------------------------------------------------------- preparation (``_prepare``)
 
 def _dependency_report(prep):
     out = {}
@@ -509,7 +356,6 @@ def decompose(data, method="fa", *, sensitive=None, **options):
     )
 
 
-MIN_RECORDS = 10  # fewer records: a swap of 3 records' scores leaves one in place a third of the time
 
 
 def protect(data, method="fa", *, sensitive=None, rng=None, allow_unsafe=None, **options):

@@ -12,7 +12,7 @@ import pandas as pd
 
 from ._compare import compare, correlation_indices
 from ._options import CONDITIONAL_METHODS
-from ._recipe import child_seeds
+from ._streams import child_seeds
 from ._validation import check_dataframe, make_rng, numeric_columns, numeric_matrix, resolve_seed
 
 MIN_RECOMMEND_ROWS = 20

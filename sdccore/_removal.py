@@ -339,7 +339,7 @@ def removal_curve(data, *, sensitive=None, exclude=None, max_removed=None, trans
     [0, 1, 2]
     """
     from . import _decomp as dc
-    from ._protect import _prepare
+    from ._prepare import _prepare
     from ._validation import check_number
 
     prep = _prepare(data, sensitive, exclude, transform)

@@ -127,7 +127,7 @@ def _label(strata, key):
 def protect_strata(data, method, sensitive, seed, options, strata, protect_one):
     """Protect each group with ``protect_one(frame, method, sensitive, seed, options)`` and
     put the release together in the original record order."""
-    from ._recipe import child_seeds
+    from ._streams import child_seeds
     from ._safety import RiskProfile
 
     data = check_dataframe(data)

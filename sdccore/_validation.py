@@ -203,9 +203,9 @@ def numeric_matrix(data, columns=None, min_columns=MIN_COLUMNS, name="data"):
     if X.size and X.shape[1] >= 2 and X.shape[0] >= 3 and np.isnan(X).any() and not np.isinf(X).any():
         # missing cells: completed as protect completes them (EM conditional draws), from the
         # "impute" stream of seed 0, so exploring an incomplete file shows what protection sees
-        from ._protect import _complete_missing
+        from ._missing import complete_for_protection
 
-        X = _complete_missing(X, cols, None)[0]
+        X = complete_for_protection(X, cols, None)[0]
     check_matrix(X, cols, name, min_columns=min_columns)
     check_scale(X, cols, name)
     check_spread(X, X.std(axis=0), X.mean(axis=0), cols, name)

@@ -1,0 +1,197 @@
+"""The Dask engine's ground floor: reading partitioned files (Parquet or CSV, typed as the
+in-memory reader types them), writing one Parquet file a partition, the pairwise tree
+reduction every pass uses, and the engine's random-stream key (``DASK_STREAM``).  The engine
+(``_dask``) and its parts (``_dask_exchange``, ``_dask_floors``, ``_dask_magg``,
+``_dask_measures``) import from here; nothing here imports them."""
+
+from __future__ import annotations
+
+import glob
+import os
+
+import numpy as np
+import pandas as pd
+
+__all__ = []
+
+DASK_STREAM = 7  # spawn key of the engine's streams: SeedSequence(seed, spawn_key=(7, stream, partition))
+
+
+# ----------------------------------------------------------------------------- reading
+
+def files_of(pattern):
+    """The files a path or glob names, sorted; one kind (Parquet or CSV)."""
+    if not isinstance(pattern, str) or not pattern:
+        raise ValueError("give a file, a folder or a glob such as 'big/*.parquet'.")
+    if os.path.isdir(pattern):
+        found = sorted(glob.glob(os.path.join(pattern, "*.parquet")) or glob.glob(os.path.join(pattern, "*.csv")))
+    else:
+        found = sorted(glob.glob(pattern))
+    if not found:
+        raise ValueError(f"no file matches {pattern!r}; check the path (quote the glob so the shell does not "
+                         f"expand it).")
+    kinds = {("parquet" if f.lower().endswith((".parquet", ".pq")) else "csv" if f.lower().endswith(
+        (".csv", ".txt", ".csv.gz")) else "other") for f in found}
+    if "other" in kinds:
+        bad = [f for f in found if not f.lower().endswith((".parquet", ".pq", ".csv", ".txt", ".csv.gz"))][:3]
+        raise ValueError(f"{bad} are neither Parquet nor CSV; the Dask engine reads *.parquet or *.csv files.")
+    if len(kinds) > 1:
+        raise ValueError(f"{pattern!r} matches Parquet and CSV files together; give one kind.")
+    return found, kinds.pop()
+
+
+HEAD_BYTES = 1 << 20  # the first MiB of the first file decides types, separator and decimal mark
+
+
+def read_head(pattern):
+    """The first records of the data set read exactly as ``read_table`` reads a file in
+    memory (the one reading pipeline: separator and decimal mark detected, numbers written
+    as text converted, missing-value marks read as missing), with its notes.  ``read_dask``
+    types every partition by it and the CLI applies the in-memory role rules to it."""
+    from ._io import read_table
+
+    files, kind = files_of(pattern)
+    with open(files[0], "rb") as fh:
+        raw = fh.read(HEAD_BYTES + 1)
+    if kind == "parquet":
+        import pyarrow.parquet as pq
+
+        pf = pq.ParquetFile(files[0])
+        if pf.metadata.num_rows == 0 or pf.num_row_groups == 0:
+            head = pf.schema_arrow.empty_table().to_pandas()
+        else:
+            head = pf.read_row_group(0).slice(0, 5000).to_pandas()
+        buf = __import__("io").BytesIO()
+        head.to_parquet(buf)
+        return read_table(buf.getvalue(), "head.parquet")
+    if len(raw) > HEAD_BYTES:  # whole lines only
+        raw = raw[:raw.rfind(b"\n", 0, HEAD_BYTES) + 1] or raw[:HEAD_BYTES]
+    return read_table(raw, os.path.basename(files[0]))
+
+
+_ENCODINGS = {"utf-8": "utf-8", "utf-8 (with BOM)": "utf-8-sig", "windows-1252": "cp1252", "utf-16": "utf-16"}
+
+
+def read_dask(pattern, *, blocksize="64MB", head=None):
+    """A Dask DataFrame over the files ``pattern`` names; every file must have the same
+    columns with the same types (named in the error otherwise).  Each partition is read as
+    ``read_table`` reads a file (``read_head``): CSV with the detected separator, decimal
+    mark and encoding; columns of numbers written as text ("86,353", "12 %", "(5)") and
+    missing-value marks ('-', 'n/a', ...) converted in every partition, a cell that is not a
+    number there refused with its file and column; other text stays text (and needs a role)."""
+    import dask.dataframe as dd
+
+    files, kind = files_of(pattern)
+    head = read_head(pattern) if head is None else head
+    hd = head.data
+    if kind == "parquet":
+        import pyarrow.parquet as pq
+
+        first = pq.read_schema(files[0])
+        for f in files[1:]:
+            s = pq.read_schema(f)
+            if s.names != first.names or [str(t) for t in s.types] != [str(t) for t in first.types]:
+                diff = sorted(set(map(str, zip(s.names, s.types))) ^ set(map(str, zip(first.names, first.types))))
+                raise ValueError(f"{os.path.basename(f)} has other columns or types than "
+                                 f"{os.path.basename(files[0])} ({'; '.join(diff[:4])}); every partition of the "
+                                 f"data set must have the same schema.")
+        # one partition a file (dask's read_parquet may fuse files when columns are selected,
+        # which would change the partitioning between two passes)
+        meta = pq.read_schema(files[0]).empty_table().to_pandas()
+        convert = {c: "." for c in meta.columns if c in hd.columns and not pd.api.types.is_numeric_dtype(meta[c])
+                   and pd.api.types.is_numeric_dtype(hd[c])}
+        if convert:
+            meta = meta.astype({c: np.float64 for c in convert})
+        return dd.from_map(_read_parquet_file, files, meta=meta, enforce_metadata=False, convert=convert)
+    heads = []
+    for f in files:
+        with open(f, "rb") as fh:
+            heads.append(fh.readline().strip())
+    for f, h in zip(files[1:], heads[1:]):
+        if h != heads[0]:
+            raise ValueError(f"{os.path.basename(f)} has another header than {os.path.basename(files[0])}; every "
+                             f"file must have the same columns.")
+    text_cols = [c for c in hd.columns if not pd.api.types.is_numeric_dtype(hd[c])]
+    # every column read as text, then typed as the head was: the same converter as in memory
+    meta = hd.iloc[:0].copy()
+    ints = [c for c in hd.columns if pd.api.types.is_integer_dtype(hd[c])]
+    meta = meta.astype({c: (np.int64 if c in ints else np.float64) for c in hd.columns
+                        if pd.api.types.is_numeric_dtype(hd[c]) and not pd.api.types.is_bool_dtype(hd[c])})
+    enc = _ENCODINGS.get(head.encoding, "utf-8")
+    ddf = dd.read_csv(files, blocksize=None if enc == "utf-16" else blocksize, sep=head.sep, dtype=str,
+                      keep_default_na=False, na_values=[], skipinitialspace=True, encoding=enc)
+    unnamed = [c for c in ddf.columns if c not in hd.columns]
+    if unnamed:
+        ddf = ddf.drop(columns=unnamed)  # empty columns without a name, as read_table drops them
+    return ddf.map_partitions(_typed_partition, list(meta.columns), text_cols, head.decimal, ints, meta=meta,
+                              enforce_metadata=False)
+
+
+def _typed_partition(df, columns, text_cols, decimal, ints=()):
+    """One CSV partition read as text, typed as ``read_table`` typed the head: numeric
+    columns converted (a cell that is not a number, nor a missing-value mark, is refused)."""
+    from ._io import _clean_cells, _parse_core
+
+    out = {}
+    for c in columns:
+        s = df[c]
+        if c in text_cols:
+            out[c] = s.where(s != "", None) if s.dtype == object else s
+            continue
+        core, paren, _, _, missing = _clean_cells(s)
+        num = _parse_core(core, decimal)
+        bad = num.isna() & ~missing
+        if bad.any():
+            cell = str(s[bad].iloc[0])[:40]
+            raise ValueError(f"column {c!r} holds numbers in the first records but {int(bad.sum())} cell(s) such as "
+                             f"{cell!r} further on that are not numbers; correct the file, or give the column a role "
+                             f"(--drop or --keep) after reading it as text.")
+        v = num.where(~paren, -num).where(~missing).astype(np.float64).to_numpy()
+        if c in ints and not np.isnan(v).any() and (v == np.round(v)).all() and (np.abs(v) < 2 ** 62).all():
+            v = v.astype(np.int64)  # whole numbers stay whole, as read_table reads them
+        out[c] = v
+    return pd.DataFrame(out, index=df.index)
+
+
+def _read_parquet_file(path, columns=None, convert=None):
+    import pyarrow as pa
+
+    frame = pd.read_parquet(path, columns=columns)
+    for c, decimal in (convert or {}).items():  # numbers stored as text, as read_table converts them
+        if c in frame.columns:
+            frame[c] = _typed_partition(frame[[c]].astype(object).where(frame[[c]].notna(), ""), [c], [], decimal)[c]
+    # hand Arrow's freed buffers back at once: kept in its pool they count against a worker's
+    # memory limit as unmanaged memory, and a worker paused by them stays paused
+    pa.default_memory_pool().release_unused()
+    return frame
+
+
+def _name(i):
+    return f"part-{i:05d}.parquet"
+
+
+def _write(frame, folder, progress=None):
+    """Write ``frame`` as one Parquet file a partition (part-00000.parquet, ...)."""
+    job = frame.to_parquet(folder, write_index=False, name_function=_name, compute=False)
+    if progress is not None:
+        progress(job)
+    else:
+        job.compute()
+
+
+def _tree(parts, merge):
+    """Delayed pairwise reduction of ``parts`` in their order (a merge sees the earlier
+    partitions on its left)."""
+    from dask import delayed
+
+    while len(parts) > 1:
+        parts = [delayed(merge)(parts[i], parts[i + 1]) if i + 1 < len(parts) else parts[i]
+                 for i in range(0, len(parts), 2)]
+    return parts[0]
+
+
+def _add(a, b):
+    """Elementwise sum of two arrays or (nested) dicts of arrays."""
+    if not isinstance(a, dict):
+        return a + b
+    return {k: _add(a[k], b[k]) for k in a}

@@ -1,0 +1,37 @@
+"""The named random streams every stochastic step draws from (ground floor: imports numpy only).
+
+One master seed gives each step its own stream, ``numpy.random.SeedSequence(seed,
+spawn_key=(STREAMS[name],))``, so that a step's draws never depend on how many another step
+took.  ``RECIPE_VERSION`` is here because recipes before version 3 shuffled from another
+generator (``child_rng`` gives them what they got).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+__all__ = []
+
+# 3: option names noise_sd / noise_model / noise_cov, versions stamped, SeedSequence streams
+# 2: transform, bounds, rounding and floors recorded; no stamp: recipes from before them
+RECIPE_VERSION = 3
+STREAMS = {"shuffle": 1, "runs": 2, "search": 3, "bw_map": 4, "impute": 5, "strata": 6}
+
+
+def child_seeds(seed, stream, count=None):
+    """Integer seeds of a named child stream of ``seed`` (non-negative int64): the
+    SeedSequence with entropy ``seed`` and spawn key (stream number,).  ``count=None`` gives
+    one int, else an array of ``count`` (an int or a shape)."""
+    ss = np.random.SeedSequence(int(seed), spawn_key=(STREAMS[stream],))
+    shape = () if count is None else (count if isinstance(count, tuple) else (int(count),))
+    size = int(np.prod(shape)) if shape else 1
+    vals = (ss.generate_state(size, dtype=np.uint64) >> np.uint64(1)).astype(np.int64)
+    return int(vals[0]) if count is None else vals.reshape(shape)
+
+
+def child_rng(seed, stream, version=RECIPE_VERSION):
+    """The generator of a named child stream of ``seed``; recipes before version 3 shuffled
+    with ``default_rng([seed, 1])``, which is what they get."""
+    if (version is None or version < 3) and stream == "shuffle":
+        return np.random.default_rng([int(seed), 1])
+    return np.random.default_rng(np.random.SeedSequence(int(seed), spawn_key=(STREAMS[stream],)))
