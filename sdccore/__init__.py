@@ -37,7 +37,8 @@ from typing import TYPE_CHECKING
 if TYPE_CHECKING:  # pragma: no cover
     from ._audit import Audit, audit_factor_scores
     from ._codebook import codebook
-    from ._compare import CorrelationIndices, SearchResult, compare, correlation_indices, search
+    from ._compare import SearchResult, compare, search
+    from ._explore import CorrelationIndices, correlation_indices
     from ._comparison import Comparison
     from ._datasets import dataset_roles, list_datasets, load_dataset
     from ._evaluate import Evaluation, Scores, evaluate
@@ -66,7 +67,7 @@ _EXPORTS = {
     "CONDITIONAL_METHODS": "_options",
     "Audit": "_audit",
     "Comparison": "_comparison",
-    "CorrelationIndices": "_compare",
+    "CorrelationIndices": "_explore",
     "Decomposition": "_protect",
     "Evaluation": "_evaluate",
     "ID_REFERENCES": "_linkage",
@@ -93,7 +94,7 @@ _EXPORTS = {
     "audit_factor_scores": "_audit",
     "codebook": "_codebook",
     "compare": "_compare",
-    "correlation_indices": "_compare",
+    "correlation_indices": "_explore",
     "correlation_matrix": "_explore",
     "dataset_roles": "_datasets",
     "dbrl": "_risk",

@@ -13,9 +13,9 @@ from scipy.cluster import hierarchy
 from scipy.spatial.distance import squareform
 
 from . import _decomp as dc
-from ._validation import numeric_matrix
+from ._validation import check_names, numeric_matrix
 
-__all__ = ["correlation_matrix", "sampling_adequacy", "scree", "Adequacy"]
+__all__ = ["correlation_matrix", "sampling_adequacy", "scree", "Adequacy", "correlation_indices", "CorrelationIndices"]
 
 
 def correlation_matrix(data, *, columns=None, order="clustered"):
@@ -160,3 +160,85 @@ def scree(data, *, columns=None):
     share = lam / lam.sum()
     return pd.DataFrame({"component": [f"PC{i + 1}" for i in range(len(lam))], "eigenvalue": lam,
                          "share": share, "cumulative": np.cumsum(share)})
+
+
+# ----------------------------------------------------------------------------- indices
+
+@dataclass(frozen=True)
+class CorrelationIndices:
+    """What ``correlation_indices`` returns.
+
+    Attributes
+    ----------
+    per_variable : DataFrame
+        For each variable p taken alone as sensitive, Between(p) (FA paper eq. 6) and
+        Within(-p) (eq. 7).
+    between, within : float or None
+        For the sensitive set S: the mean |cor| between S and the public variables and the
+        mean |cor| over pairs of public variables (None without a set).
+    sensitive : tuple of str
+        The set S.
+    """
+
+    per_variable: pd.DataFrame
+    between: float | None
+    within: float | None
+    sensitive: tuple
+
+
+def _abs_corr(data):
+    # two variables give 'between' (one sensitive, one public); 'within' needs two public ones
+    # and is NaN below that
+    num, X = numeric_matrix(data, min_columns=2)
+    return num, np.abs(np.corrcoef(X, rowvar=False))
+
+
+def _between_within(A, S):
+    m = A.shape[0]
+    P = [j for j in range(m) if j not in set(S)]
+    between = float(A[np.ix_(S, P)].mean()) if P else float("nan")
+    if len(P) >= 2:
+        iu = np.triu_indices(len(P), 1)
+        within = float(A[np.ix_(P, P)][iu].mean())
+    else:
+        within = float("nan")
+    return between, within
+
+
+def correlation_indices(data, *, sensitive=None):
+    """The FA paper's between and within correlation indices.
+
+    Parameters
+    ----------
+    data : DataFrame
+    sensitive : list of str, optional
+        The sensitive set S.
+
+    Returns
+    -------
+    CorrelationIndices
+        Per variable taken alone as sensitive: Between(p) (eq. 6) and Within(-p) (eq. 7);
+        for S: the mean |cor| between S and the public variables and the mean |cor| over
+        pairs of public variables.
+
+    Examples
+    --------
+    >>> import sdccore
+    >>> ci = sdccore.correlation_indices(sdccore.load_dataset("tarragona"), sensitive=["SALES"])
+    >>> 0 < ci.between < 1 and 0 < ci.within < 1
+    True
+    """
+    num, A = _abs_corr(data)
+    rows = []
+    for p in range(len(num)):
+        b, w = _between_within(A, [p])
+        rows.append({"variable": num[p], "between": b, "within": w})
+    per = pd.DataFrame(rows).set_index("variable")
+    if sensitive:
+        sens = check_names(sensitive, num, "sensitive")
+        b, w = _between_within(A, [num.index(s) for s in sens])
+        return CorrelationIndices(per, b, w, tuple(sens))
+    return CorrelationIndices(per, None, None, ())
+
+
+# ----------------------------------------------------------------------------- compare

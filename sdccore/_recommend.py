@@ -10,7 +10,8 @@ from importlib import resources
 import numpy as np
 import pandas as pd
 
-from ._compare import compare, correlation_indices
+from ._compare import compare
+from ._explore import correlation_indices
 from ._options import CONDITIONAL_METHODS
 from ._streams import child_seeds
 from ._validation import check_dataframe, make_rng, numeric_columns, numeric_matrix, resolve_seed
