@@ -66,7 +66,7 @@ class Release:
         return codebook(self.result, original, drop=self.recipe.drop, labels=labels)
 
 
-def make_release(data, recipe, *, allow_unsafe=None):
+def make_release(data, recipe, *, allow_unsafe=None, result=None):
     """The released file from the original data and a recipe: protect, drop identifiers,
     shuffle, neutralise formulas (rounding is part of protection).
 
@@ -78,6 +78,11 @@ def make_release(data, recipe, *, allow_unsafe=None):
         From ``Recipe.from_result``, ``Recipe.from_json`` or a dict as the tool writes it.
     allow_unsafe : str, optional
         As for ``protect``; a recipe's ``unsafe_reason`` is never applied by itself.
+    result : ProtectionResult, optional
+        This recipe's protection of these data, already made (the dashboard evaluates a
+        configuration before the custodian downloads it): used instead of protecting again.
+        Its options must agree with every option the recipe names and its data must have
+        the data's records; otherwise ValueError.
 
     Returns
     -------
@@ -117,7 +122,8 @@ def make_release(data, recipe, *, allow_unsafe=None):
         options["exclude"] = list(exclude) + kept
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", DeprecationWarning)  # old spellings in a user's own dict
-        res = protect(work, allow_unsafe=allow_unsafe, **options)
+        res = protect(work, allow_unsafe=allow_unsafe, **options) if result is None else \
+            _matching_result(result, options, work, allow_unsafe)
     shuffle_rng = child_rng(res.options["seed"], "shuffle", recipe.version) if recipe.shuffle else None
     out = prepare_release(res.data, shuffle=recipe.shuffle, rng=shuffle_rng)  # identifiers were dropped above
     if recipe.version is None:  # announced: such a recipe rebuilds its file as it was made then
@@ -129,3 +135,44 @@ def make_release(data, recipe, *, allow_unsafe=None):
             "--save-recipe to stamp it",))
     new = Recipe.from_result(res, drop=recipe.drop, keep=recipe.keep, shuffle=recipe.shuffle)
     return Release(out, res, new)
+
+
+def _matching_result(result, options, work, allow_unsafe):
+    """``result`` when it is this recipe's protection of ``work``: the same records and the
+    recipe's every option (the seed included); a broken floor needs ``allow_unsafe`` as
+    ``protect`` would."""
+    from ._protect import ProtectionResult
+    from ._safety import UnsafeReleaseError
+
+    if not isinstance(result, ProtectionResult):
+        raise TypeError(f"result must be what protect returns (a ProtectionResult), got {type(result).__name__}.")
+    if len(result.data) != len(work):
+        raise ValueError(f"result has {len(result.data):,} records but the data have {len(work):,}; pass the "
+                         f"protection of these data, or no result.")
+    eff = result.options
+    differ = [k for k, v in options.items()
+              if k not in ("exclude", "transform") and k in eff and _plain(eff[k]) != _plain(v)]
+    # the result records the log-scale columns by name: 'none' is none of them, 'auto' the
+    # rule's choice on these data, a list itself
+    tr = options.get("transform", "none")
+    if "transform" in eff and tr != "auto" and list(eff["transform"]) != ([] if tr == "none" else list(tr)):
+        differ.append("transform")
+    differ += [k for k in ("method", "seed") if k in options and k not in eff]
+    if set(options.get("exclude") or []) != set(eff.get("exclude") or []):
+        differ.append("exclude")
+    if differ:
+        raise ValueError(f"result was made with other options than the recipe's ({', '.join(differ)}); pass the "
+                         f"protection made with this recipe, or no result.")
+    if result.risk is not None and not result.risk.ok and allow_unsafe is None:
+        raise UnsafeReleaseError("release refused, it breaks the risk floors: " + result.risk.message(),
+                                 risk=result.risk)
+    return result
+
+
+def _plain(v):
+    """An option's value as the recipe writes it (floors as a dict, tuples as lists)."""
+    if hasattr(v, "to_dict"):
+        v = v.to_dict()
+    if isinstance(v, tuple):
+        v = list(v)
+    return v

@@ -469,3 +469,26 @@ def test_explore_numbers_start_in_the_background_and_equal_the_librarys(app):
     app.switch_page("pages/2_explore.py").run()
     _ok(app)
     assert any(f"Recommended: **{direct.label}**" in s.value for s in app.success)
+
+
+def test_download_page_protects_its_configuration_once(app, monkeypatch):
+    # issue 30, point 4: the page evaluates the release and builds the file from the same
+    # protection (it protected twice: once to evaluate, once in make_release)
+    import streamlit as st
+
+    import sdccore._protect as prot
+
+    st.cache_data.clear()  # another test's session may have cached this very release
+    calls = []
+    real = prot._protect
+    monkeypatch.setattr(prot, "_protect", lambda *a, **k: calls.append(1) or real(*a, **k))
+    from ui import state
+
+    app.multiselect(key="sensitive_select").set_value(["SALES"]).run()
+    for fut in app.session_state[state.PREFETCH].values():  # Explore's numbers (the recommendation protects)
+        fut.result(timeout=120)
+    calls.clear()
+    app.switch_page("pages/5_download.py").run()
+    _ok(app)
+    assert any(b.label == "Download the protected CSV" for b in app.get("download_button"))
+    assert len(calls) == 1, f"protected {len(calls)} times"

@@ -12,7 +12,10 @@ import os
 import subprocess
 import sys
 
+import pandas as pd
 import pytest
+
+import sdccore
 
 from sdccore.__main__ import main
 
@@ -73,3 +76,36 @@ def test_the_cli_in_process_gives_the_same_file_as_in_a_fresh_process(tmp_path, 
     subprocess.run([sys.executable, "-m", "sdccore", *args, "--out", str(tmp_path / "b.csv")], check=True,
                    capture_output=True, cwd=os.path.join(os.path.dirname(__file__), ".."))
     assert (tmp_path / "a.csv").read_bytes() == (tmp_path / "b.csv").read_bytes()
+
+
+def test_make_release_assembles_a_given_protection_without_protecting_again():
+    # issue 30, point 4: the Download page evaluated this protection already; the file is
+    # assembled from it, byte for byte the file protect-from-the-recipe gives
+    df = sdccore.load_dataset("tarragona")
+    recipe = sdccore.Recipe({"method": "pca", "seed": 11, "exclude": None}, shuffle=True)
+    res = sdccore.protect(df, "pca", rng=11)
+    a = sdccore.make_release(df, recipe)
+    b = sdccore.make_release(df, recipe, result=res)
+    pd.testing.assert_frame_equal(a.data, b.data)
+    assert b.result is res and a.recipe.to_json() == b.recipe.to_json()
+    # a protection with another seed or method is refused, not silently used
+    with pytest.raises(ValueError, match="other options than the recipe's \\(seed\\)"):
+        sdccore.make_release(df, recipe, result=sdccore.protect(df, "pca", rng=12))
+    with pytest.raises(ValueError, match="method"):
+        sdccore.make_release(df, recipe, result=sdccore.protect(df, "fa", rng=11))
+    with pytest.raises(TypeError, match="ProtectionResult"):
+        sdccore.make_release(df, recipe, result=a)
+    # a broken floor still needs a reason
+    rs = sdccore.Recipe({"method": "rankswap", "sensitive": ["SALES", "NET.PROFIT"], "seed": 1})
+    broken = sdccore.protect(df, "rankswap", sensitive=["SALES", "NET.PROFIT"], rng=1, allow_unsafe="test")
+    with pytest.raises(sdccore.UnsafeReleaseError):
+        sdccore.make_release(df, rs, result=broken)
+
+
+def test_a_given_protection_on_the_log_scale_matches_its_recipe():
+    df = sdccore.load_dataset("tarragona")
+    res = sdccore.protect(df, "pca", rng=3, transform=["SALES"])
+    rel = sdccore.make_release(df, sdccore.Recipe({"method": "pca", "seed": 3, "transform": ["SALES"]}), result=res)
+    assert rel.result is res
+    with pytest.raises(ValueError, match="transform"):
+        sdccore.make_release(df, sdccore.Recipe({"method": "pca", "seed": 3, "transform": "none"}), result=res)

@@ -503,6 +503,12 @@ def release_file(config: dict, shuffle: bool):
     recipe = sdccore.Recipe({**cfg, "sensitive": sensitive(), "exclude": excluded() or None, "seed": seed()},
                             drop=tuple(columns_with("identifier")), keep=tuple(passthrough_text()),
                             shuffle=bool(shuffle))
+    res = _release_result(config)[0]
+    if res is not None:  # the protection the page evaluated: assembled, not protected again
+        try:
+            return sdccore.make_release(data(), recipe, allow_unsafe=floors_reason(), result=res)
+        except ValueError:
+            pass  # options that disagree (never expected): protect afresh from the recipe
     return cached("make_release", data(), recipe.to_dict(), floors_reason())
 
 
@@ -744,16 +750,20 @@ def release(config: dict):
     (result, evaluation, refusal): refusal is the UnsafeReleaseError when a floor breaks, or
     when the floors are lowered without a reason.  A release that meets the floors is
     recorded in the session's history."""
-    cfg = with_floors(config)
-    method = cfg.pop("method")
-    extra = [c for c in cfg.pop("exclude", None) or [] if c not in excluded()]
-    res, ev, refused = cached("release", work_frame(), method, sensitive(), cfg, seed(), excluded() + extra,
-                              floors_reason())
+    res, ev, refused = _release_result(config)
     if res is not None:
         label, _ = release_choice()
         record_history("release", label or METHOD_LABELS.get(config.get("method"), str(config.get("method"))),
                        dict(config), dict(ev.scores), res.risk.variables)
     return res, ev, refused
+
+
+def _release_result(config: dict):
+    """``release``'s (result, evaluation, refusal), from the session's cache."""
+    cfg = with_floors(config)
+    method = cfg.pop("method")
+    extra = [c for c in cfg.pop("exclude", None) or [] if c not in excluded()]
+    return cached("release", work_frame(), method, sensitive(), cfg, seed(), excluded() + extra, floors_reason())
 
 
 def preview(config: dict):
