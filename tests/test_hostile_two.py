@@ -226,12 +226,12 @@ def test_recommend_refuses_tiny_and_extreme_data():
 @pytest.mark.parametrize("exc,code,expect", [(MemoryError, 2, "out of memory"), (KeyboardInterrupt, 130, "interrupted"),
                                              (RecursionError, 2, "nested too deeply")])
 def test_the_cli_catches_everything_at_its_boundary(monkeypatch, tmp_path, tarragona, exc, code, expect):
-    import sdccore._recipe as recipe  # the CLI imports make_release from there when it runs
+    import sdccore._release as release  # the CLI imports make_release from there when it runs
     tarragona.to_csv(tmp_path / "t.csv", index=False)
 
     def boom(*a, **k):
         raise exc()
-    monkeypatch.setattr(recipe, "make_release", boom)
+    monkeypatch.setattr(release, "make_release", boom)
     c, err, _ = _cli("protect", str(tmp_path / "t.csv"), "--out", str(tmp_path / "o.csv"))
     assert c == code and err.startswith("error:") and expect in err and len(err.strip().splitlines()) == 1
 
