@@ -101,7 +101,7 @@ def codebook(result, original=None, *, drop=(), labels=None):
     >>> cb.loc["SALES", ["role", "exact", "in_expectation"]].tolist()
     ['protected', 'means', 'variances and covariances (unbiased)']
     """
-    from ._protect import ProtectionResult
+    from ._results import ProtectionResult
 
     if not isinstance(result, ProtectionResult):
         raise TypeError(f"result must be what protect returns (a ProtectionResult), got {type(result).__name__}.")

@@ -1,5 +1,6 @@
 """The Dask engine's ground floor: reading partitioned files (Parquet or CSV, typed as the
-in-memory reader types them), writing one Parquet file a partition, the pairwise tree
+in-memory reader types them), writing one Parquet file a partition, the output folder (its
+checks, partial folders of this and of dead processes), the pairwise tree
 reduction every pass uses, and the engine's random-stream key (``DASK_STREAM``).  The engine
 (``_dask``) and its parts (``_dask_exchange``, ``_dask_floors``, ``_dask_magg``,
 ``_dask_measures``) import from here; nothing here imports them."""
@@ -195,3 +196,98 @@ def _add(a, b):
     if not isinstance(a, dict):
         return a + b
     return {k: _add(a[k], b[k]) for k in a}
+
+
+# ----------------------------------------------------------------------------- the output folder
+
+def _check_out(out):
+    if not isinstance(out, (str, os.PathLike)) or str(out) in ("", "-"):
+        raise ValueError("give the release a folder, e.g. --out released/.")
+    out = str(out)
+    if os.path.exists(out) and not os.path.isdir(out):
+        raise ValueError(f"--out {out} is a file; give a folder for the Parquet data set.")
+    if os.path.isdir(out) and os.listdir(out):
+        raise ValueError(f"--out {out} is a folder that is not empty; give a new or empty folder (nothing is "
+                         f"overwritten).")
+    parent = os.path.dirname(os.path.abspath(out))
+    if not os.path.isdir(parent):
+        raise ValueError(f"the folder {parent} does not exist; create it or write elsewhere.")
+
+
+def _partial(out, tag):
+    out = os.path.abspath(str(out))
+    return os.path.join(os.path.dirname(out),
+                        f".{os.path.basename(out)}.sdccore-partial-{tag}-{_host()}-{os.getpid()}")
+
+
+def _host():
+    import socket
+
+    return "".join(ch if ch.isalnum() else "_" for ch in socket.gethostname()) or "host"
+
+
+def _remove_stale(out):
+    """Remove the hidden partial folders an earlier run for ``out`` left on this machine when
+    it was stopped (killed, out of time): its process no longer runs.  Returns a note, or
+    None.  Folders of a running process or of another machine are left alone."""
+    out = os.path.abspath(str(out))
+    found, size = [], 0
+    for path in glob.glob(os.path.join(os.path.dirname(out), f".{glob.escape(os.path.basename(out))}"
+                                                              f".sdccore-partial-*-{_host()}-*")):
+        try:
+            pid = int(path.rsplit("-", 1)[1])
+        except ValueError:
+            continue
+        if pid == os.getpid() or _alive(pid):
+            continue
+        for root, _, files in os.walk(path):
+            size += sum(os.path.getsize(os.path.join(root, f)) for f in files)
+        _remove(path)
+        found.append(path)
+    if not found:
+        return None
+    return (f"removed {len(found)} partial folder(s) ({size / 2 ** 30:.2f} GB) that a stopped earlier run for "
+            f"{out} left beside it")
+
+
+def _alive(pid):
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:  # somebody else's process
+        return True
+    return True
+
+
+def _remove(folder):
+    import shutil
+
+    shutil.rmtree(folder, ignore_errors=True)
+
+
+def _read_folder(folder, meta):
+    import dask.dataframe as dd
+
+    files = sorted(glob.glob(os.path.join(str(folder), "part-*.parquet")))
+    return dd.from_map(_read_parquet_file, files, meta=meta, enforce_metadata=False)
+
+
+WORKER_WAIT = 60  # seconds to wait for a first running worker
+
+
+def _workers_ready():
+    """With a distributed client, wait until at least one worker runs; a cluster whose
+    workers never start (or were all killed) would otherwise wait for ever."""
+    try:
+        from distributed import get_client
+
+        client = get_client()
+    except (ImportError, ValueError):
+        return  # no distributed client: Dask's local scheduler runs the work itself
+    try:
+        client.wait_for_workers(1, timeout=WORKER_WAIT)
+    except TimeoutError:
+        raise ValueError(f"the Dask cluster has no running worker after {WORKER_WAIT} s: its workers did not start or "
+                         f"were killed (a memory limit too small to start one?). Check the scheduler's log and give "
+                         f"each worker at least 1 GB.") from None

@@ -10,8 +10,8 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
-from ._dask import _workers_ready, moments
-from ._dask_base import DASK_STREAM, _add, _tree
+from ._dask import moments
+from ._dask_base import DASK_STREAM, _add, _tree, _workers_ready
 
 
 @dataclass(frozen=True)

@@ -161,3 +161,20 @@ def _prepare(data, sensitive, exclude, transform="none", seed=None):
                      f"they were filled by EM conditional draws only to protect the observed cells")
     return _Prepared(data, numeric, X0, X, mean, sd, Z, R, mean0, sd0, keep, deps, sens, tuple(notes), sens_names,
                      list(exclude) if exclude is not None else None, log_cols, scales, check, missing)
+
+
+def _dependency_report(prep):
+    """Each exact dependency on the original scale: the target's coefficients on its predictors
+    and the intercept, by name."""
+    out = {}
+    for d in prep.deps:
+        j = d.target
+        coefs = {}
+        intercept = prep.mean0[j]
+        for i, b in zip(d.predictors, d.beta):
+            c = b * prep.sd0[j] / prep.sd0[i]
+            coefs[prep.numeric[i]] = float(c)
+            intercept -= c * prep.mean0[i]
+        coefs["(intercept)"] = float(intercept)
+        out[prep.numeric[j]] = coefs
+    return out

@@ -141,7 +141,7 @@ def _matching_result(result, options, work, allow_unsafe):
     """``result`` when it is this recipe's protection of ``work``: the same records and the
     recipe's every option (the seed included); a broken floor needs ``allow_unsafe`` as
     ``protect`` would."""
-    from ._protect import ProtectionResult
+    from ._results import ProtectionResult
     from ._safety import UnsafeReleaseError
 
     if not isinstance(result, ProtectionResult):

@@ -549,9 +549,9 @@ def test_a_worker_killed_again_and_again_is_one_line(client):
 def test_a_cluster_without_workers_is_refused_not_waited_for(files, tmp_path, monkeypatch):
     """A cluster whose workers never start (the CI hang of stop 21: a worker paused by its
     memory limit at start-up) gets a one-line error instead of an endless wait."""
-    import sdccore._dask as eng
+    import sdccore._dask_base as base  # where the engine waits for its workers
 
-    monkeypatch.setattr(eng, "WORKER_WAIT", 2)
+    monkeypatch.setattr(base, "WORKER_WAIT", 2)
     d, folder = files
     with distributed.LocalCluster(n_workers=0, processes=True, dashboard_address=None) as cl, \
             distributed.Client(cl):
