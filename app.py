@@ -10,7 +10,7 @@ from pathlib import Path
 
 import streamlit as st
 
-from ui import state
+from ui import history, state
 
 # a local icon file: nothing is fetched from outside (an emoji or material icon here would be)
 ICON = Path(__file__).resolve().parent / "ui" / "icon.png"
@@ -42,11 +42,11 @@ with st.sidebar:
     st.number_input("Seed (reproducibility)", min_value=0, max_value=2**31 - 1, step=1,
                     value=state.seed(), key="seed_input", on_change=state.seed_changed,
                     help="The same seed, data and settings give the same protected file, byte for byte.")
-    steps = state.undo_steps()
+    steps = history.undo_steps()
     st.button(f"Undo: {steps[-1]['what']}" if steps else "Undo (nothing to undo yet)", key="undo_button",
-              on_click=state.undo, disabled=not steps, use_container_width=True,
+              on_click=history.undo, disabled=not steps, use_container_width=True,
               help="Back to the settings before the last change of roles, strata/weights, method settings, seed, "
                    "floors or regressions; click again to go further back. The History page lists your runs.")
     st.caption("None of your data is written to disk; it stays in this browser session and is dropped when it ends.")
 
-state.track_settings()
+history.track_settings()

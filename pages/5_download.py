@@ -4,7 +4,7 @@ import streamlit as st
 
 import sdccore
 
-from ui import figures, report, state
+from ui import figures, history, report, state
 
 st.title("Download")
 
@@ -141,7 +141,7 @@ def body():
     html_doc = report.build_report(kind, state.data_name(), out.shape, state.roles(), label, res.options, ev,
                                    c["result"] if c else None, res.dependencies, res.notes, res.risk, res.plausibility,
                                    res.unsafe_reason, regressions=state.release_regressions(res)[1], codebook=book,
-                                   history=state.history())
+                                   history=history.history())
     st.download_button("Download the report (HTML)", html_doc, f"{name}_report_{kind}.html", "text/html",
                        key="download_report")
     st.subheader("Factor scores are never exported")

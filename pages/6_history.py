@@ -2,7 +2,7 @@
 
 import streamlit as st
 
-from ui import figures, state
+from ui import figures, history, state
 
 st.title("History of this session")
 st.caption("Every comparison and every release you looked at in this browser session, with its settings, seed, "
@@ -11,13 +11,13 @@ st.caption("Every comparison and every release you looked at in this browser ses
 
 
 def body():
-    steps = state.undo_steps()
+    steps = history.undo_steps()
     c0, c00 = st.columns([1, 2])
-    c0.button("Undo the last change", key="history_undo", on_click=state.undo, disabled=not steps)
+    c0.button("Undo the last change", key="history_undo", on_click=history.undo, disabled=not steps)
     c00.caption(("Changes that can be undone, latest first: " + "; ".join(f"{u['time']} {u['what']}"
                                                                          for u in reversed(steps[-8:])))
                 if steps else "No change of roles or settings yet.")
-    hist = state.history()
+    hist = history.history()
     if not hist:
         st.info("Nothing run yet: run a comparison on page 4 or open a release; each run is listed here.")
         return
