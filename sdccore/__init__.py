@@ -16,7 +16,7 @@ The public names, by the step of the work they belong to:
   ``correlation_indices``, ``CorrelationIndices``, ``audit_factor_scores``, ``Audit``,
   ``removal_curve``, ``RemovalCurve``;
 * protecting: ``protect``, ``ProtectionResult``, ``decompose``, ``Decomposition``,
-  ``option_schema``, ``Option``, ``METHODS``, ``CONDITIONAL_METHODS``, ``min_swap_percent``,
+  ``option_schema``, ``Option``, ``METHODS``, ``CONDITIONAL_METHODS``, ``methods``, ``method_info``, ``MethodInfo``, ``min_swap_percent``,
   ``mdav_groups``;
 * releasing: ``Recipe``, ``Release``, ``make_release``, ``RECIPE_VERSION``, ``codebook``;
 * risk floors: ``RiskFloors``, ``RiskProfile``, ``UnsafeReleaseError``;
@@ -48,6 +48,7 @@ if TYPE_CHECKING:  # pragma: no cover
                       neutralize_formulas, read_table)
     from ._linkage import ID_REFERENCE_TEXT, ID_REFERENCES, default_id_reference
     from ._mdav import mdav_groups
+    from ._methods import MethodInfo, method_info, methods
     from ._options import CONDITIONAL_METHODS, Option, option_schema
     from ._validity import AnalysisValidity, analysis_validity
     from ._protect import METHODS, Decomposition, ProtectionResult, decompose, min_swap_percent, protect
@@ -73,6 +74,7 @@ _EXPORTS = {
     "ID_REFERENCES": "_linkage",
     "ID_REFERENCE_TEXT": "_linkage",
     "METHODS": "_protect",
+    "MethodInfo": "_methods",
     "Option": "_options",
     "Problem": "_io",
     "ProtectionResult": "_protect",
@@ -110,6 +112,8 @@ _EXPORTS = {
     "load_dataset": "_datasets",
     "make_release": "_release",
     "mdav_groups": "_mdav",
+    "method_info": "_methods",
+    "methods": "_methods",
     "min_swap_percent": "_protect",
     "neutralize_formulas": "_io",
     "option_schema": "_options",
@@ -161,8 +165,8 @@ __all__ = [
     "Adequacy", "Audit", "CorrelationIndices", "RemovalCurve",
     "audit_factor_scores", "correlation_indices", "correlation_matrix", "removal_curve", "sampling_adequacy", "scree",
     # protecting
-    "CONDITIONAL_METHODS", "Decomposition", "METHODS", "Option", "ProtectionResult",
-    "decompose", "mdav_groups", "min_swap_percent", "option_schema", "protect", "scale_refusal",
+    "CONDITIONAL_METHODS", "Decomposition", "METHODS", "MethodInfo", "Option", "ProtectionResult",
+    "decompose", "mdav_groups", "method_info", "methods", "min_swap_percent", "option_schema", "protect", "scale_refusal",
     # releasing
     "RECIPE_VERSION", "Recipe", "Release",
     "codebook", "make_release",

@@ -15,9 +15,11 @@ import signal
 import threading
 import sys
 
+from ._methods import methods
+
 # the heavy modules (scipy, scikit-learn, numba) are imported by the command that needs them:
 # ``python -m sdccore datasets`` starts in well under a second
-METHODS = ("fa", "pca", "magg", "rankswap", "noise", "pca_remove", "ipso", "shuffle", "cfa")  # sdccore._options.METHODS (a test checks)
+METHODS = methods()  # the registry (sdccore._methods: imports nothing, so --help stays quick)
 
 
 def _value(text):

@@ -38,10 +38,11 @@ from numba import njit
 from scipy import stats
 
 from . import _decomp as dc
+from ._methods import methods
 
 __all__ = []  # internal: reached through protect(method='ipso' | 'shuffle' | 'cfa')
 
-CONDITIONAL = ("ipso", "shuffle", "cfa")
+CONDITIONAL = methods(conditional=True)
 
 
 def _basis(P):

@@ -80,6 +80,7 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
+from ._methods import methods
 from ._dask_base import (  # noqa: F401  (the engine's reading and reduction helpers, re-exported)
     DASK_STREAM,
     HEAD_BYTES,
@@ -102,7 +103,7 @@ from ._dask_base import (  # noqa: F401  (the engine's reading and reduction hel
     read_head,
 )
 
-DASK_METHODS = ("fa", "pca", "noise", "magg", "rankswap")
+DASK_METHODS = methods(dask=True)
 
 
 # ----------------------------------------------------------------------------- moments
@@ -247,8 +248,8 @@ def scale_refusal(options):
     """
     method = options.get("method", "fa")
     if method not in DASK_METHODS:
-        return (f"method {method!r} is not available with --engine dask: fa, pca, noise, magg and rankswap run at "
-                f"scale. Protect a sample in memory, or use one of those.")
+        return (f"method {method!r} is not available with --engine dask: {', '.join(DASK_METHODS[:-1])} and "
+                f"{DASK_METHODS[-1]} run at scale. Protect a sample in memory, or use one of those.")
     if method == "magg" and (options.get("sensitive") or options.get("noise_model", "published") == "exact"):
         return ("magg with --engine dask is general (every variable aggregated) with noise_model 'published' or "
                 "'none'; selective M-AGG and noise_model='exact' need the whole file at once: protect in memory.")

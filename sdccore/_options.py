@@ -30,11 +30,12 @@ import numpy as np
 from ._perturb import PARAMETERS, PERTURBATIONS, RESIDUALS
 from ._removal import DEFAULT_METRIC, DEFAULT_THRESHOLD as REMOVAL_THRESHOLD, UTILITY_METRICS, ssim_window
 from ._validation import check_number
+from ._methods import methods
 
 __all__ = ["Option", "option_schema", "CONDITIONAL_METHODS"]
 
-METHODS = ("fa", "pca", "magg", "rankswap", "noise", "pca_remove", "ipso", "shuffle", "cfa")
-CONDITIONAL = ("ipso", "shuffle", "cfa")  # keep the public variables, redraw the sensitive ones given them
+METHODS = methods()  # the registry (_methods) is the one list
+CONDITIONAL = methods(conditional=True)  # keep the public variables, redraw the sensitive ones given them
 CONDITIONAL_METHODS = CONDITIONAL
 OMIT = object()  # a default that leaves the option out of the effective options
 

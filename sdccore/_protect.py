@@ -11,6 +11,7 @@ from . import _decomp as dc
 from . import _plausible as pl
 from . import _removal as rm
 from ._magg import correlated_noise, magg, rankswap_columns
+from ._methods import methods
 from ._options import CONDITIONAL, METHODS, Context, bind_data, bind_static, min_swap_percent
 from ._perturb import PARAMETERS, perturb_columns, perturb_residual_rows
 from ._intruders import change_structure
@@ -21,8 +22,8 @@ from ._validation import check_choice, numeric_columns, resolve_seed
 
 __all__ = ["protect", "decompose", "ProtectionResult", "Decomposition", "METHODS", "min_swap_percent"]
 
-DETERMINISTIC = ("pca_remove",)  # the same release for every seed
-DECOMPOSING = ("fa", "pca", "pca_remove")  # methods with a factorization (loadings, a plan)
+DETERMINISTIC = methods(deterministic=True)  # the same release for every seed
+DECOMPOSING = methods(decomposes=True)  # methods with a factorization (loadings, a plan)
 
 
 # ----------------------------------------------------------------------------- plans

@@ -39,9 +39,9 @@ import numpy as np
 import pandas as pd
 
 from ._validation import check_dataframe
+from ._methods import methods
 
-SHIFTED = ("fa", "pca", "magg", "noise")  # methods whose means are restored by a shift
-STRATA_METHODS = ("fa", "pca", "magg")
+STRATA_METHODS = methods(strata=True)
 
 
 def min_stratum_size(method, m, k=3):

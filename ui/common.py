@@ -5,8 +5,9 @@ from __future__ import annotations
 
 import json
 
-METHOD_LABELS = {"fa": "FA", "pca": "PCA", "magg": "M-AGG", "rankswap": "Rank swap", "pca_remove": "PCA-R",
-                 "ipso": "IPSO", "shuffle": "Shuffle", "cfa": "FA-cond"}
+import sdccore
+
+METHOD_LABELS = {m: sdccore.method_info(m).label for m in sdccore.methods(dashboard=True)}  # the registry's
 
 # widget keys whose options depend on the columns: reset when new data arrive
 WIDGETS_TIED_TO_DATA = ("sensitive_select", "identifier_select", "excluded_select", "release_pick", "strata_select",

@@ -668,7 +668,7 @@ def with_floors(config: dict) -> dict:
     return cfg
 
 
-STRATA_METHODS = ("fa", "pca", "magg")
+STRATA_METHODS = sdccore.methods(strata=True)
 
 
 def design() -> dict:
