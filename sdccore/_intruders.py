@@ -274,16 +274,11 @@ def link_leave_one_out(X, Y, rows, targets, out_sets):
     column is summed once and each target's left-out columns subtracted from it
     (``_linkage.nearest_without``), so m targets cost one distance pass plus m subtractions,
     not m passes over m - 1 columns."""
-    from ._linkage import nearest_without
+    from ._linkage import _standardized_pair, nearest_without
 
-    use = np.flatnonzero(X.std(axis=0) > 0)
-    # the columns' means and sds as ``link`` computes them (on a column copy: numpy then sums
-    # each column pairwise), so that the same records tie
-    Xu = np.asfortranarray(X[:, use])
-    mean, sd = Xu.mean(axis=0), Xu.std(axis=0)
+    use = np.flatnonzero(np.asfortranarray(X).std(axis=0) > 0)  # summed per column as _standardized_pair sums
     where = {c: i for i, c in enumerate(use)}
-    A = (Xu[rows] - mean) / sd
-    B = (Y[:, use] - mean) / sd
+    A, B = _standardized_pair(X, Y, use, rows)  # as ``link`` scales, so the same records tie
     out = {}
     sets = []
     for j in targets:

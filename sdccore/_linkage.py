@@ -416,12 +416,15 @@ def nearest_without(A, B, out_sets, seed=None):
     return _decide_without(A, Bt, outs, ptr, cand, nc, over)
 
 
-def _standardized_pair(X, Y, cols):
+def _standardized_pair(X, Y, cols, rows=None):
+    """X's and Y's columns ``cols`` that vary in X, standardised by X's means and sds (X's
+    records ``rows`` only, when given); the one scaling every link uses, so the same records tie."""
     Xs = X[:, cols]
     mean = Xs.mean(axis=0)
     sd = Xs.std(axis=0)
     keep = sd > 0
-    return (Xs[:, keep] - mean[keep]) / sd[keep], (Y[:, cols][:, keep] - mean[keep]) / sd[keep]
+    A = Xs if rows is None else Xs[rows]
+    return (A[:, keep] - mean[keep]) / sd[keep], (Y[:, cols][:, keep] - mean[keep]) / sd[keep]
 
 
 def _dbrl_arrays(X, Y, cols):
