@@ -44,8 +44,9 @@ if TYPE_CHECKING:  # pragma: no cover
     from ._evaluate import Evaluation, Scores, evaluate
     from ._explore import Adequacy, correlation_matrix, sampling_adequacy, scree
     from ._formats import write_table
-    from ._io import (Problem, ReadResult, drop_incomplete_columns, drop_incomplete_rows, inspect_data,
-                      neutralize_formulas, read_table)
+    from ._inspect import Problem, drop_incomplete_columns, drop_incomplete_rows, inspect_data
+    from ._io import ReadResult, read_table
+    from ._writing import neutralize_formulas
     from ._linkage import ID_REFERENCE_TEXT, ID_REFERENCES, default_id_reference
     from ._mdav import mdav_groups
     from ._methods import MethodInfo, method_info, methods
@@ -76,7 +77,7 @@ _EXPORTS = {
     "METHODS": "_protect",
     "MethodInfo": "_methods",
     "Option": "_options",
-    "Problem": "_io",
+    "Problem": "_inspect",
     "ProtectionResult": "_protect",
     "RECIPE_VERSION": "_recipe",
     "ReadResult": "_io",
@@ -102,10 +103,10 @@ _EXPORTS = {
     "dbrl": "_risk",
     "decompose": "_protect",
     "default_id_reference": "_linkage",
-    "drop_incomplete_columns": "_io",
-    "drop_incomplete_rows": "_io",
+    "drop_incomplete_columns": "_inspect",
+    "drop_incomplete_rows": "_inspect",
     "evaluate": "_evaluate",
-    "inspect_data": "_io",
+    "inspect_data": "_inspect",
     "interval_disclosure": "_risk",
     "list_datasets": "_datasets",
     "load_bw_map": "_recommend",
@@ -115,7 +116,7 @@ _EXPORTS = {
     "method_info": "_methods",
     "methods": "_methods",
     "min_swap_percent": "_protect",
-    "neutralize_formulas": "_io",
+    "neutralize_formulas": "_writing",
     "option_schema": "_options",
     "pil": "_utility",
     "propensity_score": "_utility",

@@ -201,7 +201,7 @@ def _atomic_write(pairs):
 def _missing_cells(data, how, untouched):
     """--missing: 'keep' (protect the observed cells, missing ones stay missing in place),
     'drop-records' or 'drop-columns' (with a missing cell among the columns protected)."""
-    from ._io import drop_incomplete_columns, drop_incomplete_rows
+    from ._inspect import drop_incomplete_columns, drop_incomplete_rows
     from ._validation import numeric_columns
 
     cols = [c for c in numeric_columns(data) if c not in untouched]

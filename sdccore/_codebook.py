@@ -173,7 +173,7 @@ def codebook_bytes(table, format="csv"):
     """The codebook as CSV or JSON bytes (JSON: one object per variable, with the notes on
     what each method keeps in ``_about``)."""
     if format == "csv":
-        from ._io import csv_bytes, neutralize_formulas
+        from ._writing import csv_bytes, neutralize_formulas
 
         # names and labels come from the user's file: a cell '=HYPERLINK(...)' is neutralised
         return csv_bytes(neutralize_formulas(table.reset_index()))

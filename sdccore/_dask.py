@@ -362,7 +362,7 @@ def _protect_dask(ddf, options, out, *, drop, keep, sample, allow_unsafe, shuffl
     import dask.dataframe as dd
 
     from ._dask_exchange import exchange
-    from ._io import neutralize_formulas
+    from ._writing import neutralize_formulas
     from ._magg import sqrt_psd
     from ._protect import _bind, _link_columns, _plan, _planned_share
     from ._dask_floors import whole_file_figures

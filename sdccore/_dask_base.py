@@ -131,7 +131,7 @@ def read_dask(pattern, *, blocksize="64MB", head=None):
 def _typed_partition(df, columns, text_cols, decimal, ints=()):
     """One CSV partition read as text, typed as ``read_table`` typed the head: numeric
     columns converted (a cell that is not a number, nor a missing-value mark, is refused)."""
-    from ._io import _clean_cells, _parse_core
+    from ._cells import _clean_cells, _parse_core
 
     out = {}
     for c in columns:

@@ -11,7 +11,8 @@ import re
 import numpy as np
 import pandas as pd
 
-from ._io import STAT_FORMATS, release_csv
+from ._io import STAT_FORMATS
+from ._writing import release_csv
 
 WRITE_FORMATS = ("csv", "parquet", "xlsx", "sav", "dta", "xpt")
 _STATA_NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]{0,31}$")

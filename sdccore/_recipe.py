@@ -18,7 +18,6 @@ from dataclasses import dataclass, field
 import numpy as np
 import pandas as pd
 
-from ._io import prepare_release, release_csv
 from ._options import LEGACY_DEFAULTS, translate_legacy
 from ._validation import check_dataframe
 from ._streams import RECIPE_VERSION, STREAMS, child_rng, child_seeds  # noqa: F401  (re-exported)

@@ -10,7 +10,7 @@ from dataclasses import dataclass
 
 import pandas as pd
 
-from ._io import prepare_release
+from ._writing import prepare_release
 from ._recipe import Recipe
 from ._streams import child_rng
 from ._validation import check_dataframe
