@@ -17,7 +17,7 @@ The public names, by the step of the work they belong to:
   ``removal_curve``, ``RemovalCurve``;
 * protecting: ``protect``, ``ProtectionResult``, ``decompose``, ``Decomposition``,
   ``option_schema``, ``Option``, ``METHODS``, ``CONDITIONAL_METHODS``, ``methods``, ``method_info``, ``MethodInfo``, ``min_swap_percent``,
-  ``mdav_groups``;
+  ``mdav_groups``; at scale (Dask): ``protect_dask``, ``DaskRelease``, ``scale_refusal``;
 * releasing: ``Recipe``, ``Release``, ``make_release``, ``RECIPE_VERSION``, ``codebook``;
 * risk floors: ``RiskFloors``, ``RiskProfile``, ``UnsafeReleaseError``;
 * measuring: ``evaluate``, ``Evaluation``, ``Scores``, ``dbrl``, ``interval_disclosure``,
@@ -40,6 +40,7 @@ if TYPE_CHECKING:  # pragma: no cover
     from ._compare import SearchResult, compare, search
     from ._explore import CorrelationIndices, correlation_indices
     from ._comparison import Comparison
+    from ._dask import DaskRelease, protect_dask
     from ._datasets import dataset_roles, list_datasets, load_dataset
     from ._evaluate import Evaluation, Scores, evaluate
     from ._explore import Adequacy, correlation_matrix, sampling_adequacy, scree
@@ -70,6 +71,7 @@ _EXPORTS = {
     "Audit": "_audit",
     "Comparison": "_comparison",
     "CorrelationIndices": "_explore",
+    "DaskRelease": "_dask",
     "Decomposition": "_protect",
     "Evaluation": "_evaluate",
     "ID_REFERENCES": "_linkage",
@@ -122,6 +124,7 @@ _EXPORTS = {
     "propensity_score": "_utility",
     "propensity_score_shape": "_utility",
     "protect": "_protect",
+    "protect_dask": "_dask",
     "read_table": "_io",
     "recommend": "_recommend",
     "regression_check": "_regression",
@@ -166,8 +169,9 @@ __all__ = [
     "Adequacy", "Audit", "CorrelationIndices", "RemovalCurve",
     "audit_factor_scores", "correlation_indices", "correlation_matrix", "removal_curve", "sampling_adequacy", "scree",
     # protecting
-    "CONDITIONAL_METHODS", "Decomposition", "METHODS", "MethodInfo", "Option", "ProtectionResult",
-    "decompose", "mdav_groups", "method_info", "methods", "min_swap_percent", "option_schema", "protect", "scale_refusal",
+    "CONDITIONAL_METHODS", "DaskRelease", "Decomposition", "METHODS", "MethodInfo", "Option", "ProtectionResult",
+    "decompose", "mdav_groups", "method_info", "methods", "min_swap_percent", "option_schema", "protect", "protect_dask",
+    "scale_refusal",
     # releasing
     "RECIPE_VERSION", "Recipe", "Release",
     "codebook", "make_release",

@@ -175,16 +175,37 @@ def stand_in(mean, cov, cols, rows):
 @dataclass(frozen=True)
 class DaskRelease:
     """What ``protect_dask`` returns: the release (lazy), its risk profile on the sample and
-    the effective options."""
+    the effective options.
 
-    data: object          # dask DataFrame
-    risk: object          # RiskProfile on the sample
+    Attributes
+    ----------
+    data : dask.dataframe.DataFrame
+        The written release, read lazily from the output folder.
+    risk : RiskProfile
+        The floors' figures: own-record closeness over all records, the prior and the other
+        intruders on the sample.
+    options : dict
+        The effective options (method, seed and every option), as a recipe records them.
+    notes : tuple of str
+        What was done and what the custodian should know.
+    n : int
+        Records released.
+    sample : int
+        Records on which the sampled figures were measured.
+    clipped : dict or None
+        Values clipped by the bounds, per protected column (exact counts).
+    mean_change_sd : dict or None
+        What bounds and rounding moved each mean, in original standard deviations (exact).
+    """
+
+    data: object
+    risk: object
     options: dict
     notes: tuple
     n: int
     sample: int
-    clipped: dict = None         # values clipped by the bounds, per protected column (exact)
-    mean_change_sd: dict = None  # what bounds and rounding moved each mean, in original sds (exact)
+    clipped: dict = None
+    mean_change_sd: dict = None
 
 
 def _keys(seed, stream, part, n):
@@ -272,13 +293,74 @@ def scale_refusal(options):
 
 def protect_dask(ddf, options, out, *, drop=(), keep=(), sample=20000, allow_unsafe=None, shuffle=False,
                  progress=None, before_publish=None):
-    """Protect the Dask DataFrame ``ddf`` with a recipe's options (fa, pca, noise, magg or rankswap) into the Parquet
-    data set ``out`` (a new or empty folder: one file a partition).  Returns a
-    ``DaskRelease`` whose ``data`` reads the written release lazily.  A run whose workers
-    all stay paused at their memory limit is stopped with a ValueError (``_paused_watch``).
-    ``before_publish(recipe)`` is called with the release's ``Recipe`` after the floors are
-    checked and before the release is renamed into place (the CLI writes --save-recipe
-    there, so a recipe never names a release that was not written, nor the reverse)."""
+    """Protect a data set larger than memory on a Dask cluster: the scale engine.
+
+    The release is written as a Parquet data set into the folder ``out`` (one file a
+    partition) and is the in-memory engine's for the same recipe where the method allows
+    (rank swapping of the sensitive variables: byte for byte; FA and PCA: the same plan,
+    the exchange over all records).  The floors are checked as ``protect`` checks them
+    (own-record closeness over all records, the prior and the other intruders on a sample);
+    a release that breaks them is deleted and ``UnsafeReleaseError`` raised.
+
+    Parameters
+    ----------
+    ddf : dask.dataframe.DataFrame or str
+        The original, or a file pattern (``'big/*.parquet'``, CSV too) read with the
+        in-memory reading rules.
+    options : Recipe or dict
+        A ``Recipe`` (its ``drop``, ``keep`` and ``shuffle`` are added to the arguments') or
+        the options as ``protect`` takes them, with ``method`` (one of
+        ``sdccore.methods(dask=True)``) and ``seed``.
+    out : str
+        A new or empty folder.
+    drop, keep : sequence of str
+        Columns left out of the release; text or code columns passed through unchanged.
+    sample : int
+        Records on which the prior and the other intruders are measured (>= 100).
+    allow_unsafe : str, optional
+        The stated reason for releasing under floors below the defaults or broken floors.
+    shuffle : bool
+        Shuffle the released records' order.
+    progress : callable, optional
+        Called with each Dask job (the CLI shows a progress bar through it).
+    before_publish : callable, optional
+        Called with the release's ``Recipe`` after the floors are checked and before the
+        release is renamed into place (the CLI writes ``--save-recipe`` there, so a recipe
+        never names a release that was not written, nor the reverse).
+
+    Returns
+    -------
+    DaskRelease
+        ``data`` reads the written release lazily; ``risk``, ``options``, ``notes``.
+
+    A run whose workers all stay paused at their memory limit is stopped with a ValueError.
+
+    Examples
+    --------
+    >>> from dask.distributed import Client                          # doctest: +SKIP
+    >>> client = Client(n_workers=2, threads_per_worker=1)           # doctest: +SKIP
+    >>> rel = sdccore.protect_dask("big/*.parquet", {"method": "fa", "seed": 1},
+    ...                            "released/", drop=["ID"])         # doctest: +SKIP
+    >>> rel.risk.ok                                                  # doctest: +SKIP
+    True
+    """
+    from ._recipe import Recipe
+
+    if isinstance(options, Recipe):
+        drop = list(options.drop) + [c for c in drop if c not in options.drop]
+        keep = list(options.keep) + [c for c in keep if c not in options.keep]
+        shuffle = bool(shuffle or options.shuffle)
+        if options.unsafe_reason and allow_unsafe is None:
+            allow_unsafe = options.unsafe_reason
+        opts = dict(options.options)
+        if "rng" in opts:
+            opts["seed"] = opts.pop("rng")
+        options = opts
+    elif not isinstance(options, dict):
+        raise TypeError(f"options must be a Recipe or a dict of protect's options with 'method' and 'seed'; got "
+                        f"{type(options).__name__}.")
+    if isinstance(ddf, str):
+        ddf = read_dask(ddf)
     from dataclasses import replace
 
     from ._safety import RiskFloors, UnsafeReleaseError

@@ -621,3 +621,28 @@ def test_bounds_and_rounding_are_counted_exactly(tmp_path):
     assert f"{NUM[0]}: {neg[NUM[0]]:,} value(s) outside the original's sign were clipped" in rel.notes or not neg[NUM[0]]
     assert not any("moved the means" in t for t in raw.notes)
     assert not [p for p in tmp_path.iterdir() if "partial" in p.name]
+
+
+def test_public_protect_dask_takes_a_recipe_and_a_file_pattern(tmp_path):
+    """The scale engine without a private name (issue 30, point 5): a recipe designed in
+    memory, given to ``sdccore.protect_dask`` with a file pattern, writes the release that
+    ``make_release`` builds from the same recipe in memory (rank swapping of one sensitive
+    variable: byte for byte), with the recipe's drop applied."""
+    import dask
+
+    d = make(6_000, seed=11)
+    folder = tmp_path / "in"
+    folder.mkdir()
+    for i, part in enumerate(np.array_split(np.arange(len(d)), 3)):
+        d.iloc[part].to_parquet(folder / f"p{i}.parquet", index=False)
+    res = sdccore.protect(d.drop(columns="id"), "rankswap", sensitive=["amount3"], p=10, rng=9)
+    recipe = sdccore.Recipe.from_result(res, drop=["id"], shuffle=False)
+    with dask.config.set({"scheduler": "synchronous", "dataframe.shuffle.method": "tasks"}):
+        rel = sdccore.protect_dask(str(folder / "*.parquet"), recipe, str(tmp_path / "out"))
+        out = rel.data.compute().reset_index(drop=True)
+    assert isinstance(rel, sdccore.DaskRelease) and rel.risk.ok and "id" not in out.columns
+    mem = sdccore.make_release(d, recipe).data.reset_index(drop=True)
+    same_frame(out, mem)
+    assert not out.amount3.equals(d.amount3) and out.amount1.equals(d.amount1)
+    with pytest.raises(TypeError, match="options must be a Recipe or a dict"):
+        sdccore.protect_dask(str(folder / "*.parquet"), "rankswap", str(tmp_path / "o2"))
