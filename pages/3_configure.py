@@ -107,7 +107,7 @@ def risk_preview(method, cfg):
     """One run with the session's seed, checked against the floors (figures only)."""
     sens = state.sensitive()
     risk, plaus, notes = state.preview(cfg)
-    if method in sdccore.CONDITIONAL_METHODS:
+    if sdccore.method_info(method).conditional:
         for note in notes:
             if not note.startswith(("protected on the log scale", "sampling weights")):
                 st.info(note)
@@ -209,37 +209,46 @@ def rankswap_tab():
     risk_preview("rankswap", state.config("rankswap"))
 
 
-def conditional_tab(method, m):
-    """IPSO, shuffling and conditional FA: the public variables stay as they are, the sensitive
-    ones are redrawn given them."""
-    cfg = state.config(method)
-    out = {"method": method}
-    sens = state.sensitive()
-    if method == "ipso":
-        out["classes"] = widgets.number(st, "ipso", "classes", cfg, "ipso_classes", high=max(1, len(state.data()) // 2))
-        st.caption(f"Regression-preserving (IPSO, Burridge 2003): {', '.join(sens)} = the fit of the OLS on the "
-                   f"public variables + residuals passed from record to record (none keeps its own), made orthogonal "
-                   f"to the public variables and rescaled. The OLS of each sensitive variable on the public ones, every "
-                   f"mean and the covariance matrix are kept exactly (before bounds and rounding); residuals are "
-                   f"exchanged where a value would fall below 0.")
-    elif method == "shuffle":
-        st.caption(f"Data shuffling (Muralidhar and Sarathy 2006; sdcMicro's shuffle, method 'ds'): a draw of "
-                   f"{', '.join(sens)} given the public variables on normal scores, then the ORIGINAL values handed out "
-                   f"in the order of that draw. Each sensitive variable keeps its values exactly (every released "
-                   f"value is a real one); rank correlations are kept in expectation, linear regressions less so.")
-    else:
-        c1, c2 = st.columns(2)
-        nf = c1.number_input("Number of factors (0 = Kaiser's rule)", 0, m, int(cfg.get("n_factors") or 0),
-                             key="cfa_n_factors", help=widgets.spec("cfa", "n_factors").help)
-        if nf:
-            out["n_factors"] = int(nf)
-        out["extraction"] = widgets.choice(c2, "cfa", "extraction", cfg, "cfa_extraction")
-        st.caption(f"Factor analysis in a safe form: the factor model's law of {', '.join(sens)} given the public "
-                   f"variables (conditional mean and covariance of the fitted model) is drawn from; the public "
-                   f"variables stay as they are. Each factor's part that the public variables do not determine is "
-                   f"redrawn (the notes below say per factor how much that is). Means exact; covariances the model's.")
-    state.set_config(method, out)
-    risk_preview(method, state.config(method))
+def ipso_tab():
+    """IPSO: the public variables stay as they are, the sensitive ones are the OLS fit plus
+    residuals passed between records."""
+    out = {"method": "ipso", "classes": widgets.number(st, "ipso", "classes", state.config("ipso"), "ipso_classes",
+                                                       high=max(1, len(state.data()) // 2))}
+    st.caption(f"Regression-preserving (IPSO, Burridge 2003): {', '.join(state.sensitive())} = the fit of the OLS on "
+               f"the public variables + residuals passed from record to record (none keeps its own), made orthogonal "
+               f"to the public variables and rescaled. The OLS of each sensitive variable on the public ones, every "
+               f"mean and the covariance matrix are kept exactly (before bounds and rounding); residuals are "
+               f"exchanged where a value would fall below 0.")
+    state.set_config("ipso", out)
+    risk_preview("ipso", state.config("ipso"))
+
+
+def shuffle_tab():
+    st.caption(f"Data shuffling (Muralidhar and Sarathy 2006; sdcMicro's shuffle, method 'ds'): a draw of "
+               f"{', '.join(state.sensitive())} given the public variables on normal scores, then the ORIGINAL values "
+               f"handed out in the order of that draw. Each sensitive variable keeps its values exactly (every "
+               f"released value is a real one); rank correlations are kept in expectation, linear regressions less "
+               f"so.")
+    state.set_config("shuffle", {"method": "shuffle"})
+    risk_preview("shuffle", state.config("shuffle"))
+
+
+def cfa_tab(m):
+    """Conditional FA: the factor model's law of the sensitive variables given the public ones."""
+    cfg = state.config("cfa")
+    out = {"method": "cfa"}
+    c1, c2 = st.columns(2)
+    nf = c1.number_input("Number of factors (0 = Kaiser's rule)", 0, m, int(cfg.get("n_factors") or 0),
+                         key="cfa_n_factors", help=widgets.spec("cfa", "n_factors").help)
+    if nf:
+        out["n_factors"] = int(nf)
+    out["extraction"] = widgets.choice(c2, "cfa", "extraction", cfg, "cfa_extraction")
+    st.caption(f"Factor analysis in a safe form: the factor model's law of {', '.join(state.sensitive())} given the "
+               f"public variables (conditional mean and covariance of the fitted model) is drawn from; the public "
+               f"variables stay as they are. Each factor's part that the public variables do not determine is "
+               f"redrawn (the notes below say per factor how much that is). Means exact; covariances the model's.")
+    state.set_config("cfa", out)
+    risk_preview("cfa", state.config("cfa"))
 
 
 METRIC_TEXT = widgets.spec("pca_remove", "metric").choice_text
@@ -313,19 +322,44 @@ def method_section(method, sens, m):
     """The chosen method's widgets and live plots.  A fragment: changing one of its widgets
     reruns only this part of the page (not the floors, the method choice or the sidebar),
     which is what keeps each Configure interaction quick in the browser."""
-    if method == "FA":
-        state.safe(lambda: fa_tab(sens, m))
-    elif method == "PCA":
-        state.safe(lambda: pca_tab(sens, m))
-    elif method == "M-AGG":
-        state.safe(lambda: magg_tab(len(state.data())))
-    elif method == "Rank swap":
-        state.safe(rankswap_tab)
-    elif method in ("IPSO", "Shuffle", "FA-cond"):
-        code = {"IPSO": "ipso", "Shuffle": "shuffle", "FA-cond": "cfa"}[method]
-        state.safe(lambda: conditional_tab(code, m))
-    else:
-        state.safe(lambda: pca_remove_tab(m))
+    code = LABEL_METHOD[method]
+    tab = TABS.get(code)
+    if tab is not None:
+        state.safe(lambda: tab(code, sens, m))
+    else:  # a registered method without a tab of its own: its schema's widgets
+        state.safe(lambda: schema_tab(code))
+
+
+def schema_tab(method):
+    cfg = state.config(method)
+    st.caption(f"{sdccore.method_info(method).label}: the options of its schema (sdccore.option_schema).")
+    out = widgets.schema_widgets(st, method, cfg, f"cfg_{method}")
+    state.set_config(method, out)
+    risk_preview(method, state.config(method))
+
+
+# each built-in method's own tab (its plots and explanations); any other registered method
+# gets the widgets of its schema
+TABS = {
+    "fa": lambda code, sens, m: fa_tab(sens, m),
+    "pca": lambda code, sens, m: pca_tab(sens, m),
+    "magg": lambda code, sens, m: magg_tab(len(state.data())),
+    "rankswap": lambda code, sens, m: rankswap_tab(),
+    "ipso": lambda code, sens, m: ipso_tab(),
+    "shuffle": lambda code, sens, m: shuffle_tab(),
+    "cfa": lambda code, sens, m: cfa_tab(m),
+    "pca_remove": lambda code, sens, m: pca_remove_tab(m),
+}
+
+
+class _LabelMethod(dict):
+    """Label -> method name, read from the registry at each use."""
+
+    def __getitem__(self, label):
+        return {lab: code for code, lab in state.METHOD_LABELS.items()}[label]
+
+
+LABEL_METHOD = _LabelMethod()
 
 
 state.safe(body)

@@ -36,7 +36,7 @@ from ._methods import methods
 
 # the heavy modules (scipy, scikit-learn, numba) are imported by the command that needs them:
 # ``python -m sdccore datasets`` starts in well under a second
-METHODS = methods()  # the registry (sdccore._methods: imports nothing, so --help stays quick)
+METHODS = methods()  # the built-in methods (sdccore._methods imports nothing, so --help stays quick)
 
 
 def _recipe_options(args):
@@ -349,7 +349,7 @@ def build_parser():
     pr = sub.add_parser("protect", help="protect the numeric columns of a CSV file")
     pr.add_argument("input", help="input CSV, Excel, Parquet, SPSS (.sav), Stata (.dta) or SAS (.sas7bdat, .xpt); "
                                   "- reads standard input (CSV)")
-    pr.add_argument("--method", choices=list(METHODS))
+    pr.add_argument("--method", choices=list(methods()))  # the registry's methods when the parser is built
     pr.add_argument("--sensitive", help="comma-separated sensitive column names (default: protect all)")
     pr.add_argument("--seed", type=int, help="random seed (recorded in the recipe)")
     pr.add_argument("--set", action="append", metavar="KEY=VALUE", help="an option, e.g. --set n_factors=4 (repeatable)")

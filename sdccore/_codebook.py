@@ -33,31 +33,15 @@ import json
 import numpy as np
 import pandas as pd
 
+from ._methods import hook, method_info
+
 __all__ = ["codebook"]
-
-_KEEPS = {
-    "fa": ("means", "variances and covariances (unbiased)"),
-    "pca": ("means", "variances and covariances (unbiased)"),
-    "magg:published": ("", "means, variances and covariances"),
-    "magg:exact": ("means, variances and covariances", ""),
-    "magg:none": ("means", "(variances reduced by the aggregation)"),
-    "rankswap": ("the variable's values: mean, variance, quantiles", "(relations with other variables attenuated)"),
-    "noise": ("", "means and correlations (variances inflated)"),
-    "pca_remove": ("means", "(variances and covariances NOT kept)"),
-    "ipso": ("means, covariances and the OLS of the sensitive variables on the public ones", ""),
-    "shuffle": ("the variable's values: mean, variance, quantiles", "rank correlations with the public variables"),
-    "cfa": ("means", "covariances (the factor model's law given the public variables)"),
-}
-_APPROX = {"noise", "microagg", "microagg_noise", "bootstrap", "synthetic", "round"}
-
 
 def _keeps(opts):
     method = opts["method"]
-    key = f"magg:{opts.get('noise_model', 'published')}" if method == "magg" else method
-    exact, expected = _KEEPS.get(key, ("", ""))
-    if method in ("fa", "pca") and opts.get("perturbation") in _APPROX:
-        exact, expected = "means", "covariances approximately"
-    if opts.get("weights") and method in ("fa", "pca", "magg", "noise"):
+    own = hook(method, "keeps")  # what the method keeps, in its module in the registry
+    exact, expected = own(method, opts) if own is not None else ("", "")
+    if opts.get("weights") and not method_info(method).keeps_values:
         exact = ", ".join(x for x in ("weighted means", exact.replace("means", "").strip(", ")) if x)
         expected = expected.replace("means, ", "")
     if opts.get("strata"):

@@ -13,7 +13,8 @@ import numpy as np
 import pandas as pd
 
 from ._evaluate import evaluate
-from ._protect import DETERMINISTIC, _protect, decompose
+from ._methods import BUILT_IN, hook, method_info, methods
+from ._protect import _protect, decompose
 from ._streams import child_seeds
 from ._regression import _against, _original_fit
 from ._comparison import Comparison, bootstrap_interval, config_label, mean_interval, run_range  # noqa: F401
@@ -148,10 +149,15 @@ def _warm():
     return os.getpid()
 
 
-def _worker_run(*args):
+def _worker_run(*args, _plugin=None):
     """One run in a worker process: at a lower priority than the dashboard's own process
-    (so that its pages stay responsive while runs are going), single-threaded."""
+    (so that its pages stay responsive while runs are going), single-threaded.  A plug-in
+    method (``_plugin``, its registry entry) is registered in the worker first."""
     _lower_priority()
+    if _plugin is not None:
+        from ._methods import register
+
+        register(_plugin, replace=True)
     return _one_run_single_threaded(*args)
 
 
@@ -191,7 +197,9 @@ def _runs(data, tasks, jobs):
 
     parallel = Parallel(n_jobs=min(jobs, len(tasks)), backend="loky", return_as="generator", batch_size=1,
                         max_nbytes=None)
-    return parallel(delayed(_worker_run)(data, *t) for t in tasks)
+    # a method registered in this process (a plug-in) travels with its task to the workers
+    plugins = {t[0]: method_info(t[0]) for t in tasks if t[0] not in BUILT_IN}
+    return parallel(delayed(_worker_run)(data, *t, _plugin=plugins.get(t[0])) for t in tasks)
 
 
 def compare(data, configs, *, sensitive=None, reps=30, rng=None, progress=None, evaluate_options=None,
@@ -266,7 +274,7 @@ def compare(data, configs, *, sensitive=None, reps=30, rng=None, progress=None, 
         method = cfg.pop("method")
         num = [col for col in numeric if col not in set(cfg.get("exclude") or [])]
         for r in range(reps):
-            if r == 0 or method not in DETERMINISTIC:
+            if r == 0 or not method_info(method).deterministic:
                 tasks.append((method, cfg, sensitive, int(seeds[c, r]), num, ev_opts, fits))
             plan.append((label, r, int(seeds[c, r]), len(tasks) - 1))
     results = _runs(data, tasks, jobs)
@@ -371,27 +379,6 @@ class SearchResult:
     refusals: pd.DataFrame = field(default_factory=pd.DataFrame)
 
 
-def _mask_candidates(m, variances):
-    """Variance-ordered masks: prefixes of the factors sorted by variance, single factors,
-    and all masks of the top-variance factors when there are few of them."""
-    order = [int(i) for i in np.argsort(-np.asarray(variances), kind="stable")]
-    cands = []
-    for j in range(1, m + 1):
-        cands.append(tuple(sorted(order[:j])))
-    for j in order:
-        cands.append((j,))
-    top = order[: min(m, 5)]
-    for r in range(2, len(top)):
-        for combo in itertools.combinations(top, r):
-            cands.append(tuple(sorted(combo)))
-    seen, out = set(), []
-    for c in cands:
-        if c not in seen:
-            seen.add(c)
-            out.append(c)
-    return out
-
-
 def search(data, method, *, sensitive=None, reps=10, budget=300, rng=None, progress=None, base=None):
     """Rank configurations of one method by the upper bound of their score interval.
 
@@ -429,30 +416,17 @@ def search(data, method, *, sensitive=None, reps=10, budget=300, rng=None, progr
     >>> s.target
     'summary'
     """
-    if method not in ("fa", "pca", "magg"):
-        raise ValueError("search works for method 'fa', 'pca' or 'magg'.")
+    searchable = methods(searchable=True)
+    if method not in searchable:
+        raise ValueError(f"search works for method {', '.join(map(repr, searchable[:-1]))} or {searchable[-1]!r}.")
     budget = check_number(budget, "budget", low=1, integer=True)
     reps = check_number(reps, "reps", low=2, integer=True)
     base = dict(base or {})
     target = "overall" if sensitive else "summary"
     seed = resolve_seed(rng)
     calls = itertools.count()
-    if method == "magg":
-        n = len(data)
-        ks = [k for k in (2, 3, 4, 5, 6, 7, 8, 10, 12, 15, 20, 25, 30, 40, 50, 75, 100) if k <= n // 2]
-        cands = [{"method": "magg", **base, "k": k} for k in ks]
-        space = max(0, n // 2 - 1)
-        what = f"k in {ks}"
-    else:
-        dec = decompose(data, method=method, sensitive=sensitive, **{k: v for k, v in base.items() if k not in ("factors", "components")})
-        m = dec.loadings.shape[1]
-        key = "factors" if method == "fa" else "components"
-        masks = _mask_candidates(m, dec.variance.to_numpy())
-        if sensitive and method == "fa" and "rotation" not in base:
-            base["rotation"] = "isolate_sensitive"
-        cands = [{"method": method, **base, key: [i + 1 for i in mk]} for mk in masks]
-        space = 2 ** m - 1
-        what = f"{len(masks)} masks: the {m} variance-ordered prefixes, each single {key[:-1]}, and combinations of the top-variance ones"
+    # the candidates are the method's own (its module in the registry): group sizes, masks
+    cands, space, what, unit = hook(method, "search_candidates")(data, method, sensitive, base, decompose)
     # first pass: at least 5 runs (3 gave intervals far too narrow to eliminate on); the
     # elimination intervals are widened for the number of candidates compared (Bonferroni:
     # each at level 1 - 0.05 / K), so that the truly best one survives with probability of
@@ -477,7 +451,7 @@ def search(data, method, *, sensitive=None, reps=10, budget=300, rng=None, progr
     # masks that leave a sensitive variable below the perturbed-share floor are refused
     # before anything runs (the decomposition says so exactly)
     refused = 0
-    if method in ("fa", "pca"):
+    if method_info(method).decomposes:
         kept = []
         for cfg in cands:
             opts = {k: v for k, v in cfg.items() if k != "method"}
@@ -521,7 +495,7 @@ def search(data, method, *, sensitive=None, reps=10, budget=300, rng=None, progr
     cols = ["config", "mean", "lo", "hi", "reps", "eliminated", "options"]
     ranking = pd.DataFrame(rows, columns=cols).sort_values(["hi", "mean"]).reset_index(drop=True)
     tried = len(results)
-    note = (f"tried {tried} of {space} possible {'k values' if method == 'magg' else 'masks'} ({what}); "
+    note = (f"tried {tried} of {space} possible {unit} ({what}); "
             f"{refused + len(unsafe)} refused by the risk floors ({refused} before running: a sensitive variable "
             f"would be too little perturbed; {len(unsafe)} broke a floor in a run) and never ranked; "
             f"{eliminated} dropped after {first_reps} runs because their interval (widened for the {n_first} "

@@ -80,7 +80,7 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
-from ._methods import methods
+from ._methods import hook, methods
 from ._dask_base import (  # noqa: F401  (the engine's reading and reduction helpers, re-exported)
     DASK_STREAM,
     HEAD_BYTES,
@@ -234,14 +234,22 @@ def _finish_block(B, lo, hi, decs, scratch, block_info=None):
     return out
 
 
-def _noise_block(B, seed, cols, S, block_info=None):
-    """One partition's values with correlated noise added to ``cols``: standard normals from
-    the partition's own keyed stream, times S (the noise covariance's square root)."""
-    part = block_info[0]["chunk-location"][0]
-    ss = np.random.SeedSequence(int(seed), spawn_key=(DASK_STREAM, 10 ** 5 + 1, part))
-    out = np.array(B, dtype=np.float64, copy=True)
-    out[:, cols] += np.random.default_rng(ss).standard_normal((B.shape[0], len(cols))) @ S
-    return out
+@dataclass(frozen=True)
+class _ScaleInput:
+    """What a method's partitioned form (``perturb_scale`` in its module) gets: the bound
+    options and prepared stand-in, the file's columns as a Dask array and its moments."""
+
+    prep: object
+    o: dict
+    Xk: object          # dask array of the decomposed columns
+    mean_k: np.ndarray
+    sd_k: np.ndarray
+    cov_k: np.ndarray
+    lengths: list       # records per partition
+    n: int
+    seed: int
+    scratch: str        # a scratch folder next to the output (removed at the end)
+    progress: object
 
 
 def scale_refusal(options):
@@ -268,12 +276,10 @@ def scale_refusal(options):
     "method 'pca_remove' is not availab"
     """
     method = options.get("method", "fa")
-    if method not in DASK_METHODS:
-        return (f"method {method!r} is not available with --engine dask: {', '.join(DASK_METHODS[:-1])} and "
-                f"{DASK_METHODS[-1]} run at scale. Protect a sample in memory, or use one of those.")
-    if method == "magg" and (options.get("sensitive") or options.get("noise_model", "published") == "exact"):
-        return ("magg with --engine dask is general (every variable aggregated) with noise_model 'published' or "
-                "'none'; selective M-AGG and noise_model='exact' need the whole file at once: protect in memory.")
+    at_scale = methods(dask=True)
+    if method not in at_scale:
+        return (f"method {method!r} is not available with --engine dask: {', '.join(at_scale[:-1])} and "
+                f"{at_scale[-1]} run at scale. Protect a sample in memory, or use one of those.")
     for key in ("strata", "weights"):
         if options.get(key):
             return (f"{key} is not available with --engine dask yet; protect each group's files separately, or "
@@ -283,12 +289,8 @@ def scale_refusal(options):
     if options.get("bounds") == "tail":
         return ("bounds='tail' (the lower tail taken from the original's smallest values) needs the whole file "
                 "sorted at once; use bounds='plausible' or 'sign' with --engine dask, or protect in memory.")
-    if method in ("fa", "pca") and (options.get("perturbation", "swap") != "swap"
-                                    or options.get("residuals", "keep") not in ("keep", "swap_rows")):
-        return (f"--engine dask perturbs by swapping factor scores (perturbation='swap') with residuals kept or "
-                f"swapped by rows; the recipe asks for perturbation={options.get('perturbation')!r}, "
-                f"residuals={options.get('residuals')!r}.")
-    return None
+    own = hook(method, "scale_refusal")  # the method's own limits at scale (its module in the registry)
+    return own(method, options) if own is not None else None
 
 
 def protect_dask(ddf, options, out, *, drop=(), keep=(), sample=20000, allow_unsafe=None, shuffle=False,
@@ -443,10 +445,8 @@ def _protect_dask(ddf, options, out, *, drop, keep, sample, allow_unsafe, shuffl
     import dask.array as da
     import dask.dataframe as dd
 
-    from ._dask_exchange import exchange
     from ._writing import neutralize_formulas
-    from ._magg import sqrt_psd
-    from ._protect import _bind, _link_columns, _plan, _planned_share
+    from ._protect import _bind, _link_columns
     from ._dask_floors import whole_file_figures
     from ._intruders import change_structure
     from ._safety import RiskFloors, UnsafeReleaseError, risk_profile
@@ -486,68 +486,14 @@ def _protect_dask(ddf, options, out, *, drop, keep, sample, allow_unsafe, shuffl
     X = work[num].to_dask_array(lengths=lengths).astype(np.float64)
     Xk = X[:, keepi]
     scratch = _partial(out, "s")
-    plan, scale, planned = None, None, None
-    if method == "noise":
-        # correlated noise as in memory: e ~ N(0, noise_cov % of the covariance) on the
-        # protected columns, each partition from its own keyed generator
-        cols_n = prep.sens if prep.sensitive_names else list(range(len(keepi)))
-        sdn = np.where(sd_k[cols_n] > 0, sd_k[cols_n], 1.0)
-        C = cov[np.ix_(keepi, keepi)][np.ix_(cols_n, cols_n)] / np.outer(sdn, sdn)
-        S = sqrt_psd(C) * sdn * np.sqrt(o["noise_cov"] / 100.0)
-        Xpk = Xk.map_blocks(_noise_block, seed, cols_n, S, dtype=np.float64)
-        notes0 = [f"correlated noise with covariance {o['noise_cov']:g} % of the data's added to "
-                  f"{len(cols_n)} variable(s), each partition from its own keyed stream"]
-    elif method == "rankswap":
-        from ._dask_rankswap import rankswap_dask
-
-        cols_r = prep.sens if prep.sensitive_names else list(range(len(keepi)))
-        try:
-            Xpk = rankswap_dask(Xk, lengths, cols_r, o["p"], seed, scratch)
-        except BaseException:
-            _remove(scratch)
-            raise
-        notes0 = [f"rank swapping of {len(cols_r)} variable(s) within {o['p']:g} % of the ranks over all {n:,} "
-                  f"records (each column's sequential pass on the driver: the in-memory release for this seed)"]
-    elif method == "magg":
-        from ._dask_magg import _magg_dask
-
-        try:
-            Xpk, notes0 = _magg_dask(Xk, mean_k, sd_k, cov[np.ix_(keepi, keepi)], lengths, n, o, seed, scratch,
-                                     progress)
-        except BaseException:
-            _remove(scratch)
-            raise
-    else:
-        why = scale_refusal({**o, "method": method})  # the same rule on the bound options (defaults filled in)
-        if why:
-            raise ValueError(why)
-        plan = _plan(prep, method, o)
-        G, L, sel = plan.dec.G, plan.dec.L, plan.sel
-        scale = L[:, sel].T * sd_k
-        Zk = (Xk - mean_k) / sd_k
-        F = Zk @ G[:, sel]
-        # each factor its own uniform permutation over all records (and the residual rows one
-        # more), all in one exchange through a scratch folder next to ``out`` (removed at the end)
-        GL = G @ L.T
-        zero_residuals = GL.shape[0] == GL.shape[1] and np.allclose(GL, np.eye(GL.shape[0]), atol=1e-10)
-        k = len(sel)
-        groups = [(j, [j]) for j in range(k)]
-        A = F
-        if o["residuals"] == "swap_rows" and not zero_residuals:  # one permutation for the whole residual row
-            E = Zk - (Zk @ G) @ L.T
-            A = da.concatenate([F, E], axis=1)
-            groups.append((10 ** 5, list(range(k, k + E.shape[1]))))
-        try:
-            P = exchange(A, lengths, seed, groups, scratch, progress)
-        except BaseException:
-            _remove(scratch)
-            raise
-        Xpk = Xk + (P[:, :k] - F) @ scale
-        if len(groups) > k:
-            Xpk = Xpk + (P[:, k:] - E) * sd_k
-        planned = _planned_share(plan, prep)
-        notes0 = [f"{len(sel)} of {L.shape[1]} {'factors' if method == 'fa' else 'components'} swapped over all "
-                  f"{n:,} records"] + list(plan.notes)
+    # the method's partitioned form (its module in the registry)
+    inp = _ScaleInput(prep=prep, o=o, Xk=Xk, mean_k=mean_k, sd_k=sd_k, cov_k=cov[np.ix_(keepi, keepi)],
+                      lengths=lengths, n=n, seed=seed, scratch=scratch, progress=progress)
+    try:
+        Xpk, notes0, plan, planned = hook(method, "perturb_scale")(method, inp)
+    except BaseException:
+        _remove(scratch)
+        raise
     cols = []
     for j in range(len(num)):
         if j in keepi:
@@ -604,11 +550,13 @@ def _protect_dask(ddf, options, out, *, drop, keep, sample, allow_unsafe, shuffl
         # over every record (two passes; the own record is then counted WITH the release, an
         # upper bound of its share beyond the prior); the prior, linking, reconstruction,
         # assignment and identity intruders on the sample (issue 26)
+        window = hook(method, "risk_window")
         whole = whole_file_figures(X, Yw, prep.check, n, mean, lo, hi, X0s, RiskFloors.from_value(o["floors"]))
-        basis = scale.T.copy() if scale is not None and o["residuals"] == "keep" else None
+        # every record's change in the span of the perturbed factors' loadings (residuals kept)
+        basis = plan.dec.L[:, plan.sel] * sd_k[:, None] if plan is not None and o["residuals"] == "keep" else None
         risk = risk_profile(X0s, np.asarray(Xps, dtype=np.float64), num, prep.check, o["floors"], planned,
                             link_on=_link_columns(prep), structure=change_structure(prep, basis), whole=whole,
-                            window=o["p"] / 100 if method == "rankswap" else None)
+                            window=window(method, o) if window else None)
         if not risk.ok and allow_unsafe is None:
             raise UnsafeReleaseError(f"release refused, it breaks the risk floors (own-record closeness over all {n:,} "
                                      f"records, the prior and the other intruders on a sample of {s:,}): " + risk.message() + ". Nothing was written. Change the recipe, "

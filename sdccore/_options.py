@@ -22,137 +22,25 @@ from __future__ import annotations
 
 import numbers
 import warnings
-from dataclasses import dataclass, field
-from typing import Any, Callable
 
 import numpy as np
 
-from ._perturb import PARAMETERS, PERTURBATIONS, RESIDUALS
-from ._removal import DEFAULT_METRIC, DEFAULT_THRESHOLD as REMOVAL_THRESHOLD, UTILITY_METRICS, ssim_window
+from ._methods import hook, method_info, methods, on_change, steps
+from ._methods._base import OMIT, Context, Option  # noqa: F401  (Option and Context re-exported)
 from ._validation import check_number
-from ._methods import methods
 
 __all__ = ["Option", "option_schema", "CONDITIONAL_METHODS"]
 
-METHODS = methods()  # the registry (_methods) is the one list
+METHODS = methods()  # the built-in methods (the registry, _methods, is the one list; ask it for the live one)
 CONDITIONAL = methods(conditional=True)  # keep the public variables, redraw the sensitive ones given them
 CONDITIONAL_METHODS = CONDITIONAL
-OMIT = object()  # a default that leaves the option out of the effective options
 
 TRANSFORMS = ("none", "auto")
 BOUNDS = ("plausible", "sign", "observed", "tail", "none")
 ROUNDINGS = ("original", "none")
 
 
-@dataclass(frozen=True)
-class Context:
-    """What the data-bound pass and the defaults need to know about the data."""
-
-    selective: bool
-    n: int | None = None        # records
-    m: int | None = None        # variables decomposed (after setting aside exact combinations)
-    m_total: int | None = None  # numeric variables protected
-
-
-@dataclass(frozen=True)
-class Option:
-    """One option of one method.
-
-    Attributes
-    ----------
-    name : str
-        The keyword ``protect`` takes and the recipe records.
-    method : str
-        The method it belongs to (one of ``METHODS``).
-    kind : str
-        'choice', 'number', 'integer', 'labels' ('all', 'auto' or 1-based numbers),
-        'removed' ('auto' or a number), 'names' (column names), 'transform' ('none', 'auto'
-        or column names) or 'floors' (a dict of ``RiskFloors`` fields).
-    default : object
-        The default, or a function of (options bound so far, Context) giving it.
-    label, help : str
-        The dashboard's widget label and help text (also the documentation).
-    choices : tuple
-        Allowed values of a 'choice' (and the words allowed for 'labels'/'removed').
-    choice_text : dict
-        A short description of each choice.
-    sensitive_only : tuple
-        Choices that need sensitive variables (selective protection).
-    low, high, low_open : number or None, bool
-        Static interval of a number; limits that depend on the data are checked by
-        ``bind_data``.
-    when : str
-        When the option applies, in words ('' for always).
-    unit : str
-        Unit of a number ('%', 'records', ...).
-    """
-
-    name: str
-    method: str
-    kind: str
-    default: Any
-    label: str
-    help: str
-    choices: tuple = ()
-    choice_text: dict = field(default_factory=dict)
-    sensitive_only: tuple = ()
-    low: float | None = None
-    high: float | None = None
-    low_open: bool = False
-    when: str = ""
-    unit: str = ""
-    applies: Callable | None = field(default=None, repr=False, compare=False)
-
-    def default_for(self, bound, ctx):
-        """The default given the options bound so far and the data context."""
-        return self.default(bound, ctx) if callable(self.default) else self.default
-
-    def allowed(self, selective):
-        """The choices allowed with (or without) sensitive variables."""
-        return tuple(c for c in self.choices if selective or c not in self.sensitive_only)
-
-    @property
-    def text(self):
-        """The option as it is named in messages: name (label, unit)."""
-        label = self.label[:-len(self.name) - 1] if self.label.endswith(" " + self.name) else self.label
-        return f"{self.name} ({label[0].lower() + label[1:]}{', ' + self.unit if self.unit else ''})"
-
-
 # ----------------------------------------------------------------------------- the table
-
-PERTURBATION_TEXT = {
-    "swap": "random permutation (the papers' choice; keeps each factor's distribution)",
-    "rankswap": "rank swapping within a window of p % of the records",
-    "noise": "normal noise with sd noise_sd % of the factor's sd, rescaled",
-    "microagg": "univariate microaggregation in groups of k",
-    "microagg_noise": "microaggregation in groups of k plus the lost variance as noise",
-    "bootstrap": "resampling with replacement",
-    "synthetic": "smoothed bootstrap (kernel draws)",
-    "round": "rounding to a coarse grid",
-}
-ROTATION_TEXT = {
-    "none": "none",
-    "varimax": "varimax",
-    "quartimax": "quartimax",
-    "equamax": "equamax",
-    "isolate_sensitive": "isolate the sensitive variables (factor 1 alone carries sensitive variable 1, ...)",
-    "isolate_public": "isolate the public variables",
-}
-CRITERION_TEXT = {
-    "sensitive_threshold": "|loading| >= t on a sensitive variable",
-    "public_threshold": "all but those with |loading| >= t on a public variable",
-    "sensitive_over_public": "loading larger on sensitive than on public variables",
-}
-METRIC_TEXT = {
-    "correlation": "correlation of the flattened standardised data (higher is better)",
-    "mean_abs": "mean absolute change, in sds (lower is better)",
-    "max_row": "mean absolute change of the most changed record, in sds (lower is better)",
-    "frobenius": "root mean square change, in sds (lower is better)",
-    "kl": "Kullback-Leibler divergence of the fitted normals (lower is better)",
-    "psnr": "PSNR of the data read as an image, dB (higher is better)",
-    "ssim": "SSIM of the data read as an image (higher is better)",
-}
-
 
 def _common(method):
     return [
@@ -179,130 +67,15 @@ def _common(method):
     ]
 
 
-def _perturbation(method, word):
-    def param(name):
-        return lambda o, ctx: PARAMETERS[o["perturbation"]] is not None and PARAMETERS[o["perturbation"]][0] == name
-
-    return [
-        Option("perturbation", method, "choice", "swap", f"Perturbation of each {word}",
-               f"How each perturbed {word}'s scores are changed.", choices=PERTURBATIONS,
-               choice_text=PERTURBATION_TEXT),
-        Option("p", method, "number", PARAMETERS["rankswap"][1], "Rank window p", "Rank-swap window in percent of "
-               "the records (at least one rank).", low=0, high=100, low_open=True, unit="% of records",
-               when="with perturbation='rankswap'", applies=param("p")),
-        Option("noise_sd", method, "number", PARAMETERS["noise"][1], "Noise sd", f"Noise sd in percent of the "
-               f"{word}'s sd.", low=0, low_open=True, unit=f"% of the {word}'s sd",
-               when="with perturbation='noise'", applies=param("noise_sd")),
-        Option("k", method, "integer", PARAMETERS["microagg"][1], "Group size k", "Microaggregation group size.",
-               low=2, unit="records", when="with perturbation='microagg' or 'microagg_noise'", applies=param("k")),
-    ]
+def _schema(method):
+    """A method's options in the order they are bound: its own (from its module in the
+    registry), then the common ones."""
+    return tuple(steps(method).options(method)) + tuple(_common(method))
 
 
-def _fa():
-    auto = lambda o, ctx: o["factors"] == "auto"  # noqa: E731
-    return [
-        Option("n_factors", "fa", "integer", lambda o, ctx: ctx.m, "Number of factors",
-               "Default: as many as variables (zero factors are dropped).", low=1),
-        Option("extraction", "fa", "choice", "minres", "Extraction", "How the factors are extracted.",
-               choices=("minres", "ml", "principal")),
-        Option("rotation", "fa", "choice", lambda o, ctx: "isolate_sensitive" if ctx.selective else "none",
-               "Rotation", "isolate_sensitive: factor 1 alone carries sensitive variable 1, factors 1-2 variable "
-               "2, ...", choices=tuple(ROTATION_TEXT), choice_text=ROTATION_TEXT,
-               sensitive_only=("isolate_sensitive", "isolate_public")),
-        Option("factors", "fa", "labels", lambda o, ctx: "auto" if ctx.selective else "all", "Factors to perturb",
-               "'all', 'auto' (a criterion on the loadings of the sensitive variables) or 1-based factor numbers.",
-               choices=("all", "auto"), sensitive_only=("auto",)),
-        Option("criterion", "fa", "choice", "sensitive_threshold", "Criterion",
-               "Which factors 'auto' perturbs.", choices=tuple(CRITERION_TEXT), choice_text=CRITERION_TEXT,
-               when="with factors='auto'", applies=auto),
-        Option("threshold", "fa", "number", 0.3, "Threshold t", "|loading| threshold of the criterion.", low=0,
-               high=1, when="with factors='auto' and a threshold criterion",
-               applies=lambda o, ctx: auto(o, ctx) and o["criterion"] != "sensitive_over_public"),
-        *_perturbation("fa", "factor"),
-        Option("residuals", "fa", "choice", lambda o, ctx: "keep" if ctx.selective else "swap_rows", "Residuals",
-               "swap_rows (default in general protection): with fewer factors than variables, residuals kept "
-               "unchanged let an intruder who knows the other variables invert the change exactly.",
-               choices=RESIDUALS),
-        Option("scores", "fa", "choice", "whitened", "Scores",
-               "whitened keeps the covariance unbiased; regression is the papers' literal construction.",
-               choices=("whitened", "regression")),
-    ]
+_CACHE = {}
+on_change(_CACHE.clear)  # a method registered or removed: its schema is read again
 
-
-def _pca():
-    return [
-        Option("components", "pca", "labels", lambda o, ctx: "auto" if ctx.selective else "all",
-               "Components to perturb", "'all', 'auto' (those loading on a sensitive variable) or 1-based "
-               "component numbers.", choices=("all", "auto"), sensitive_only=("auto",)),
-        Option("threshold", "pca", "number", 0.3, "Threshold t", "|loading| on a sensitive variable.", low=0, high=1,
-               when="with components='auto'", applies=lambda o, ctx: o["components"] == "auto"),
-        *_perturbation("pca", "component"),
-        Option("residuals", "pca", "choice", "keep", "Residuals", "What happens to the part no component carries.",
-               choices=RESIDUALS),
-    ]
-
-
-def _removal_threshold(o, ctx):
-    if o["metric"] == DEFAULT_METRIC:
-        return REMOVAL_THRESHOLD
-    if o["removed"] == "auto":
-        raise ValueError(f"metric={o['metric']!r} needs a threshold chosen on its scale: pass threshold=..., read off "
-                         f"sdccore.removal_curve(data) (the Configure page's curve), or give removed=<number>.")
-    return OMIT
-
-
-SCHEMA = {
-    "fa": _fa(),
-    "pca": _pca(),
-    "magg": [
-        Option("k", "magg", "integer", 3, "Group size k",
-               "MDAV groups of at least k records (sdcMicro's partition). Small k keeps more utility.", low=2,
-               unit="records"),
-        Option("noise_model", "magg", "choice", "published", "Noise",
-               "published: N(0, lost covariance); exact: mean and covariance kept exactly; none: plain MDAV.",
-               choices=("published", "exact", "none")),
-    ],
-    "rankswap": [
-        Option("p", "rankswap", "number", 40.0, "Rank window p",
-               "Each value is swapped with another whose rank differs by at most p % of the records. Default 40 %: "
-               "smaller windows kept too many values within 5 % of the truth in some size band on the samples.",
-               low=0, high=100, low_open=True, unit="% of records"),
-    ],
-    "noise": [
-        Option("noise_cov", "noise", "number", 50.0, "Noise",
-               "Correlated noise with covariance noise_cov % of the data's covariance.", low=0, low_open=True,
-               unit="% of the covariance"),
-    ],
-    "ipso": [
-        Option("classes", "ipso", "integer", 1, "Size classes",
-               "The residuals are handed from record to record (a random cycle: no record keeps its own) within "
-               "this many classes of similar predicted size, and exchanged where a value would fall below the "
-               "bounds. Default 1: on the samples one class kept the regression best (CI overlap >= 0.99) and met "
-               "the risk floors more often than 10 classes.", low=1, unit="classes"),
-    ],
-    "shuffle": [],
-    "cfa": [
-        Option("n_factors", "cfa", "integer", lambda o, ctx: None, "Number of factors",
-               "Factors of the model whose law of the sensitive variables given the public ones is drawn from. "
-               "Default: Kaiser's rule (eigenvalues of the correlation matrix above 1); as many as variables "
-               "reproduces the sample's relations.", low=1),
-        Option("extraction", "cfa", "choice", "minres", "Extraction", "How the factors are extracted.",
-               choices=("minres", "ml", "principal")),
-    ],
-    "pca_remove": [
-        Option("removed", "pca_remove", "removed", "auto", "Components removed",
-               "'auto' (the utility stop rule) or the number of largest components to remove.", choices=("auto",),
-               low=1),
-        Option("metric", "pca_remove", "choice", DEFAULT_METRIC, "Utility metric",
-               "The framework paper's four families: matrix norms, correlation, divergence, image quality.",
-               choices=tuple(UTILITY_METRICS), choice_text=METRIC_TEXT),
-        Option("threshold", "pca_remove", "number", _removal_threshold, "Threshold",
-               "Components are removed while the metric still meets this (default 0.5 for 'correlation'; other "
-               "metrics need one read off the removal curve)."),
-    ],
-}
-for _m in SCHEMA:
-    SCHEMA[_m] = tuple(SCHEMA[_m]) + tuple(o for o in _common(_m))
 
 # the old spelling of each option: recipes written before version 3 use it
 LEGACY_NAMES = {("fa", "noise"): "noise_sd", ("pca", "noise"): "noise_sd", ("magg", "noise"): "noise_model",
@@ -329,9 +102,11 @@ def option_schema(method):
     >>> [o.name for o in sdccore.option_schema("rankswap")]
     ['p', 'exclude', 'transform', 'bounds', 'rounding', 'floors']
     """
-    if not isinstance(method, str) or method not in SCHEMA:
-        raise ValueError(f"method={method!r} is not supported; use one of {', '.join(map(repr, METHODS))}.")
-    return SCHEMA[method]
+    if not isinstance(method, str) or method not in methods():
+        raise ValueError(f"method={method!r} is not supported; use one of {', '.join(map(repr, methods()))}.")
+    if method not in _CACHE:
+        _CACHE[method] = _schema(method)
+    return _CACHE[method]
 
 
 def option(method, name):
@@ -384,7 +159,7 @@ def _static_value(opt, value, selective):
             return value
         if opt.kind == "removed":
             return check_number(value, opt.text, low=opt.low, integer=True)
-        return _labels(value, arg, "factor" if opt.method == "fa" else "component")
+        return _labels(value, arg, opt.name[:-1])  # 'factors' -> factor, 'components' -> component
     if opt.kind in ("names", "transform"):
         if value is None and opt.kind == "names":
             return None
@@ -498,34 +273,12 @@ def bind_data(method, bound, ctx):
             raise ValueError(f"p={p:g} on {n} records gives a rank-swap window of {p * n / 100:.2g} rank(s), so no "
                              f"value would be swapped and the data would be released unchanged; use p of at least "
                              f"{min_swap_percent(n):.3g} (one rank).")
-    if method == "magg" and n < 4:
-        raise ValueError(f"microaggregation needs at least 4 records (two groups of at least 2); the data have {n}. "
-                         f"Use a file with more records.")
-    if "k" in o and o["k"] > n // 2:
-        raise ValueError(f"k={o['k']} is larger than half the {n} records; choose k between 2 and {max(2, n // 2)}.")
-    if method == "fa":
-        top = ctx.m_total or m
-        if o["n_factors"] is None:
-            o["n_factors"] = m
-        elif o["n_factors"] > top:
-            raise ValueError(f"n_factors={o['n_factors']} is more than the {top} variables; choose 1 to {top}.")
-    for key, word in (("factors", "factor"), ("components", "component")):
-        if isinstance(o.get(key), list):
-            bad = [lab for lab in o[key] if lab > m]
-            if bad:
-                raise ValueError(f"{key} names {word}(s) {bad}, but there are {m} ({word}s are numbered 1 to {m}).")
-    if method in CONDITIONAL and not ctx.selective:
+    if method_info(method).conditional and not ctx.selective:
         raise ValueError(f"method={method!r} keeps the public variables and redraws the sensitive ones given them; "
                          f"pass sensitive=[...] (for general protection use fa, pca or magg).")
-    if method == "cfa" and o.get("n_factors") is not None and m is not None and o["n_factors"] > m:
-        raise ValueError(f"n_factors={o['n_factors']} is more than the {m} variables; choose 1 to {m}.")
-    if method == "pca_remove":
-        if m < 2:
-            raise ValueError("removing principal components needs at least 2 variables (never all components are "
-                             "removed).")
-        if o["removed"] != "auto" and o["removed"] > m - 1:
-            raise ValueError(f"removed={o['removed']} would remove all {m} components; choose 1 to {m - 1}.")
-        if o["metric"] == "ssim" and ssim_window(n, m) is None:
-            raise ValueError("metric='ssim' needs at least 3 records and 3 variables (the smallest image window); "
-                             "choose another metric.")
+    check = hook(method, "check")  # the method's own limits (its module in the registry)
+    if check is not None:
+        check(method, o, ctx)
+    if "k" in o and o["k"] > n // 2:
+        raise ValueError(f"k={o['k']} is larger than half the {n} records; choose k between 2 and {max(2, n // 2)}.")
     return o

@@ -7,13 +7,10 @@ from dataclasses import dataclass, replace
 import numpy as np
 import pandas as pd
 
-from . import _decomp as dc
 from . import _plausible as pl
-from . import _removal as rm
-from ._magg import correlated_noise, magg, rankswap_columns
-from ._methods import methods
-from ._options import CONDITIONAL, METHODS, Context, bind_data, bind_static, min_swap_percent
-from ._perturb import PARAMETERS, perturb_columns, perturb_residual_rows
+from ._methods import hook, method_info, methods, steps
+from ._methods._base import Perturbed as _Perturbed, Plan as _Plan, planned_share as _planned_share  # noqa: F401
+from ._options import METHODS, Context, bind_data, bind_static, min_swap_percent
 from ._intruders import change_structure
 from ._prepare import _dependency_report, _prepare
 from ._results import Decomposition, ProtectionResult  # noqa: F401  (re-exported)
@@ -22,88 +19,16 @@ from ._validation import check_choice, numeric_columns, resolve_seed
 
 __all__ = ["protect", "decompose", "ProtectionResult", "Decomposition", "METHODS", "min_swap_percent"]
 
-DETERMINISTIC = methods(deterministic=True)  # the same release for every seed
-DECOMPOSING = methods(decomposes=True)  # methods with a factorization (loadings, a plan)
+DETERMINISTIC = methods(deterministic=True)  # the built-in methods with the same release for every seed
+DECOMPOSING = methods(decomposes=True)  # the built-in methods with a factorization (loadings, a plan)
 
 
 # ----------------------------------------------------------------------------- plans
 
-@dataclass(frozen=True)
-class _Plan:
-    dec: dc.Factorization
-    T: np.ndarray
-    sel: list          # 0-based perturbed columns
-    active: np.ndarray  # columns that may be perturbed (nonzero variance)
-    notes: tuple
-
-
 def _plan(prep, method, o):
-    Rk = prep.R[np.ix_(prep.keep, prep.keep)]
-    mk = len(prep.keep)
-    sens = prep.sens
-    pub = [i for i in range(mk) if i not in set(sens)]
-    notes = []
-    if method == "fa":
-        k = min(o["n_factors"], mk)
-        if k < o["n_factors"]:
-            notes.append(f"{mk} variables remain after setting aside exact linear combinations, so {k} factors are used")
-        p_sphere = dc.bartlett_p(Rk, prep.X.shape[0])
-        if p_sphere > 0.05:
-            notes.append(f"the correlation matrix is close to the identity (Bartlett's test p = {p_sphere:.2f}; see "
-                         f"KMO on the Explore page): factor analysis has little or nothing to carry, and the factors "
-                         f"shown are mostly sampling noise; PCA or M-AGG protect such data more plainly")
-        dec = dc.fa_decomposition(Rk, k, o["extraction"], o["scores"])
-        notes += list(dec.notes)
-        kk = dec.L.shape[1]
-        rot = o["rotation"]
-        if rot in ("varimax", "quartimax", "equamax"):
-            T = dc.standard_rotation(dec.L, rot)
-        elif rot == "isolate_sensitive":
-            T, chosen = dc.isolating_rotation(dec.L, sens)
-            if len(chosen) < len(sens):
-                notes.append(f"{len(sens) - len(chosen)} sensitive variable(s) could not get a factor of their own "
-                             f"(more sensitive variables than factors, or in the span of earlier ones)")
-        elif rot == "isolate_public":
-            T, _ = dc.isolating_rotation(dec.L, pub)
-        else:
-            T = np.eye(kk)
-        L = dec.L @ T
-        shown = dec.loadings @ T
-        active = np.ones(kk, dtype=bool)
-        if o["factors"] == "all":
-            sel = list(range(kk))
-        elif o["factors"] == "auto":
-            sel = dc.select_factors(shown, sens, pub, o["criterion"], o.get("threshold", 0.0))
-        else:
-            bad = [f for f in o["factors"] if f > kk]
-            if bad:
-                raise ValueError(f"factors names factor(s) {bad}, but the decomposition has {kk} factors.")
-            sel = [f - 1 for f in o["factors"]]
-        dec = dc.Factorization(dec.G @ T, L, shown, dec.variances, dec.notes)
-    elif method == "pca_remove":
-        dec, active = dc.pca_as_decomposition(Rk)
-        notes += list(dec.notes)
-        T = np.eye(dec.L.shape[1])
-        sel = list(range(rm.removal_count(prep, o, dec, active, notes)))
-    else:
-        dec, active = dc.pca_as_decomposition(Rk)
-        notes += list(dec.notes)
-        kk = dec.L.shape[1]
-        T = np.eye(kk)
-        if o["components"] == "all":
-            sel = list(range(kk))
-        elif o["components"] == "auto":
-            sel = dc.select_components(dec.loadings, sens, o["threshold"])
-        else:
-            sel = [c - 1 for c in o["components"]]
-    sel = [s for s in sel if active[s]]
-    if not sel:
-        word = "factor" if method == "fa" else "component"
-        raise ValueError(
-            f"the options select no {word} to perturb, so nothing would be protected; "
-            f"lower the threshold, choose another criterion, or list the {word}s to perturb."
-        )
-    return _Plan(dec, T, sel, active, tuple(notes))
+    """Step 3 of the pipeline (decomposing methods): the factorization, the rotation and
+    what to perturb, from the method's module in the registry."""
+    return steps(method).plan(prep, method, o)
 
 
 COMMON = ("exclude", "transform", "bounds", "rounding", "floors")
@@ -137,13 +62,6 @@ def _assemble(data, numeric, Xp, as_int=()):
     return pd.concat([num, rest], axis=1)[list(data.columns)]
 
 
-def _planned_share(plan, prep):
-    """Per checked variable, the perturbed variance share from the loadings (None for
-    dependency targets, which have no loadings of their own)."""
-    share = np.clip((plan.dec.loadings[:, plan.sel] ** 2).sum(axis=1), 0.0, 1.0)
-    return [float(share[prep.keep.index(j)]) if j in prep.keep else None for j in prep.check]
-
-
 def _below_floor(prep, share, floors):
     return tuple((prep.numeric[j], s) for j, s in zip(prep.check, share)
                  if s is not None and s < floors.min_perturbed_share)
@@ -151,11 +69,11 @@ def _below_floor(prep, share, floors):
 
 # ----------------------------------------------------------------------------- public
 
-def _bind(data, method, sensitive, options, methods=METHODS, seed=None):
+def _bind(data, method, sensitive, options, methods=None, seed=None):
     """Steps 1-2 of the pipeline: options bound without the data (static pass), the data
     prepared (missing cells completed from the seed's "impute" stream), then the options
     bound to it (data-bound pass)."""
-    method = check_choice(method, methods, "method")
+    method = check_choice(method, globals()["methods"]() if methods is None else methods, "method")
     static = bind_static(method, options, selective=bool(sensitive))
     prep = _prepare(data, sensitive, static["exclude"], static["transform"], seed)
     ctx = Context(bool(prep.sensitive_names), prep.X.shape[0], len(prep.keep), len(prep.numeric))
@@ -195,18 +113,14 @@ def decompose(data, method="fa", *, sensitive=None, **options):
     """
     options = dict(options)
     seed = options.pop("seed", None)
-    method, prep, o = _bind(data, method, sensitive, options, DECOMPOSING,
+    method, prep, o = _bind(data, method, sensitive, options, methods(decomposes=True),
                             seed=seed if isinstance(seed, (int, np.integer)) and not isinstance(seed, bool) else None)
     plan = _plan(prep, method, o)
     names = [prep.numeric[j] for j in prep.keep]
-    prefix = "F" if method == "fa" else "PC"
+    prefix = hook(method, "loadings_prefix")(method)
     cols = [f"{prefix}{i + 1}" for i in range(plan.dec.L.shape[1])]
     load = pd.DataFrame(plan.dec.loadings, index=names, columns=cols)
-    mk = len(prep.keep)
-    if method in ("pca", "pca_remove"):
-        var = plan.dec.variances / mk
-    else:
-        var = (plan.dec.loadings ** 2).sum(axis=0) / mk
+    var = hook(method, "variance_share")(plan, method, len(prep.keep))
     share = (plan.dec.loadings[:, plan.sel] ** 2).sum(axis=1)
     return Decomposition(
         loadings=load,
@@ -368,11 +282,12 @@ def _protect(data, method, sensitive, rng, options):
     if w is not None:
         prep = replace(prep, weights=w)
     gen = np.random.default_rng(seed)
-    plan = _plan(prep, method, o) if method in DECOMPOSING else None
+    info = method_info(method)
+    plan = _plan(prep, method, o) if info.decomposes else None
     step = _perturb(prep, plan, method, o, gen)
-    # rank swapping releases a permutation of each column's observed values: nothing to shift
-    Xp, clipped, dec, as_int = _finish(prep, step.X, len(prep.keep) == prep.X.shape[1], o,
-                                       method not in ("rankswap", "shuffle"))
+    # rank swapping and shuffling release a permutation of each column's observed values:
+    # nothing to shift
+    Xp, clipped, dec, as_int = _finish(prep, step.X, len(prep.keep) == prep.X.shape[1], o, not info.keeps_values)
     observed = None
     if prep.missing is not None:
         observed = ~prep.missing
@@ -382,9 +297,10 @@ def _protect(data, method, sensitive, rng, options):
     else:
         released = Xp
     out = _assemble(prep.data, prep.numeric, released, as_int)
+    window = hook(method, "risk_window")
     risk = risk_profile(prep.X0, Xp, prep.numeric, prep.check, o["floors"], step.planned,
                         link_on=_link_columns(prep), structure=change_structure(prep, step.basis),
-                        observed=observed, window=o["p"] / 100 if method == "rankswap" else None, method=method)
+                        observed=observed, window=window(method, o) if window else None, method=method)
     plaus = pl.report(prep.numeric, prep.X0, Xp, {prep.numeric[j] for j in prep.log_cols}, clipped, dec, o["bounds"])
     notes = list(prep.notes) + list(step.notes)
     for c, k in clipped.items():
@@ -395,126 +311,20 @@ def _protect(data, method, sensitive, rng, options):
     if wname is not None:
         eff["weights"] = wname
         notes.append(f"sampling weights {wname!r}: released unchanged; "
-                     + ("the weighted means are kept (a constant shift per column)" if method != "rankswap" else
-                        "rank swapping keeps each column's values, so its weighted means change"))
+                     + ("the weighted means are kept (a constant shift per column)" if not info.keeps_values else
+                        f"{info.label} keeps each column's values, so its weighted means change"))
     return ProtectionResult(out, step.loadings, step.perturbed, eff, _dependency_report(prep), tuple(notes), risk,
                             plaus)
 
 
-@dataclass(frozen=True)
-class _Perturbed:
-    X: np.ndarray           # the protected values of the decomposed columns (protection scale)
-    loadings: pd.DataFrame | None
-    perturbed: tuple        # 1-based labels
-    planned: list | None    # per checked variable, the planned perturbed share
-    basis: np.ndarray | None  # span of every record's change, for the structural intruder
-    notes: tuple
-
-
 def _perturb(prep, plan, method, o, gen):
-    """Step 4 of the pipeline: the perturbation of each method."""
-    keep = prep.keep
-    mk, n = len(keep), prep.X.shape[0]
-    full = mk == prep.X.shape[1]
+    """Step 4 of the pipeline: the method's perturbation (its module in the registry) of the
+    decomposed columns, on our own copy of them."""
+    full = len(prep.keep) == prep.X.shape[1]
     # prep.X is our own copy unless it is the original itself (no log columns)
     work = prep.X.copy() if prep.X is prep.X0 else prep.X
-    Xk = work if full else work[:, keep]
-    notes = list(plan.notes) if plan is not None else []
-    if plan is not None:
-        prefix = "F" if method == "fa" else "PC"
-        names = [prep.numeric[j] for j in keep]
-        loadings = pd.DataFrame(plan.dec.loadings, index=names,
-                                columns=[f"{prefix}{i + 1}" for i in range(plan.dec.L.shape[1])])
-    if method == "pca_remove":
-        Zs, sd_pop = rm.standardized_columns(prep)
-        r = len(plan.sel)
-        Xpk = prep.X[:, keep].mean(axis=0) + rm.removed_release(Zs, plan.dec.G, r) * sd_pop
-        share = rm.removed_share(plan.dec.G, plan.dec.variances, r)
-        notes.append(rm.removal_keeps(prep, share, prep.X[:, keep], Xpk))
-        return _Perturbed(Xpk, loadings, tuple(range(1, r + 1)), _planned_share(plan, prep),
-                          plan.dec.G[:, :r] * sd_pop[:, None], tuple(notes))
-    if method in ("fa", "pca"):
-        Zk = prep.Z if full else prep.Z[:, keep]
-        G, L, sel = plan.dec.G, plan.dec.L, plan.sel
-        # scores as rows (k x n): each factor is contiguous for the column perturbations
-        Ft = G[:, sel].T @ Zk.T
-        par = PARAMETERS[o["perturbation"]]
-        Fpt = perturb_columns(Ft.T, o["perturbation"], o[par[0]] if par else None, gen).T
-        Fpt -= Ft
-        scale = L[:, sel].T * prep.sd[keep]
-        Xpk = Xk  # our own copy: update it in place
-        Xpk += Fpt.T @ scale
-        if o["residuals"] != "keep":
-            E = Zk - (Zk @ G) @ L.T
-            Ep = perturb_residual_rows(E, o["residuals"], gen)
-            Xpk += (Ep - E) * prep.sd[keep]
-        # every record's change lies in the span of the perturbed factors' loadings (unless the
-        # residuals are perturbed too): what the structural intruder of the risk floors uses
-        basis = scale.T.copy() if o["residuals"] == "keep" else None
-        return _Perturbed(Xpk, loadings, tuple(s + 1 for s in sel), _planned_share(plan, prep), basis, tuple(notes))
-    cols = prep.sens if prep.sensitive_names else list(range(mk))
-    if method in CONDITIONAL:
-        return _perturb_conditional(prep, Xk, full, method, o, gen)
-    if method == "magg":
-        if o["noise_model"] == "exact":
-            need = 1 + len(cols) + (mk - len(cols)) + len(cols)
-            if n < need:
-                raise ValueError(f"noise_model='exact' needs at least {need} records for {len(cols)} aggregated "
-                                 f"variables; use noise_model='published'.")
-        Xpk, groups = magg(Xk, cols, o["k"], o["noise_model"], gen)
-        notes.append(f"MDAV formed {groups} groups of at least {o['k']} records")
-    elif method == "rankswap":
-        observed = None if prep.missing is None else ~(prep.missing if full else prep.missing[:, keep])
-        Xpk = rankswap_columns(Xk, cols, o["p"], gen, observed)
-    else:
-        Xpk = correlated_noise(Xk, cols, o["noise_cov"], gen)
-    return _Perturbed(Xpk, None, (), None, None, tuple(notes))
-
-
-def _perturb_conditional(prep, Xk, full, method, o, gen):
-    """ipso, shuffle and cfa (``_conditional``): the public variables kept, the sensitive ones
-    redrawn given them."""
-    from . import _conditional as cd
-
-    sens, keep = prep.sens, prep.keep
-    if not sens or len(sens) == len(keep):
-        raise ValueError(f"method={method!r} redraws the sensitive variables given the public ones, and "
-                         f"{'no' if not sens else 'every'} variable is sensitive here; leave at least one numeric "
-                         f"variable public (or use fa, pca or magg).")
-    notes = []
-    if method == "ipso":
-        floor = None
-        if o["bounds"] != "none":  # keep values within what the bounds will allow, where an exchange can
-            X0s = prep.X0[:, [keep[j] for j in sens]]
-            log = [keep[j] in prep.log_cols for j in sens]
-            floor = np.array([-np.inf if lg else (X0s[:, a].min() if o["bounds"] == "observed" else
-                                                   (0.0 if X0s[:, a].min() >= 0 else -np.inf))
-                              for a, lg in enumerate(log)])
-        # no record's value left within the floors' tolerance of its own (on the original scale;
-        # not for log-scale columns)
-        near = np.array([0.0 if keep[j] in prep.log_cols else o["floors"].tolerance for j in sens])
-        Xpk = cd.ipso(Xk, sens, o["classes"], gen, floor, near)
-        notes.append(f"the sensitive variables' OLS on the public ones is kept exactly (fit + residuals passed "
-                     f"between records of similar predicted size, in {o['classes']} classes)")
-    elif method == "shuffle":
-        Xpk = cd.shuffle(Xk, sens, gen)
-        notes.append("each sensitive variable's original values handed out again in the order of a draw given the "
-                     "public variables: every released value is a real one")
-    else:
-        Rk = prep.R[np.ix_(keep, keep)]
-        k = o["n_factors"] if o.get("n_factors") is not None else cd.default_factors(Rk)
-        Zk = prep.Z if full else prep.Z[:, keep]
-        Xpk, roles = cd.cfa(Xk, Zk, Rk, prep.sd[keep], sens, k, o["extraction"], gen)
-        names = [prep.numeric[keep[j]] for j in sens]
-        for f, carried, known in roles:
-            if max(carried) < 0.01:
-                continue
-            what = ", ".join(f"{c:.0%} of {nm}" for c, nm in zip(carried, names) if c >= 0.01)
-            notes.append(f"factor F{f} carries {what}; the public variables determine {known:.0%} of it, the rest "
-                         f"is redrawn")
-        notes.append(f"{k} factor(s) ({'Kaiser rule' if o.get('n_factors') is None else 'as asked'}); the sensitive "
-                     f"variables drawn from the model's law given the public ones")
-    return _Perturbed(Xpk, None, (), None, None, tuple(notes))
+    Xk = work if full else work[:, prep.keep]
+    return steps(method).perturb(prep, plan, method, o, gen, Xk, full)
 
 
 def _link_columns(prep):

@@ -39,16 +39,16 @@ import numpy as np
 import pandas as pd
 
 from ._validation import check_dataframe
-from ._methods import methods
+from ._methods import hook, methods
 
-STRATA_METHODS = methods(strata=True)
+STRATA_METHODS = methods(strata=True)  # the built-in ones; the registry is asked at each call
 
 
 def min_stratum_size(method, m, k=3):
-    """The fewest records a group needs for ``method`` with ``m`` protected variables."""
-    if method == "magg":
-        return max(6, 2 * int(k))
-    return max(6, int(m) + 2)
+    """The fewest records a group needs for ``method`` with ``m`` protected variables (the
+    method's own rule where its module in the registry has one, e.g. M-AGG's two groups)."""
+    own = hook(method, "min_stratum_size")
+    return own(method, m, k) if own is not None else max(6, int(m) + 2)
 
 
 MAX_WEIGHT_SHARE = 0.10  # the largest share of the total weight one record may hold in protect
@@ -105,8 +105,8 @@ def check_strata(data, strata, method, sensitive):
     if missing:
         raise ValueError(f"strata: column(s) {missing} are not in the data; name existing columns, e.g. "
                          f"strata={[str(c) for c in data.columns[:1]]!r}.")
-    if method not in STRATA_METHODS:
-        raise ValueError(f"strata= works with {', '.join(STRATA_METHODS)}; method={method!r} does not take it. "
+    if method not in methods(strata=True):
+        raise ValueError(f"strata= works with {', '.join(methods(strata=True))}; method={method!r} does not take it. "
                          f"Protect each group yourself, or choose fa, pca or magg.")
     if sensitive is not None and set(sensitive) & set(strata):
         raise ValueError(f"strata column(s) {sorted(set(sensitive) & set(strata))} cannot also be sensitive: "

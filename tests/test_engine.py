@@ -8,6 +8,7 @@ import sdccore
 from conftest import raw_protect
 from sdccore import _decomp as dc
 from sdccore import _protect
+from sdccore._methods import factor as _factor
 
 
 
@@ -31,7 +32,7 @@ def _moments(df):
     dict(method="pca", sensitive=["SALES"]),
 ])
 def test_identity_perturbation_rebuilds_data_exactly(tarragona, monkeypatch, kw):
-    monkeypatch.setattr(_protect, "perturb_columns", lambda F, *a: F.copy())
+    monkeypatch.setattr(_factor, "perturb_columns", lambda F, *a: F.copy())
     out = raw_protect(tarragona, rng=0, **kw).data
     X = tarragona.to_numpy(float)
     rel = np.abs(out.to_numpy(float) - X).max() / np.abs(X).max()
@@ -39,7 +40,7 @@ def test_identity_perturbation_rebuilds_data_exactly(tarragona, monkeypatch, kw)
 
 
 def test_identity_rebuild_with_dependency_and_residual_rows_kept(casc, monkeypatch):
-    monkeypatch.setattr(_protect, "perturb_columns", lambda F, *a: F.copy())
+    monkeypatch.setattr(_factor, "perturb_columns", lambda F, *a: F.copy())
     out = raw_protect(casc, method="fa", rng=0, residuals="keep").data
     X = casc.to_numpy(float)
     assert np.abs(out.to_numpy(float) - X).max() / np.abs(X).max() < 1e-10

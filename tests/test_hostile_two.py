@@ -134,8 +134,8 @@ def test_fa_swapping_on_three_records_is_refused_for_every_seed():
 
 
 def test_an_unchanged_column_is_refused_even_with_a_reason(tarragona, monkeypatch):
-    from sdccore import _protect
-    monkeypatch.setattr(_protect, "perturb_columns", lambda F, *a: F.copy())
+    from sdccore._methods import factor as _factor
+    monkeypatch.setattr(_factor, "perturb_columns", lambda F, *a: F.copy())
     with pytest.raises(sdccore.UnsafeReleaseError, match="released unchanged in every record.*no allow_unsafe"):
         sdccore.protect(tarragona, method="fa", rng=1, allow_unsafe="internal", residuals="keep")
 

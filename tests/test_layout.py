@@ -8,18 +8,51 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1] / "sdccore"
 
 
+def _name(path):
+    """A module's name below sdccore: '_protect', '_methods' (a package), '_methods.factor'."""
+    parts = list(path.relative_to(ROOT).with_suffix("").parts)
+    return ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
+
+
+def _package(path):
+    parts = list(path.relative_to(ROOT).parts[:-1])
+    return parts
+
+
 def _graph():
-    mods = {p.stem: p for p in ROOT.glob("*.py")}
+    """Module -> the sdccore modules it imports anywhere (inside functions too); importing
+    a package's module imports the package first."""
+    paths = {_name(p): p for p in ROOT.rglob("*.py") if "__pycache__" not in p.parts and p.name != "__init__.py"
+             or p.parent != ROOT and p.name == "__init__.py"}
+    paths.pop("", None)
+    mods = set(paths)
+
+    def known(parts):
+        for k in range(len(parts), 0, -1):
+            if ".".join(parts[:k]) in mods:
+                return ".".join(parts[:k])
+        return None
+
     graph = {m: set() for m in mods}
-    for m, path in mods.items():
+    for m, path in paths.items():
+        pkg = _package(path)
         for node in ast.walk(ast.parse(path.read_text())):
-            if isinstance(node, ast.ImportFrom) and node.level == 1:
-                targets = [node.module.split(".")[0]] if node.module else [a.name for a in node.names]
+            if isinstance(node, ast.ImportFrom) and node.level >= 1:
+                base = pkg[:len(pkg) - (node.level - 1)] if node.level > 1 else list(pkg)
+                if node.module:
+                    cands = [base + node.module.split(".") + [a.name] for a in node.names]
+                else:
+                    cands = [base + [a.name] for a in node.names]
             elif isinstance(node, ast.ImportFrom) and node.level == 0 and (node.module or "").startswith("sdccore."):
-                targets = [node.module.split(".")[1]]
+                cands = [node.module.split(".")[1:] + [a.name] for a in node.names]
             else:
                 continue
-            graph[m] |= {t for t in targets if t in mods and t != m}
+            for parts in cands:
+                t = known(parts)
+                while t:
+                    if t != m:
+                        graph[m].add(t)
+                    t = t.rpartition(".")[0] or None  # the packages above it are imported first
     return graph
 
 
@@ -65,3 +98,36 @@ def test_the_ground_floors_import_no_higher_module():
     assert g["_missing"] <= {"_streams"}
     assert g["_prepare"] <= {"_decomp", "_plausible", "_missing", "_validation", "_io", "_streams"}
     assert "_dask" not in g["_dask_base"] and not any(m.startswith("_dask") for m in g["_dask_base"])
+
+
+# the layers that ask the registry for a method's steps: no method module may import them
+ASKERS = {"_protect", "_options", "_dask", "_compare", "_strata", "_codebook", "__main__", "_release", "_recipe"}
+
+
+def _reach(graph, start):
+    seen, todo = set(), [start]
+    while todo:
+        v = todo.pop()
+        for w in graph.get(v, ()):
+            if w not in seen:
+                seen.add(w)
+                todo.append(w)
+    return seen
+
+
+def test_the_method_modules_stand_below_the_layers_that_ask_them():
+    """The registry loads a method's module with importlib (the graph cannot see that edge),
+    so none of them may reach the pipeline, the schema or the engines that load them."""
+    g = _graph()
+    assert g["_methods"] == set()  # the registry itself imports nothing
+    found = sorted(m for m in g if m.startswith("_methods."))
+    assert {"_methods.factor", "_methods.magg", "_methods.rankswap", "_methods.noise", "_methods.removal",
+            "_methods.conditional", "_methods._base"} <= set(found)
+    for m in found:
+        assert not _reach(g, m) & ASKERS, (m, sorted(_reach(g, m) & ASKERS))
+
+
+def test_the_graph_reads_relative_imports_in_packages():
+    g = _graph()
+    assert {"_methods._base", "_decomp", "_perturb", "_methods"} <= g["_methods.factor"]
+    assert "_methods" in g["_options"] and "_methods._base" in g["_options"]

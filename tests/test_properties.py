@@ -9,6 +9,7 @@ from hypothesis import strategies as st
 import sdccore
 from conftest import raw_protect
 from sdccore import _protect
+from sdccore._methods import factor as _factor
 
 SETTINGS = settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 
@@ -34,12 +35,12 @@ METHODS = st.sampled_from(["fa", "pca"])
 @SETTINGS
 @given(frames(), METHODS)
 def test_reconstruction_without_perturbation(df, method):
-    orig = _protect.perturb_columns
-    _protect.perturb_columns = lambda F, *a: F.copy()
+    orig = _factor.perturb_columns
+    _factor.perturb_columns = lambda F, *a: F.copy()
     try:
         out = raw_protect(df, method=method, rng=0, residuals="keep").data.to_numpy(float)
     finally:
-        _protect.perturb_columns = orig
+        _factor.perturb_columns = orig
     X = df.to_numpy(float)
     scale = np.abs(X).max(0) + X.std(0)
     assert np.all(np.abs(out - X) <= 1e-9 * scale)

@@ -4,10 +4,29 @@ the JSON key that caches and histories compare settings by.  Imports nothing of 
 from __future__ import annotations
 
 import json
+from collections.abc import Mapping
 
 import sdccore
 
-METHOD_LABELS = {m: sdccore.method_info(m).label for m in sdccore.methods(dashboard=True)}  # the registry's
+
+class _Labels(Mapping):
+    """The dashboard's methods and their labels, read from the registry at each use (a method
+    registered after the app started is offered too)."""
+
+    def _now(self):
+        return {m: sdccore.method_info(m).label for m in sdccore.methods(dashboard=True)}
+
+    def __getitem__(self, key):
+        return self._now()[key]
+
+    def __iter__(self):
+        return iter(self._now())
+
+    def __len__(self):
+        return len(self._now())
+
+
+METHOD_LABELS = _Labels()
 
 # widget keys whose options depend on the columns: reset when new data arrive
 WIDGETS_TIED_TO_DATA = ("sensitive_select", "identifier_select", "excluded_select", "release_pick", "strata_select",

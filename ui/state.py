@@ -20,6 +20,8 @@ import math
 import os
 import sys
 
+from collections.abc import Mapping
+
 import pandas as pd
 import streamlit as st
 
@@ -33,9 +35,22 @@ MIN_ROWS = 3  # as sdccore protects (records)
 DEFAULT_PLAUSIBLE = {"transform": "none", "bounds": "plausible", "rounding": "original"}
 DEFAULT_MAX_RISK = 0.5   # ceiling of the disclosure risk (mean of DBRL and ID) for the suggested release
 # keep the public variables and redraw the sensitive ones given them: selective protection only
-SELECTIVE_ONLY = tuple(sdccore.CONDITIONAL_METHODS)
+SELECTIVE_ONLY = tuple(sdccore.CONDITIONAL_METHODS)  # the built-in ones; offered_methods asks the registry
 # every option left to the library's schema (sdccore.option_schema): the pages show its defaults
-DEFAULT_CFG = {m: {"method": m} for m in METHOD_LABELS}
+class _DefaultConfigs(Mapping):
+    """Each offered method's starting configuration ({"method": m}), from the registry."""
+
+    def __getitem__(self, key):
+        return {"method": key} if key in METHOD_LABELS else {}[key]
+
+    def __iter__(self):
+        return iter(METHOD_LABELS)
+
+    def __len__(self):
+        return len(METHOD_LABELS)
+
+
+DEFAULT_CFG = _DefaultConfigs()
 
 
 def _preload():
@@ -315,7 +330,7 @@ def seed_changed():
 
 def config(method: str) -> dict:
     """The configuration of a method as set on the Configure page."""
-    return dict(st.session_state[f"cfg_{method}"])
+    return dict(st.session_state.get(f"cfg_{method}", {"method": method}))
 
 
 def set_config(method: str, cfg: dict):
@@ -781,7 +796,7 @@ def offered_methods() -> list:
     shuffling, conditional FA) need sensitive variables and at least one public one."""
     sens = sensitive()
     public = sens and len(sens) < len(protect_columns())
-    return [label for m, label in METHOD_LABELS.items() if public or m not in SELECTIVE_ONLY]
+    return [label for m, label in METHOD_LABELS.items() if public or not sdccore.method_info(m).conditional]
 
 
 def current_configs(methods) -> dict:
@@ -789,7 +804,7 @@ def current_configs(methods) -> dict:
     num = set(numeric_columns(data()))
     # the design columns travel with the data; numeric ones are not measured as variables
     extra = [c for c in design_columns() if c in num]
-    return {METHOD_LABELS[m]: {**with_floors(st.session_state[f"cfg_{m}"]), **({"exclude": extra} if extra else {})}
+    return {METHOD_LABELS[m]: {**with_floors(config(m)), **({"exclude": extra} if extra else {})}
             for m in methods}
 
 

@@ -52,3 +52,29 @@ def number(box, method, name, cfg, key, low=None, high=None, step=None, label=No
     return float(box.number_input(label or _label(o), min_value=float(lo) if lo is not None else None,
                                   max_value=float(hi) if hi is not None else None, value=cur, key=key, help=o.help,
                                   **({"step": step} if step else {})))
+
+
+COMMON = ("exclude", "transform", "bounds", "rounding", "floors")  # set on the Configure page's other sections
+
+
+def schema_widgets(box, method, cfg, prefix):
+    """One widget per option of the method's own schema (not the common ones, which the
+    Configure page sets for every method): what a method without a tab of its own (a
+    registered plug-in) is configured with.  Returns the options set, with the method."""
+    out = {"method": method}
+    for o in sdccore.option_schema(method):
+        if o.name in COMMON or o.applies is not None and not _applies(o, out):
+            continue
+        key = f"{prefix}_{o.name}"
+        if o.kind == "choice":
+            out[o.name] = choice(box, method, o.name, cfg, key)
+        elif o.kind in ("number", "integer") and not callable(o.default):
+            out[o.name] = number(box, method, o.name, cfg, key)
+    return out
+
+
+def _applies(o, bound):
+    try:
+        return bool(o.applies(bound, None))
+    except (KeyError, AttributeError, TypeError):
+        return True

@@ -1,0 +1,215 @@
+"""The methods' registry: each protection method's name, label, capabilities and the module
+that holds its options and steps, in one table that every layer asks (the option schema
+and its binding, the pipeline, the Dask engine, the comparison and the search, strata, the
+codebook, the command line's choices and the dashboard) instead of keeping its own tuple or
+``if method == ...`` chain.
+
+Ground floor: this module imports nothing, so the command line can ask it before numpy
+loads; a method's steps module is imported the first time a layer asks for it
+(``steps(name)``), as Dask's ``CreationDispatch`` loads a backend.
+
+A method's steps module (or any object with these attributes) provides:
+
+* ``options(method)``: its own ``Option`` entries (the common ones, exclude, transform,
+  bounds, rounding and floors, are added by the schema);
+* ``perturb(prep, plan, method, o, gen, Xk, full)``: the perturbation, a ``Perturbed``;
+* ``plan(prep, method, o)``: the factorization and what to perturb (decomposing methods);
+* optional: ``check(method, o, ctx)`` (the limits that depend on the data),
+  ``risk_window(method, o)`` (rank windows the intruders may exploit),
+  ``loadings_prefix(method)`` and ``variance_share(plan, method, m)`` (decomposing
+  methods), ``keeps(method, options)`` (what the codebook says it keeps),
+  ``min_stratum_size(method, m, o)`` (strata), ``scale_refusal(method, options)`` and
+  ``perturb_scale(method, s)`` (the Dask engine's partitioned form),
+  ``search_candidates(data, method, sensitive, base)`` (the search).
+
+``register`` adds a method (a plug-in, or a test's toy method); ``unregister`` removes it.
+"""
+
+from __future__ import annotations
+
+import importlib
+from dataclasses import dataclass, field
+
+__all__ = ["MethodInfo", "methods", "method_info", "register", "unregister", "steps"]
+
+
+@dataclass(frozen=True)
+class MethodInfo:
+    """One protection method and what it can do.
+
+    Attributes
+    ----------
+    name : str
+        As ``protect(method=...)`` takes it.
+    label : str
+        Its name in the dashboard and the reports.
+    dashboard : bool
+        Offered on the dashboard's Configure and Run pages.
+    decomposes : bool
+        Works through a factorization (loadings, a plan; ``decompose`` applies).
+    deterministic : bool
+        The same release for every seed (a comparison runs it once).
+    conditional : bool
+        Keeps the public variables and redraws the sensitive ones given them (selective only).
+    strata : bool
+        Takes ``strata=`` (each group protected on its own).
+    dask : bool
+        Runs on the Dask engine.
+    keeps_values : bool
+        Releases a permutation of each protected column's observed values (rank swapping,
+        shuffling): nothing to shift back to the original's means.
+    searchable : bool
+        ``search`` can tune it.
+    steps : str or object
+        The module (dotted name, imported on first use) or object holding its options and
+        steps (see the module docstring).
+    """
+
+    name: str
+    label: str
+    dashboard: bool = True
+    decomposes: bool = False
+    deterministic: bool = False
+    conditional: bool = False
+    strata: bool = False
+    dask: bool = False
+    keeps_values: bool = False
+    searchable: bool = False
+    steps: object = field(default=None, repr=False, compare=False)
+
+
+_HERE = __name__
+REGISTRY = {m.name: m for m in (
+    MethodInfo("fa", "FA", decomposes=True, strata=True, dask=True, searchable=True, steps=_HERE + ".factor"),
+    MethodInfo("pca", "PCA", decomposes=True, strata=True, dask=True, searchable=True, steps=_HERE + ".factor"),
+    MethodInfo("magg", "M-AGG", strata=True, dask=True, searchable=True, steps=_HERE + ".magg"),
+    MethodInfo("rankswap", "Rank swap", dask=True, keeps_values=True, steps=_HERE + ".rankswap"),
+    MethodInfo("noise", "Noise", dashboard=False, dask=True, steps=_HERE + ".noise"),
+    MethodInfo("pca_remove", "PCA-R", decomposes=True, deterministic=True, steps=_HERE + ".removal"),
+    MethodInfo("ipso", "IPSO", conditional=True, steps=_HERE + ".conditional"),
+    MethodInfo("shuffle", "Shuffle", conditional=True, keeps_values=True, steps=_HERE + ".conditional"),
+    MethodInfo("cfa", "FA-cond", conditional=True, steps=_HERE + ".conditional"),
+)}
+BUILT_IN = tuple(REGISTRY)  # the methods this package defines (every process knows them without a register call)
+_CAPABILITIES = tuple(f for f in MethodInfo.__dataclass_fields__ if f not in ("name", "label", "steps"))
+
+
+def methods(**capabilities) -> tuple:
+    """The names of the methods with the given capabilities, in the registry's order.
+
+    Parameters
+    ----------
+    **capabilities : bool
+        Any of ``MethodInfo``'s capabilities (dashboard, decomposes, deterministic,
+        conditional, strata, dask, keeps_values, searchable) and the value wanted.
+
+    Returns
+    -------
+    tuple of str
+
+    Examples
+    --------
+    >>> import sdccore
+    >>> sdccore.methods(conditional=True)
+    ('ipso', 'shuffle', 'cfa')
+    >>> sdccore.methods(dask=True)
+    ('fa', 'pca', 'magg', 'rankswap', 'noise')
+    """
+    unknown = sorted(set(capabilities) - set(_CAPABILITIES))
+    if unknown:
+        raise TypeError(f"methods() knows the capabilities {', '.join(sorted(_CAPABILITIES))}; not "
+                        f"{', '.join(unknown)}.")
+    return tuple(m.name for m in REGISTRY.values() if all(getattr(m, k) == bool(v) for k, v in capabilities.items()))
+
+
+def method_info(name) -> MethodInfo:
+    """The registry's entry of a method.
+
+    Parameters
+    ----------
+    name : str
+        As ``protect(method=...)`` takes it; ValueError naming the methods for one the
+        registry does not hold.
+
+    Returns
+    -------
+    MethodInfo
+
+    Examples
+    --------
+    >>> import sdccore
+    >>> sdccore.method_info("magg").label
+    'M-AGG'
+    """
+    info = REGISTRY.get(name) if isinstance(name, str) else None
+    if info is None:
+        raise ValueError(f"method={name!r} is not a protection method; use one of {', '.join(methods())}.")
+    return info
+
+
+def steps(name):
+    """The object holding a method's options and steps (its module, imported on first use)."""
+    info = method_info(name)
+    return importlib.import_module(info.steps) if isinstance(info.steps, str) else info.steps
+
+
+def hook(name, attr, default=None):
+    """A method's optional step ``attr``, or ``default`` if its module has none."""
+    return getattr(steps(name), attr, default)
+
+
+_LISTENERS = []
+
+
+def on_change(fn):
+    """Call ``fn()`` whenever a method is registered or removed (the schema's cache)."""
+    _LISTENERS.append(fn)
+    return fn
+
+
+def register(info, *, replace=False):
+    """Add a protection method to the registry.
+
+    Parameters
+    ----------
+    info : MethodInfo
+        Its name, label, capabilities and ``steps`` (a module name or an object with
+        ``options``, ``perturb`` and, if it decomposes, ``plan``).
+    replace : bool
+        Replace a method of the same name (otherwise ValueError).
+
+    Returns
+    -------
+    MethodInfo
+
+    Examples
+    --------
+    >>> import types, sdccore
+    >>> from sdccore._methods import register, unregister
+    >>> toy = types.SimpleNamespace(options=lambda method: [], perturb=None)
+    >>> register(sdccore.MethodInfo("toy", "Toy", steps=toy)).label
+    'Toy'
+    >>> unregister("toy").name
+    'toy'
+    """
+    if not isinstance(info, MethodInfo):
+        raise TypeError(f"info must be a MethodInfo, not {type(info).__name__}.")
+    if not info.name or not info.name.isidentifier():
+        raise ValueError(f"a method's name must be a short identifier such as 'toy'; got {info.name!r}.")
+    if info.name in REGISTRY and not replace:
+        raise ValueError(f"method {info.name!r} is already registered; pass replace=True to replace it.")
+    if info.steps is None:
+        raise ValueError(f"method {info.name!r} needs steps=: a module name or an object with options and perturb.")
+    REGISTRY[info.name] = info
+    for fn in _LISTENERS:
+        fn()
+    return info
+
+
+def unregister(name):
+    """Remove a method from the registry and return its entry."""
+    info = method_info(name)
+    del REGISTRY[name]
+    for fn in _LISTENERS:
+        fn()
+    return info

@@ -1,0 +1,100 @@
+"""IPSO, data shuffling and conditional FA (``_conditional``): the public variables kept, the
+sensitive ones redrawn given them (selective protection only)."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from .. import _conditional as cd
+from ._base import Option, Perturbed
+
+
+def options(method):
+    if method == "ipso":
+        return [
+            Option("classes", "ipso", "integer", 1, "Size classes",
+                   "The residuals are handed from record to record (a random cycle: no record keeps its own) within "
+                   "this many classes of similar predicted size, and exchanged where a value would fall below the "
+                   "bounds. Default 1: on the samples one class kept the regression best (CI overlap >= 0.99) and "
+                   "met the risk floors more often than 10 classes.", low=1, unit="classes"),
+        ]
+    if method == "cfa":
+        return [
+            Option("n_factors", "cfa", "integer", lambda o, ctx: None, "Number of factors",
+                   "Factors of the model whose law of the sensitive variables given the public ones is drawn from. "
+                   "Default: Kaiser's rule (eigenvalues of the correlation matrix above 1); as many as variables "
+                   "reproduces the sample's relations.", low=1),
+            Option("extraction", "cfa", "choice", "minres", "Extraction", "How the factors are extracted.",
+                   choices=("minres", "ml", "principal")),
+        ]
+    return []
+
+
+def check(method, o, ctx):
+    m = ctx.m
+    if method == "cfa" and o.get("n_factors") is not None and m is not None and o["n_factors"] > m:
+        raise ValueError(f"n_factors={o['n_factors']} is more than the {m} variables; choose 1 to {m}.")
+
+
+def _ipso(prep, Xk, o, gen):
+    sens, keep = prep.sens, prep.keep
+    floor = None
+    if o["bounds"] != "none":  # keep values within what the bounds will allow, where an exchange can
+        X0s = prep.X0[:, [keep[j] for j in sens]]
+        log = [keep[j] in prep.log_cols for j in sens]
+        floor = np.array([-np.inf if lg else (X0s[:, a].min() if o["bounds"] == "observed" else
+                                               (0.0 if X0s[:, a].min() >= 0 else -np.inf))
+                          for a, lg in enumerate(log)])
+    # no record's value left within the floors' tolerance of its own (on the original scale;
+    # not for log-scale columns)
+    near = np.array([0.0 if keep[j] in prep.log_cols else o["floors"].tolerance for j in sens])
+    Xpk = cd.ipso(Xk, sens, o["classes"], gen, floor, near)
+    return Xpk, [f"the sensitive variables' OLS on the public ones is kept exactly (fit + residuals passed "
+                 f"between records of similar predicted size, in {o['classes']} classes)"]
+
+
+def _cfa(prep, Xk, full, o, gen):
+    sens, keep = prep.sens, prep.keep
+    Rk = prep.R[np.ix_(keep, keep)]
+    k = o["n_factors"] if o.get("n_factors") is not None else cd.default_factors(Rk)
+    Zk = prep.Z if full else prep.Z[:, keep]
+    Xpk, roles = cd.cfa(Xk, Zk, Rk, prep.sd[keep], sens, k, o["extraction"], gen)
+    names = [prep.numeric[keep[j]] for j in sens]
+    notes = []
+    for f, carried, known in roles:
+        if max(carried) < 0.01:
+            continue
+        what = ", ".join(f"{c:.0%} of {nm}" for c, nm in zip(carried, names) if c >= 0.01)
+        notes.append(f"factor F{f} carries {what}; the public variables determine {known:.0%} of it, the rest "
+                     f"is redrawn")
+    notes.append(f"{k} factor(s) ({'Kaiser rule' if o.get('n_factors') is None else 'as asked'}); the sensitive "
+                 f"variables drawn from the model's law given the public ones")
+    return Xpk, notes
+
+
+def perturb(prep, plan, method, o, gen, Xk, full):
+    sens, keep = prep.sens, prep.keep
+    if not sens or len(sens) == len(keep):
+        raise ValueError(f"method={method!r} redraws the sensitive variables given the public ones, and "
+                         f"{'no' if not sens else 'every'} variable is sensitive here; leave at least one numeric "
+                         f"variable public (or use fa, pca or magg).")
+    if method == "ipso":
+        Xpk, notes = _ipso(prep, Xk, o, gen)
+    elif method == "shuffle":
+        Xpk = cd.shuffle(Xk, sens, gen)
+        notes = ["each sensitive variable's original values handed out again in the order of a draw given the "
+                 "public variables: every released value is a real one"]
+    else:
+        Xpk, notes = _cfa(prep, Xk, full, o, gen)
+    return Perturbed(Xpk, None, (), None, None, tuple(notes))
+
+
+_KEEPS = {
+    "ipso": ("means, covariances and the OLS of the sensitive variables on the public ones", ""),
+    "shuffle": ("the variable's values: mean, variance, quantiles", "rank correlations with the public variables"),
+    "cfa": ("means", "covariances (the factor model's law given the public variables)"),
+}
+
+
+def keeps(method, opts):
+    return _KEEPS[method]
