@@ -2,20 +2,19 @@
 
     streamlit run app.py
 
-Pages hold no statistics: they lay out widgets and call ``ui.state`` (the adapter around
-sdccore) and ``ui.figures`` (pure plotly builders).
+Pages hold no statistics: they lay out widgets and call the adapter around sdccore (``ui.session``,
+``ui.compute``, ``ui.loading``, ``ui.release``, ``ui.runs``) and ``ui.figures`` (pure plotly builders).
 """
 
 from pathlib import Path
 
 import streamlit as st
 
-from ui import history, state
-
+from ui import history, loading, session
 # a local icon file: nothing is fetched from outside (an emoji or material icon here would be)
 ICON = Path(__file__).resolve().parent / "ui" / "icon.png"
 st.set_page_config(page_title="sdccore - disclosure control", page_icon=str(ICON), layout="wide")
-state.init()
+loading.init()
 
 pages = [
     st.Page("pages/1_data.py", title="1 Data", icon=":material/table:", default=True),
@@ -30,17 +29,17 @@ nav.run()
 
 # drawn after the page so that it shows what the page has just changed (roles, data)
 with st.sidebar:
-    df = state.data()
-    st.markdown(f"**Data:** {state.data_name()}  \n{df.shape[0]:,} records x {df.shape[1]} columns")
-    sens = state.columns_with("sensitive")
-    pub = state.columns_with("public")
+    df = session.data()
+    st.markdown(f"**Data:** {session.data_name()}  \n{df.shape[0]:,} records x {df.shape[1]} columns")
+    sens = session.columns_with("sensitive")
+    pub = session.columns_with("public")
     st.markdown(
         f"**Sensitive ({len(sens)}):** {', '.join(sens) if sens else 'none (general protection)'}  \n"
-        f"**Public:** {len(pub)} · **excluded:** {len(state.columns_with('excluded'))} · "
-        f"**identifiers (dropped):** {len(state.columns_with('identifier'))}"
+        f"**Public:** {len(pub)} · **excluded:** {len(session.columns_with('excluded'))} · "
+        f"**identifiers (dropped):** {len(session.columns_with('identifier'))}"
     )
     st.number_input("Seed (reproducibility)", min_value=0, max_value=2**31 - 1, step=1,
-                    value=state.seed(), key="seed_input", on_change=state.seed_changed,
+                    value=session.seed(), key="seed_input", on_change=session.seed_changed,
                     help="The same seed, data and settings give the same protected file, byte for byte.")
     steps = history.undo_steps()
     st.button(f"Undo: {steps[-1]['what']}" if steps else "Undo (nothing to undo yet)", key="undo_button",

@@ -2,8 +2,7 @@
 
 import streamlit as st
 
-from ui import state
-
+from ui import compute, loading, session
 st.title("Data")
 st.caption("Upload a file or pick a bundled sample, then say which columns are sensitive, public, "
            "excluded (released unchanged) or identifiers (dropped from the release).")
@@ -17,12 +16,12 @@ def load_section():
     # our own key remembers the source across pages (widget state is dropped when the page is left)
     sources = ["Sample data set", "Upload a file"]
     src = st.radio("Source", sources, horizontal=True, key="source",
-                   index=sources.index(state.source_choice()))
-    state.set_source_choice(src)
+                   index=sources.index(session.source_choice()))
+    session.set_source_choice(src)
     if src == "Sample data set":
-        current = state.data_name()
+        current = session.data_name()
         st.selectbox("Sample", list(SAMPLES), index=list(SAMPLES).index(current) if current in SAMPLES else None,
-                     format_func=lambda k: SAMPLES[k], key="sample_choice", on_change=state.load_sample,
+                     format_func=lambda k: SAMPLES[k], key="sample_choice", on_change=loading.load_sample,
                      placeholder="Choose a sample to replace the loaded data")
     else:
         c1, c2 = st.columns(2)
@@ -32,62 +31,62 @@ def load_section():
                               type=["csv", "txt", "tsv", "xlsx", "parquet", "sav", "dta", "sas7bdat", "xpt"],
                               key="upload")
         if up is not None:
-            if state.upload(up, None if sep == "detect" else ("\t" if sep == "tab" else sep),
+            if loading.upload(up, None if sep == "detect" else ("\t" if sep == "tab" else sep),
                             None if dec == "detect" else dec):
                 st.rerun()
-        if state.upload_error():
-            st.error(state.upload_error() + " Your previous data are still loaded.")
+        if session.upload_error():
+            st.error(session.upload_error() + " Your previous data are still loaded.")
 
 
 def roles_section():
-    df = state.data()
-    num = state.numeric_columns(df)
+    df = session.data()
+    num = session.numeric_columns(df)
     cols = list(df.columns)
-    state.seed_role_widgets()
+    loading.seed_role_widgets()
     st.subheader("Roles")
     c1, c2, c3 = st.columns(3)
-    c1.multiselect("Sensitive (protected most)", num, key="sensitive_select", on_change=state.roles_from_widgets,
+    c1.multiselect("Sensitive (protected most)", num, key="sensitive_select", on_change=loading.roles_from_widgets,
                    help="Leave empty to protect every numeric column (general protection).")
-    c2.multiselect("Identifiers (dropped)", cols, key="identifier_select", on_change=state.roles_from_widgets)
-    c3.multiselect("Excluded (released unchanged)", cols, key="excluded_select", on_change=state.roles_from_widgets)
+    c2.multiselect("Identifiers (dropped)", cols, key="identifier_select", on_change=loading.roles_from_widgets)
+    c3.multiselect("Excluded (released unchanged)", cols, key="excluded_select", on_change=loading.roles_from_widgets)
     design_section(df, num)
-    reasons = state.role_reasons()
+    reasons = session.role_reasons()
     if reasons:
         st.caption("Suggested roles and why (change them above if they are wrong):")
-        st.dataframe(state.role_table(), hide_index=True, key="role_reasons_table")
-    text = state.passthrough_text()
-    ids = state.unresolved_identifiers()
+        st.dataframe(session.role_table(), hide_index=True, key="role_reasons_table")
+    text = session.passthrough_text()
+    ids = session.unresolved_identifiers()
     if text or ids:
         what = []
         if ids:
             what.append(f"identifier-like column(s) {', '.join(ids)} not dropped")
         if text:
             what.append(f"text column(s) {', '.join(text)} released unchanged")
-        if not state.passthrough_confirmed():
+        if not session.passthrough_confirmed():
             st.error(f"Decide before release: {'; '.join(what)}. Mark them as identifiers (dropped), or confirm.")
         st.checkbox("Release these columns unchanged: they identify no one", key="confirm_passthrough",
-                    value=state.passthrough_confirmed(), on_change=state.confirm_passthrough)
-    st.dataframe(state.numeric_summary(df), hide_index=True, key="column_table")
+                    value=session.passthrough_confirmed(), on_change=session.confirm_passthrough)
+    st.dataframe(session.numeric_summary(df), hide_index=True, key="column_table")
 
 
 def design_section(df, num):
     """Strata and sampling weights (survey files): released unchanged, used by the methods."""
-    state.seed_design_widgets()
+    loading.seed_design_widgets()
     c1, c2 = st.columns(2)
-    sens = set(state.columns_with("sensitive"))
+    sens = set(session.columns_with("sensitive"))
     c1.multiselect("Strata: protect within groups (FA, PCA, M-AGG)", [c for c in df.columns if c not in sens],
-                   key="strata_select", on_change=state.design_from_widgets,
+                   key="strata_select", on_change=loading.design_from_widgets,
                    help="Each group (e.g. region or industry) is protected on its own: no record is mixed with "
                         "another group's, every group's means are kept, and the risk floors are checked within each "
                         "group. Small groups are refused with their size and the fix. Released unchanged.")
     c2.selectbox("Sampling weight", [None] + [c for c in num if c not in sens], key="weight_select",
-                 on_change=state.design_from_widgets, format_func=lambda c: "none" if c is None else str(c),
+                 on_change=loading.design_from_widgets, format_func=lambda c: "none" if c is None else str(c),
                  help="Released unchanged; FA, PCA and M-AGG keep the weighted means (population estimates) "
                       "exactly instead of the unweighted ones.")
 
 
 def problems_section():
-    probs = state.problems()
+    probs = compute.problems()
     st.subheader("Checks")
     if not probs:
         st.success("No problems found in the columns to protect.")
@@ -95,13 +94,13 @@ def problems_section():
         (st.error if p.blocking else st.info)(f"{p.message}. **Fix:** {p.fix}.")
         if p.kind == "empty_column":
             if st.button(f"Exclude {', '.join(p.columns)} (released as they are)", key="exclude_empty"):
-                state.set_roles({**state.roles(), **{c: "excluded" for c in p.columns}})
+                loading.set_roles({**session.roles(), **{c: "excluded" for c in p.columns}})
                 st.rerun()
         if p.kind == "missing" and not p.blocking:
             missing_choice(p)
-        elif p.kind in ("missing", "infinite") and state.data().shape[0] - p.rows >= state.MIN_ROWS:
+        elif p.kind in ("missing", "infinite") and session.data().shape[0] - p.rows >= session.MIN_ROWS:
             if st.button(f"Drop the {p.rows} record(s)", key=f"drop_rows_{p.kind}"):
-                state.drop_incomplete(p.columns)
+                loading.drop_incomplete(p.columns)
                 st.rerun()
 
 
@@ -114,8 +113,8 @@ MISSING_CHOICES = {
 
 def missing_choice(p):
     """One click for what to do with missing cells; dropping is undone by uploading again."""
-    n_left = state.data().shape[0] - p.rows
-    options = ["keep", "drop_columns"] + (["drop_records"] if n_left >= state.MIN_ROWS else [])
+    n_left = session.data().shape[0] - p.rows
+    options = ["keep", "drop_columns"] + (["drop_records"] if n_left >= session.MIN_ROWS else [])
     choice = st.radio("Missing cells", options, format_func=MISSING_CHOICES.get, key="missing_choice",
                       help="Dropping records or columns changes the file for this session only; your file is not "
                            "touched, and 'Undo the drop' brings the full file back.")
@@ -124,28 +123,28 @@ def missing_choice(p):
                  else f"Leave out {', '.join(p.columns)}")
         if st.button(label, key="apply_missing_choice", type="primary"):
             if choice == "drop_records":
-                state.drop_incomplete(p.columns)
+                loading.drop_incomplete(p.columns)
             else:
-                state.drop_columns(p.columns)
+                loading.drop_columns(p.columns)
             st.rerun()
 
 
 def restore_section():
-    if state.can_restore_drop():
+    if session.can_restore_drop():
         st.button("Undo the drop: back to the file as loaded, with its roles", key="restore_drop",
-                  on_click=state.restore_before_drop)
+                  on_click=loading.restore_before_drop)
 
 
 def body():
     load_section()
     restore_section()
-    df = state.data()
-    for note in state.read_notes():
+    df = session.data()
+    for note in session.read_notes():
         st.info(note)
-    st.subheader(f"Preview: {state.data_name()} ({df.shape[0]:,} records x {df.shape[1]} columns)")
+    st.subheader(f"Preview: {session.data_name()} ({df.shape[0]:,} records x {df.shape[1]} columns)")
     st.dataframe(df.head(200), key="preview")
     roles_section()
     problems_section()
 
 
-state.safe(body)
+session.safe(body)

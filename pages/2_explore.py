@@ -3,19 +3,18 @@
 import streamlit as st
 
 import sdccore
-from ui import figures, state
-
+from ui import compute, figures, session
 st.title("Explore")
 
 
 def body():
-    if not state.ready():
+    if not compute.ready():
         return
     with st.spinner("Correlations, adequacy and the recommendation ..."):
-        ex = state.explore()
-        state.indices()
-        state.recommendation()
-    sens = state.sensitive()
+        ex = compute.explore()
+        compute.indices()
+        compute.recommendation()
+    sens = session.sensitive()
     c1, c2 = st.columns([3, 2])
     c1.plotly_chart(figures.correlation_heatmap(ex["corr"]), key="corr_heatmap")
     ad = ex["adequacy"]
@@ -28,7 +27,7 @@ def body():
         st.write(ad.verdict)
         st.plotly_chart(figures.scree_figure(ex["scree"]), key="scree")
     st.subheader("Between and within correlations")
-    ind = state.indices()
+    ind = compute.indices()
     point = (ind.between, ind.within) if sens else None
     c3, c4 = st.columns([3, 2])
     c3.plotly_chart(figures.indices_figure(ind.per_variable, sens or (), point), key="indices_plot")
@@ -39,7 +38,7 @@ def body():
         if sens:
             st.markdown(f"**Your sensitive set:** between {ind.between:.3f}, within {ind.within:.3f}")
     st.subheader("Which method?")
-    rec = state.recommendation()
+    rec = compute.recommendation()
     if rec.label:
         st.success(f"Recommended: **{rec.label}**")
     else:
@@ -53,4 +52,4 @@ def body():
         st.caption("Choose sensitive variables on the Data page to see where your data sit on the between/within map.")
 
 
-state.safe(body)
+session.safe(body)

@@ -4,8 +4,7 @@ loading plots."""
 import streamlit as st
 
 import sdccore
-from ui import figures, state, widgets
-
+from ui import common, compute, figures, runs, session, widgets
 st.title("Configure")
 st.caption("Each method's settings are remembered. The plots show what will be perturbed before anything runs.")
 
@@ -15,11 +14,11 @@ def _perturbation_widgets(prefix, cfg, out):
     for o in sdccore.option_schema(prefix):
         if o.applies is None or o.name not in ("p", "noise_sd", "k") or not o.applies(out, None):
             continue
-        n = len(state.data())
+        n = len(session.data())
         if o.name == "k":  # groups of k need at least two groups
             out["k"] = widgets.number(st, prefix, "k", cfg, f"{prefix}_param_k", high=max(2, n // 2))
         elif o.name == "p":  # the window is floor(p n / 100) ranks: below one rank nothing is swapped
-            out["p"] = widgets.number(st, prefix, "p", cfg, f"{prefix}_param_p", low=max(0.1, state.min_swap_percent()))
+            out["p"] = widgets.number(st, prefix, "p", cfg, f"{prefix}_param_p", low=max(0.1, session.min_swap_percent()))
         else:
             out[o.name] = widgets.number(st, prefix, o.name, cfg, f"{prefix}_param_{o.name}", high=1000.0)
 
@@ -55,8 +54,8 @@ def _selection_widgets(prefix, cfg, out, key, word, sens, n_items):
 
 
 def floors_section():
-    fl = state.floors()
-    small = state.small_file_warning()
+    fl = session.floors()
+    small = runs.small_file_warning()
     if small:
         st.warning(small)
     with st.expander("Risk floors: every sensitive variable, and its largest records, must meet them"):
@@ -84,19 +83,19 @@ def floors_section():
                      "identity intruders to the floors and reports the others beside them. Held, they refuse general "
                      "FA and PCA on Tarragona in every seed tried, at 2 or 3 of its 9 largest firms.")),
         }
-        state.set_floors(new)
-        lowered = sdccore.RiskFloors.from_value(state.floors()).lowered_text()
+        session.set_floors(new)
+        lowered = sdccore.RiskFloors.from_value(session.floors()).lowered_text()
         if lowered:
             st.warning(f"The {lowered}. A release under these floors says so on every output (report, codebook, "
                        f"Download page) and needs your reason:")
-            state.set_floors_reason(st.text_input("Reason for floors below the defaults (e.g. internal file, not "
-                                                  "published)", value=state.floors_reason() or "",
+            session.set_floors_reason(st.text_input("Reason for floors below the defaults (e.g. internal file, not "
+                                                  "published)", value=session.floors_reason() or "",
                                                   key="floor_reason"))
-    pv = state.plausible()
+    pv = session.plausible()
     with st.expander("Plausible values: scale, bounds, rounding (all methods)"):
         c1, c2, c3 = st.columns(3)
         # the same options for every method: FA's schema entries stand for all
-        state.set_plausible({
+        session.set_plausible({
             "transform": widgets.choice(c1, "fa", "transform", pv, "pv_transform"),
             "bounds": widgets.choice(c2, "fa", "bounds", pv, "pv_bounds"),
             "rounding": widgets.choice(c3, "fa", "rounding", pv, "pv_rounding"),
@@ -105,13 +104,13 @@ def floors_section():
 
 def risk_preview(method, cfg):
     """One run with the session's seed, checked against the floors (figures only)."""
-    sens = state.sensitive()
-    risk, plaus, notes = state.preview(cfg)
+    sens = session.sensitive()
+    risk, plaus, notes = compute.preview(cfg)
     if sdccore.method_info(method).conditional:
         for note in notes:
             if not note.startswith(("protected on the log scale", "sampling weights")):
                 st.info(note)
-    st.subheader("Residual risk of this configuration (one run, seed " + str(state.seed()) + ")")
+    st.subheader("Residual risk of this configuration (one run, seed " + str(session.seed()) + ")")
     if risk.ok:
         st.success("Every " + ("sensitive " if sens else "") + "variable meets the risk floors in this run.")
     else:
@@ -132,14 +131,14 @@ def risk_preview(method, cfg):
 
 
 def _plots(method, cfg, sens, prefix):
-    dec = state.decompose(method, cfg)
+    dec = compute.decompose(method, cfg)
     for var, share in dec.below_floor:
         st.error(f"{var}: only {share:.1%} of its variance is perturbed by this choice (floor "
-                 f"{state.floors()['min_perturbed_share']:.0%}): no release can be made with it. Perturb the factors "
+                 f"{session.floors()['min_perturbed_share']:.0%}): no release can be made with it. Perturb the factors "
                  f"that carry {var} (framed in the loadings plot when chosen).")
     c1, c2 = st.columns(2)
     c1.plotly_chart(figures.loadings_heatmap(dec.loadings, sens or (), dec.perturbed), key=f"{prefix}_loadings_plot")
-    c2.plotly_chart(figures.perturbed_share_figure(dec.perturbed_share, sens or (), state.floors()["min_perturbed_share"]),
+    c2.plotly_chart(figures.perturbed_share_figure(dec.perturbed_share, sens or (), session.floors()["min_perturbed_share"]),
                     key=f"{prefix}_share_plot")
     st.caption(f"Perturbed: {', '.join(str(c) for c in dec.loadings.columns[[p - 1 for p in dec.perturbed]])} · "
                f"they carry {dec.variance.iloc[[p - 1 for p in dec.perturbed]].sum() * 100:.1f} % of the total variance.")
@@ -148,7 +147,7 @@ def _plots(method, cfg, sens, prefix):
 
 
 def fa_tab(sens, m):
-    cfg = state.config("fa")
+    cfg = session.config("fa")
     out = {"method": "fa"}
     c1, c2, c3 = st.columns(3)
     out["n_factors"] = widgets.number(c1, "fa", "n_factors", {"n_factors": min(cfg.get("n_factors", m), m)},
@@ -157,7 +156,7 @@ def fa_tab(sens, m):
     out["rotation"] = widgets.choice(c3, "fa", "rotation", cfg, "fa_rotation",
                                      choices=widgets.spec("fa", "rotation").allowed(bool(sens)),
                                      default="isolate_sensitive" if sens else "none")
-    probe = state.decompose("fa", {**out, "factors": "all"})
+    probe = compute.decompose("fa", {**out, "factors": "all"})
     _selection_widgets("fa", cfg, out, "factors", "factor", sens, probe.loadings.shape[1])
     c4, c5 = st.columns(2)
     with c4:
@@ -166,23 +165,23 @@ def fa_tab(sens, m):
         out["residuals"] = widgets.choice(st, "fa", "residuals", cfg, "fa_residuals",
                                           default="keep" if sens else "swap_rows")
         out["scores"] = widgets.choice(st, "fa", "scores", cfg, "fa_scores")
-    state.set_config("fa", out)
+    session.set_config("fa", out)
     _plots("fa", out, sens, "fa")
     risk_preview("fa", out)
 
 
 def pca_tab(sens, m):
-    cfg = state.config("pca")
+    cfg = session.config("pca")
     out = {"method": "pca"}
     _selection_widgets("pca", cfg, out, "components", "component", sens, m)
     _perturbation_widgets("pca", cfg, out)
-    state.set_config("pca", out)
+    session.set_config("pca", out)
     _plots("pca", out, sens, "pca")
     risk_preview("pca", out)
 
 
 def magg_tab(n):
-    cfg = state.config("magg")
+    cfg = session.config("magg")
     if n < 4:
         st.error(f"M-AGG needs at least 4 records (two groups of at least 2); the data have {n}. Use FA or PCA, or a "
                  f"file with more records.")
@@ -190,52 +189,52 @@ def magg_tab(n):
     c1, c2 = st.columns(2)
     k = widgets.number(c1, "magg", "k", cfg, "magg_k", high=max(2, n // 2))
     noise = widgets.choice(c2, "magg", "noise_model", cfg, "magg_noise")
-    state.set_config("magg", {"method": "magg", "k": int(k), "noise_model": noise})
-    sens = state.sensitive()
+    session.set_config("magg", {"method": "magg", "k": int(k), "noise_model": noise})
+    sens = session.sensitive()
     st.caption("M-AGG aggregates " + (f"only the sensitive variables ({', '.join(sens)})" if sens else "all variables")
                + " into groups of at least k similar records, then adds noise restoring the variance the groups removed.")
-    risk_preview("magg", state.config("magg"))
+    risk_preview("magg", session.config("magg"))
 
 
 def rankswap_tab():
-    cfg = state.config("rankswap")
-    p = widgets.number(st, "rankswap", "p", cfg, "rankswap_p", low=max(0.1, state.min_swap_percent()))
-    state.set_config("rankswap", {"method": "rankswap", "p": float(p)})
-    sens = state.sensitive()
+    cfg = session.config("rankswap")
+    p = widgets.number(st, "rankswap", "p", cfg, "rankswap_p", low=max(0.1, session.min_swap_percent()))
+    session.set_config("rankswap", {"method": "rankswap", "p": float(p)})
+    sens = session.sensitive()
     st.caption("Rank swapping exchanges the values of " + (f"the sensitive variables only ({', '.join(sens)}), "
                "leaving the public variables unchanged, so nothing in them shows what changed" if sens else
                "every variable, each on its own") + ". Every marginal distribution is kept exactly; correlations "
                "weaken as p grows.")
-    risk_preview("rankswap", state.config("rankswap"))
+    risk_preview("rankswap", session.config("rankswap"))
 
 
 def ipso_tab():
     """IPSO: the public variables stay as they are, the sensitive ones are the OLS fit plus
     residuals passed between records."""
-    out = {"method": "ipso", "classes": widgets.number(st, "ipso", "classes", state.config("ipso"), "ipso_classes",
-                                                       high=max(1, len(state.data()) // 2))}
-    st.caption(f"Regression-preserving (IPSO, Burridge 2003): {', '.join(state.sensitive())} = the fit of the OLS on "
+    out = {"method": "ipso", "classes": widgets.number(st, "ipso", "classes", session.config("ipso"), "ipso_classes",
+                                                       high=max(1, len(session.data()) // 2))}
+    st.caption(f"Regression-preserving (IPSO, Burridge 2003): {', '.join(session.sensitive())} = the fit of the OLS on "
                f"the public variables + residuals passed from record to record (none keeps its own), made orthogonal "
                f"to the public variables and rescaled. The OLS of each sensitive variable on the public ones, every "
                f"mean and the covariance matrix are kept exactly (before bounds and rounding); residuals are "
                f"exchanged where a value would fall below 0.")
-    state.set_config("ipso", out)
-    risk_preview("ipso", state.config("ipso"))
+    session.set_config("ipso", out)
+    risk_preview("ipso", session.config("ipso"))
 
 
 def shuffle_tab():
     st.caption(f"Data shuffling (Muralidhar and Sarathy 2006; sdcMicro's shuffle, method 'ds'): a draw of "
-               f"{', '.join(state.sensitive())} given the public variables on normal scores, then the ORIGINAL values "
+               f"{', '.join(session.sensitive())} given the public variables on normal scores, then the ORIGINAL values "
                f"handed out in the order of that draw. Each sensitive variable keeps its values exactly (every "
                f"released value is a real one); rank correlations are kept in expectation, linear regressions less "
                f"so.")
-    state.set_config("shuffle", {"method": "shuffle"})
-    risk_preview("shuffle", state.config("shuffle"))
+    session.set_config("shuffle", {"method": "shuffle"})
+    risk_preview("shuffle", session.config("shuffle"))
 
 
 def cfa_tab(m):
     """Conditional FA: the factor model's law of the sensitive variables given the public ones."""
-    cfg = state.config("cfa")
+    cfg = session.config("cfa")
     out = {"method": "cfa"}
     c1, c2 = st.columns(2)
     nf = c1.number_input("Number of factors (0 = Kaiser's rule)", 0, m, int(cfg.get("n_factors") or 0),
@@ -243,25 +242,25 @@ def cfa_tab(m):
     if nf:
         out["n_factors"] = int(nf)
     out["extraction"] = widgets.choice(c2, "cfa", "extraction", cfg, "cfa_extraction")
-    st.caption(f"Factor analysis in a safe form: the factor model's law of {', '.join(state.sensitive())} given the "
+    st.caption(f"Factor analysis in a safe form: the factor model's law of {', '.join(session.sensitive())} given the "
                f"public variables (conditional mean and covariance of the fitted model) is drawn from; the public "
                f"variables stay as they are. Each factor's part that the public variables do not determine is "
                f"redrawn (the notes below say per factor how much that is). Means exact; covariances the model's.")
-    state.set_config("cfa", out)
-    risk_preview("cfa", state.config("cfa"))
+    session.set_config("cfa", out)
+    risk_preview("cfa", session.config("cfa"))
 
 
 METRIC_TEXT = widgets.spec("pca_remove", "metric").choice_text
 
 
 def pca_remove_tab(m):
-    cfg = state.config("pca_remove")
+    cfg = session.config("pca_remove")
     st.caption("D'Acquisto and Naldi's method: remove the largest principal components one at a time and project "
                "back onto the variables, while a utility metric stays acceptable. It keeps every mean exactly but "
                "NOT the variances and covariances (each variable loses the share the removed components carry, "
                "shown below), and it changes every variable, also the public ones. Deterministic: every seed gives "
                "the same file.")
-    curve = state.removal_curve()
+    curve = compute.removal_curve()
     table = curve.table
     c1, c2, c3 = st.columns(3)
     modes = ["stop", "fixed"]
@@ -285,11 +284,11 @@ def pca_remove_tab(m):
         r = c3.number_input("Components removed", 1, top, int(min(max(cfg.get("removed", 2) if cfg.get("removed") != "auto"
                                                                       else 2, 1), top)), key="pcar_removed")
         out.update(removed=int(r))
-    state.set_config("pca_remove", out)
-    dec = state.decompose("pca_remove", out)
+    session.set_config("pca_remove", out)
+    dec = compute.decompose("pca_remove", out)
     chosen = len(dec.perturbed)
     st.plotly_chart(figures.removal_curve_figure(table, metric, METRIC_TEXT[metric].split(" (")[0],
-                                                 out.get("threshold"), chosen, state.floors()["min_perturbed_share"]),
+                                                 out.get("threshold"), chosen, session.floors()["min_perturbed_share"]),
                     key="pcar_curve_plot")
     row = table[table.removed == chosen]
     if len(row):
@@ -298,19 +297,19 @@ def pca_remove_tab(m):
                 f"exactly (before bounds and rounding); each variable keeps {1 - dec.perturbed_share.max():.1%} to "
                 f"{1 - dec.perturbed_share.min():.1%} of its variance; correlations change by up to "
                 f"{row.max_cor_change:.2f}.")
-    _plots("pca_remove", out, state.sensitive(), "pcar")
+    _plots("pca_remove", out, session.sensitive(), "pcar")
     risk_preview("pca_remove", out)
 
 
 def body():
-    if not state.ready():
+    if not compute.ready():
         return
-    state.warm_up()  # the Run page's worker processes start while the user configures
-    sens = state.sensitive()
-    m = len(state.protect_columns())
+    compute.warm_up()  # the Run page's worker processes start while the user configures
+    sens = session.sensitive()
+    m = len(session.protect_columns())
     # one method at a time: only the chosen method's widgets and live plots are computed
     floors_section()
-    method = st.radio("Method", state.offered_methods(), horizontal=True, key="config_method",
+    method = st.radio("Method", session.offered_methods(), horizontal=True, key="config_method",
                       help="PCA-R: removal of the largest principal components (D'Acquisto and Naldi). IPSO, Shuffle "
                            "and FA-cond (offered with sensitive and public variables) keep the public variables and "
                            "redraw the sensitive ones given them.")
@@ -325,17 +324,17 @@ def method_section(method, sens, m):
     code = LABEL_METHOD[method]
     tab = TABS.get(code)
     if tab is not None:
-        state.safe(lambda: tab(code, sens, m))
+        session.safe(lambda: tab(code, sens, m))
     else:  # a registered method without a tab of its own: its schema's widgets
-        state.safe(lambda: schema_tab(code))
+        session.safe(lambda: schema_tab(code))
 
 
 def schema_tab(method):
-    cfg = state.config(method)
+    cfg = session.config(method)
     st.caption(f"{sdccore.method_info(method).label}: the options of its schema (sdccore.option_schema).")
     out = widgets.schema_widgets(st, method, cfg, f"cfg_{method}")
-    state.set_config(method, out)
-    risk_preview(method, state.config(method))
+    session.set_config(method, out)
+    risk_preview(method, session.config(method))
 
 
 # each built-in method's own tab (its plots and explanations); any other registered method
@@ -343,7 +342,7 @@ def schema_tab(method):
 TABS = {
     "fa": lambda code, sens, m: fa_tab(sens, m),
     "pca": lambda code, sens, m: pca_tab(sens, m),
-    "magg": lambda code, sens, m: magg_tab(len(state.data())),
+    "magg": lambda code, sens, m: magg_tab(len(session.data())),
     "rankswap": lambda code, sens, m: rankswap_tab(),
     "ipso": lambda code, sens, m: ipso_tab(),
     "shuffle": lambda code, sens, m: shuffle_tab(),
@@ -356,10 +355,10 @@ class _LabelMethod(dict):
     """Label -> method name, read from the registry at each use."""
 
     def __getitem__(self, label):
-        return {lab: code for code, lab in state.METHOD_LABELS.items()}[label]
+        return {lab: code for code, lab in common.METHOD_LABELS.items()}[label]
 
 
 LABEL_METHOD = _LabelMethod()
 
 
-state.safe(body)
+session.safe(body)

@@ -6,18 +6,17 @@ import time
 import streamlit as st
 
 import sdccore
-from ui import figures, state
-
+from ui import common, compute, figures, release, runs, session
 st.title("Run and compare")
-LABELS = {label: m for m, label in state.METHOD_LABELS.items()}
+LABELS = {label: m for m, label in common.METHOD_LABELS.items()}
 
 
 def run_section():
-    small = state.small_file_warning()
+    small = runs.small_file_warning()
     if small:
         st.warning(small)
     c1, c2 = st.columns([2, 1])
-    offered = state.offered_methods()
+    offered = session.offered_methods()
     methods = c1.multiselect("Methods (as configured on page 3)", offered, default=offered, key="run_methods",
                              help="IPSO (regression-preserving), Shuffle (data shuffling) and FA-cond (conditional "
                                   "FA) keep the public variables and redraw the sensitive ones given them: offered "
@@ -44,9 +43,9 @@ def run_section():
         def partial(runs):  # the results so far, at most twice a second
             if time.perf_counter() - shown[0] >= 0.5:
                 shown[0] = time.perf_counter()
-                live.dataframe(figures.live_runs_table(runs, bool(state.sensitive())), hide_index=True)
+                live.dataframe(figures.live_runs_table(runs, bool(session.sensitive())), hide_index=True)
 
-        state.run_comparison([LABELS[m] for m in methods], int(reps), progress, partial)
+        runs.run_comparison([LABELS[m] for m in methods], int(reps), progress, partial)
         bar.empty()
         cancel.empty()
         live.empty()
@@ -54,13 +53,13 @@ def run_section():
 
 def models_section():
     text = st.text_area("Does your analysis still hold? Linear regressions to check, one per line (optional)",
-                        value=state.models_text(), key="run_models", height=80,
-                        placeholder=state.example_model() + "\nnp.log(...) ~ ... (log, sqrt, I(x ** 2), C(group): read, never run as code)",
+                        value=session.models_text(), key="run_models", height=80,
+                        placeholder=session.example_model() + "\nnp.log(...) ~ ... (log, sqrt, I(x ** 2), C(group): read, never run as code)",
                         help="Each regression is fitted on the original and on every run's release; the coefficients "
                              "with their 95 % intervals are shown side by side with the interval overlap of Karr et al. "
                              "(1 = the same interval, 0 = touching, below 0 = apart), averaged over the runs. Names "
                              "with dots (FIXED.ASSETS) work as they are.")
-    for model, problem in state.set_models(text):
+    for model, problem in session.set_models(text):
         if problem:
             st.error(f"`{model}` is left out: {problem}")
 
@@ -76,8 +75,8 @@ def regression_section(table, note, where):
 
 def results_section(c):
     res = c["result"]
-    sens = state.sensitive()
-    changed = state.comparison_changes(c)
+    sens = session.sensitive()
+    changed = runs.comparison_changes(c)
     if changed:
         st.warning(f"Changed since this comparison ran: {', '.join(changed)}. Its figures and its suggestion are for "
                    f"the settings it ran with; run it again to compare the current ones. A release picked below "
@@ -85,9 +84,9 @@ def results_section(c):
     key = "overall" if sens else "summary"
     for label, why in res.errors.items():
         st.warning(f"{label} was not run on these data and is left out of the comparison: {why}")
-    st.caption(f"{len(res.runs)} runs, seeds derived from {state.seed()} (master {res.seed}); "
+    st.caption(f"{len(res.runs)} runs, seeds derived from {session.seed()} (master {res.seed}); "
                f"time: protect {res.seconds['protect']:.1f} s, evaluate {res.seconds['evaluate']:.1f} s. "
-               f"Interval disclosure (ID) centres its intervals on {state.id_intruder()}.")
+               f"Interval disclosure (ID) centres its intervals on {session.id_intruder()}.")
     spread = st.radio("Whiskers show", ["runs", "mean"], horizontal=True, key="spread_choice",
                       format_func={"runs": "the range of single runs (2.5-97.5 %): what one release may score",
                                    "mean": "the 95 % interval of the mean over runs"}.get)
@@ -124,7 +123,7 @@ def results_section(c):
     c3.dataframe(figures.risk_table(vr.set_index(["config", "variable"]).rename(columns={"runs_ok": "ok"})
                                     .assign(ok=lambda t: t.ok == 1.0, worst_band="")).drop(columns="worst band"),
                  key="variable_risk_table")
-    fl = state.floors()
+    fl = session.floors()
     c4.plotly_chart(figures.band_risk_figure(res.band_risk(), fl["max_close_share"], fl["tolerance"]),
                     key="band_risk_plot")
     reg = res.regression_summary()
@@ -133,13 +132,13 @@ def results_section(c):
                                 f"'CI overlap' is the mean over runs (Karr et al. 2006: 1 = the same interval, "
                                 f"below 0 = apart).", "comparison")
     max_risk = st.slider("Risk ceiling for the suggested release (disclosure risk = mean of DBRL and ID, upper end of "
-                         "its interval)", 0.0, 1.0, state.max_risk(), 0.05, key="max_risk_input")
-    state.set_max_risk(max_risk)
+                         "its interval)", 0.0, 1.0, session.max_risk(), 0.05, key="max_risk_input")
+    session.set_max_risk(max_risk)
     best, why = res.suggest(max_risk)
     if best:
         st.success(f"Suggested release: **{best}**. {why}.")
         try:
-            rec = state.recommendation()
+            rec = compute.recommendation()
         except ValueError:  # e.g. too few records for a recommendation: the Explore page says why
             rec = None
         if rec is not None and rec.label and rec.label != best and rec.label in res.configs:
@@ -155,12 +154,12 @@ def results_section(c):
 def stronger_section():
     """No configuration met the floors: try each offered method's main setting stronger (the
     rank-swap window p, M-AGG's group size k, IPSO's size classes) and offer what passes."""
-    s = state.stronger()
+    s = runs.stronger()
     if s is None:
         if st.button("Try stronger settings (rank-swap window p, M-AGG group size k, IPSO size classes), 5 runs each",
                      key="stronger_button"):
             bar = st.progress(0.0, text="Trying stronger settings...")
-            s = state.run_stronger(lambda d, t: bar.progress(d / t, text=f"{d} of {t} runs"))
+            s = runs.run_stronger(lambda d, t: bar.progress(d / t, text=f"{d} of {t} runs"))
             bar.empty()
         else:
             return
@@ -169,39 +168,39 @@ def stronger_section():
         st.info("None of the compared methods has a main setting to strengthen (FA and PCA: change the factors or "
                 "components on the Configure page; or add IPSO, rank swapping or M-AGG to the comparison).")
         return
-    best, why = res.suggest(state.max_risk())
+    best, why = res.suggest(session.max_risk())
     if best is None:
         st.warning(f"Stronger settings did not help either: {why}.")
         return
     _, method, option, value, _ = next(t for t in tried if t[0] == best)
     unit = {"p": " %", "k": " records", "classes": " classes"}.get(option, "")
     st.success(f"Found: {why}.")
-    st.button(f"Use {option} = {value:g}{unit} for {state.METHOD_LABELS[method]}", key="use_stronger",
-              on_click=state.use_setting, args=(method, option, value), type="primary")
+    st.button(f"Use {option} = {value:g}{unit} for {common.METHOD_LABELS[method]}", key="use_stronger",
+              on_click=runs.use_setting, args=(method, option, value), type="primary")
 
 
 def pick_section(c, best):
     # each configured method with its CURRENT settings (a fix made on the Configure page is what
     # gets released); the search's best as it was found
-    options = state.current_configs([LABELS[lab] for lab in c["configs"] if lab in LABELS])
+    options = session.current_configs([LABELS[lab] for lab in c["configs"] if lab in LABELS])
     options.update({lab: cfg for lab, cfg in c["configs"].items() if lab not in options})
     follows = set(options)
-    sr = state.search_result()
+    sr = runs.search_result()
     if sr is not None and len(sr["result"].ranking):
         top = sr["result"].ranking.iloc[0]
         options[f"search best: {top.config}"] = json.loads(top.options)
     labels = list(options)
-    current, _ = state.release_choice()
+    current, _ = release.release_choice()
     idx = labels.index(current) if current in labels else (labels.index(best) if best in labels else None)
     pick = st.radio("Configuration to release", labels, index=idx, key="release_pick", horizontal=True)
     if pick is None:
         st.info("No configuration is pre-selected because none met the risk floors within the ceiling; pick one to "
                 "see its figures, or change the configuration.")
         return
-    state.choose_release(pick, options[pick], follow=pick in follows and pick in LABELS)
+    release.choose_release(pick, options[pick], follow=pick in follows and pick in LABELS)
     with st.spinner(f"Protecting and checking the release with {pick} ..."):
-        res, ev, refused = state.release(options[pick])
-    st.subheader(f"The release with {pick} (seed {state.seed()})")
+        res, ev, refused = release.release(options[pick])
+    st.subheader(f"The release with {pick} (seed {session.seed()})")
     if refused is not None:
         st.error("This release is refused: it breaks the risk floors.\n\n"
                  + "\n".join(f"- {v}" for v in refused.risk.violations[:6])
@@ -217,15 +216,15 @@ def pick_section(c, best):
     st.markdown(figures.risk_sentences(res.risk))
     c1, c2 = st.columns([1, 2])
     c1.plotly_chart(figures.own_correlation_figure(ev.details["ic"]), key="own_cor_plot")
-    cols = state.protect_columns()
-    R0 = state.explore()["corr"]  # cached, clustered order
+    cols = session.protect_columns()
+    R0 = compute.explore()["corr"]  # cached, clustered order
     R1 = sdccore.correlation_matrix(res.data[cols], order=None).loc[R0.index, R0.columns]
     c2.plotly_chart(figures.correlation_pair_figure(R0, R1), key="cor_pair_plot")
-    table, checks = state.release_regressions(res)
+    table, checks = release.release_regressions(res)
     if checks:
         used = "; ".join(f"{c.model}: {c.n_original} original and {c.n_protected} released records used"
                          for c in checks)
-        regression_section(table, f"This release (seed {state.seed()}). {used} (records with a missing or "
+        regression_section(table, f"This release (seed {session.seed()}). {used} (records with a missing or "
                                   f"non-finite value in the model are left out of that fit).", "release")
         for c in checks:
             if c.n_protected < 0.95 * c.n_original:
@@ -246,10 +245,10 @@ def search_section():
             bar = st.progress(0.0, text="Searching...")
             cancel = st.empty()
             cancel.button("Cancel", key="cancel_search", help="Stops the search; earlier results stay as they were.")
-            state.run_search(method, int(reps), int(budget), lambda d, t: bar.progress(min(1.0, d / max(t, 1))))
+            runs.run_search(method, int(reps), int(budget), lambda d, t: bar.progress(min(1.0, d / max(t, 1))))
             bar.empty()
             cancel.empty()
-        sr = state.search_result()
+        sr = runs.search_result()
         if sr is not None:
             st.write(sr["result"].note)
             if len(sr["result"].ranking):
@@ -259,12 +258,12 @@ def search_section():
 
 
 def body():
-    if not state.ready():
+    if not compute.ready():
         return
-    state.warm_up()
+    compute.warm_up()
     run_section()
     search_section()
-    c = state.comparison()
+    c = runs.comparison()
     if c is None:
         st.info("Run a comparison to see risk and utility of the configured methods.")
         return
@@ -272,4 +271,4 @@ def body():
     pick_section(c, best)
 
 
-state.safe(body)
+session.safe(body)

@@ -4,55 +4,54 @@ import streamlit as st
 
 import sdccore
 
-from ui import figures, history, report, state
-
+from ui import common, compute, figures, history, release, report, runs, session
 st.title("Download")
 
 
 def _choice():
-    label, cfg = state.release_choice()
-    c = state.comparison()
+    label, cfg = release.release_choice()
+    c = runs.comparison()
     if cfg is None and c is not None:
         # the comparison decides: its suggestion with the method's current settings, or why none
-        best, why = c["result"].suggest(state.max_risk())
+        best, why = c["result"].suggest(session.max_risk())
         if best is None:
             st.error(f"No release: {why}.")
             return None, None
-        follows = {lab: m for m, lab in state.METHOD_LABELS.items()}
+        follows = {lab: m for m, lab in common.METHOD_LABELS.items()}
         if best in follows:
-            cfg = state.current_configs([follows[best]])[best]
+            cfg = session.current_configs([follows[best]])[best]
         else:
             cfg = c["configs"][best]
         st.info(f"No configuration was picked on page 4, so the comparison's suggestion is used: {best}.")
         return best, cfg
     if cfg is None:
-        rec = state.recommendation()
+        rec = compute.recommendation()
         if rec.method is None:
             st.error("No method meets the risk floors with its default settings on these data: " + rec.reasons[-1])
             return None, None
         label = f"{rec.label} (recommended, as configured)"
-        cfg = state.config(rec.method)
+        cfg = session.config(rec.method)
         st.info("No configuration was picked on page 4, so the recommended method is used as configured on page 3.")
     return label, cfg
 
 
 def body():
-    if not state.ready():
+    if not compute.ready():
         return
     label, cfg = _choice()
     if cfg is None:
         return
-    blockers = state.release_blockers()
+    blockers = session.release_blockers()
     for b in blockers:
         st.error(f"Download blocked: {b}.")
-    res, ev, refused = state.release(cfg)
+    res, ev, refused = release.release(cfg)
     if refused is not None and not refused.risk.violations:  # floors lowered without a reason
-        st.subheader(f"Release refused: {label}, seed {state.seed()}")
+        st.subheader(f"Release refused: {label}, seed {session.seed()}")
         st.error(str(refused).replace("pass allow_unsafe='reason' (on the command line --allow-unsafe \"reason\")",
                                       "give a reason under 'Risk floors' on the Configure page"))
         return
     if refused is not None:
-        st.subheader(f"Release refused: {label}, seed {state.seed()}")
+        st.subheader(f"Release refused: {label}, seed {session.seed()}")
         st.error("This configuration breaks the risk floors, so it cannot be downloaded. Fix one of these on the "
                  "Configure page (or change the roles), then come back:")
         for v in refused.risk.violations:
@@ -62,19 +61,19 @@ def body():
         return
     if blockers:
         return
-    ident = state.columns_with("identifier")
-    st.subheader(f"Release: {label}, seed {state.seed()}")
+    ident = session.columns_with("identifier")
+    st.subheader(f"Release: {label}, seed {session.seed()}")
     c1, c2 = st.columns(2)
     shuffle = c1.checkbox("Shuffle the rows", value=True, key="shuffle_rows",
                           help="Record order can reveal who is who (e.g. files sorted by size); shuffling hides it.")
     c2.markdown(f"Identifiers dropped: {', '.join(ident) if ident else 'none'}  \n"
-                f"Excluded columns passed through unchanged: {', '.join(state.excluded()) or 'none'}")
-    rel = state.release_file(cfg, shuffle)
+                f"Excluded columns passed through unchanged: {', '.join(session.excluded()) or 'none'}")
+    rel = release.release_file(cfg, shuffle)
     out = rel.data
     lowered = res.risk.floors.lowered_text()
     if lowered:
         st.warning(f"The {lowered}; released because: {res.unsafe_reason}. The report and the codebook say so.")
-    st.success("Every " + ("sensitive " if state.sensitive() else "") + "variable meets the risk floors in this release"
+    st.success("Every " + ("sensitive " if session.sensitive() else "") + "variable meets the risk floors in this release"
                + (" (as lowered)." if lowered else "."))
     c3, c4 = st.columns(2)
     c3.dataframe(figures.risk_table(res.risk.variables), key="release_risk_table")
@@ -90,12 +89,12 @@ def body():
                  f"{100 * plaus.mean_change_pct.abs().max():.1f} % ({plaus.mean_change_pct.abs().idxmax()}). "
                  f"The table under 'Plausible values' on the Configure page gives every variable.")
     st.dataframe(out.head(50), key="release_preview")
-    name = state.data_name().rsplit(".", 1)[0]
-    sep, dec = state.read_format()
-    labels, value_labels = state.labels()
-    formats = state.release_formats()
+    name = session.data_name().rsplit(".", 1)[0]
+    sep, dec = session.read_format()
+    labels, value_labels = session.labels()
+    formats = release.release_formats()
     fmt = st.selectbox("File format", list(formats), format_func=formats.get, key="release_format",
-                       index=list(formats).index(state.default_release_format()),
+                       index=list(formats).index(release.default_release_format()),
                        help="The format the data came in is the default; SPSS, Stata and SAS files keep their "
                             "variable and value labels.")
     try:
@@ -105,7 +104,7 @@ def body():
         body_bytes = None
     if body_bytes is not None:
         st.download_button("Download the protected data" if fmt != "csv" else "Download the protected CSV",
-                           body_bytes, f"{name}_protected.{fmt}", state.MIME.get(fmt, "application/octet-stream"),
+                           body_bytes, f"{name}_protected.{fmt}", release.MIME.get(fmt, "application/octet-stream"),
                            key="download_csv", type="primary")
     if fmt == "csv":
         st.caption(f"Written as the upload was: separator {'tab' if sep == chr(9) else repr(sep)}, decimal mark {dec!r}.")
@@ -114,15 +113,15 @@ def body():
                    f"{len([c for c in value_labels if c in out.columns])} column(s) from the original file.")
     st.download_button("Download the recipe (JSON)", rel.recipe.to_json(), f"{name}_recipe.json",
                        "application/json", key="download_recipe")
-    book = state.codebook(rel)
+    book = release.codebook(rel)
     c5, c6 = st.columns(2)
-    c5.download_button("Download the codebook (CSV)", state.codebook_bytes(book, "csv"), f"{name}_codebook.csv",
+    c5.download_button("Download the codebook (CSV)", release.codebook_bytes(book, "csv"), f"{name}_codebook.csv",
                        "text/csv", key="download_codebook_csv")
-    c6.download_button("Download the codebook (JSON)", state.codebook_bytes(book, "json"), f"{name}_codebook.json",
+    c6.download_button("Download the codebook (JSON)", release.codebook_bytes(book, "json"), f"{name}_codebook.json",
                        "application/json", key="download_codebook_json")
     with st.expander("Codebook: what was done to each variable, what is kept exactly and what in expectation"):
         st.dataframe(figures.codebook_table(book), key="codebook_table")
-    src_ext = state.file_format() if state.file_format() != "csv" else "csv"
+    src_ext = session.file_format() if session.file_format() != "csv" else "csv"
     st.code(f"python -m sdccore protect ORIGINAL.{src_ext} --recipe {name}_recipe.json --out {name}_protected.{fmt}",
             language="bash")
     st.caption("The command line rebuilds the same file from the original and the recipe. Keep the recipe internal: "
@@ -137,10 +136,10 @@ def body():
         st.caption(f"This recipe does not run on the Dask engine for files beyond one machine: {at_scale}")
     kind = st.radio("Report", ["internal", "external"], horizontal=True, key="report_kind",
                     format_func=lambda k: {"internal": "internal (with the seed)", "external": "external (no seed)"}[k])
-    c = state.comparison()
-    html_doc = report.build_report(kind, state.data_name(), out.shape, state.roles(), label, res.options, ev,
+    c = runs.comparison()
+    html_doc = report.build_report(kind, session.data_name(), out.shape, session.roles(), label, res.options, ev,
                                    c["result"] if c else None, res.dependencies, res.notes, res.risk, res.plausibility,
-                                   res.unsafe_reason, regressions=state.release_regressions(res)[1], codebook=book,
+                                   res.unsafe_reason, regressions=release.release_regressions(res)[1], codebook=book,
                                    history=history.history())
     st.download_button("Download the report (HTML)", html_doc, f"{name}_report_{kind}.html", "text/html",
                        key="download_report")
@@ -148,10 +147,10 @@ def body():
     st.write("If a variable is nearly uncorrelated with the others, its factor score reproduces it (Drechsler, Ronning "
              "and Bleninger). The audit shows how close an intruder with factor scores would get to each variable.")
     if st.button("Run the factor-score audit", key="run_audit"):
-        state.request_audit()
-    if state.audit_requested():
+        compute.request_audit()
+    if compute.audit_requested():
         with st.spinner("Trying every number of factors for every variable..."):
-            a = state.audit()
+            a = compute.audit()
         t = a.table[["best_abs_cor", "method", "n_factors", "share_within_0.5pct", "flag"]]
         st.dataframe(t.rename(columns={"best_abs_cor": "best |cor|", "n_factors": "factors",
                                        "share_within_0.5pct": "records within 0.5 %"}), key="audit_table")
@@ -161,4 +160,4 @@ def body():
             st.success("No variable is recovered to |cor| >= 0.995 from factor scores.")
 
 
-state.safe(body)
+session.safe(body)

@@ -2,8 +2,7 @@
 
 import streamlit as st
 
-from ui import figures, history, state
-
+from ui import figures, history, release, session
 st.title("History of this session")
 st.caption("Every comparison and every release you looked at in this browser session, with its settings, seed, "
            "scores and per-variable risk. Nothing is written to disk: the list ends with the session. Undo (in the "
@@ -31,7 +30,7 @@ def body():
     if c2.button("Restore its settings", key="history_restore",
                  help="Roles, strata/weights, every method's settings, seed, floors and regressions as they were "
                       "for that run (undo brings you back)."):
-        why = state.go_back(pick)
+        why = release.go_back(pick)
         if why:
             st.error(f"Cannot go back: {why}.")
         else:
@@ -52,4 +51,4 @@ def body():
         st.dataframe(risk, key="history_risk")
 
 
-state.safe(body)
+session.safe(body)

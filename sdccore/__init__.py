@@ -10,6 +10,7 @@ The public names, by the step of the work they belong to:
 
 * reading and checking data: ``read_table``, ``ReadResult``, ``inspect_data``, ``Problem``,
   ``drop_incomplete_rows``, ``drop_incomplete_columns``, ``neutralize_formulas``, ``write_table``,
+  ``release_format``,
   ``suggest_roles``, ``RoleSuggestion``,
   ``list_datasets``, ``load_dataset``, ``dataset_roles``;
 * exploring: ``correlation_matrix``, ``sampling_adequacy``, ``Adequacy``, ``scree``,
@@ -18,7 +19,7 @@ The public names, by the step of the work they belong to:
 * protecting: ``protect``, ``ProtectionResult``, ``decompose``, ``Decomposition``,
   ``option_schema``, ``Option``, ``METHODS``, ``CONDITIONAL_METHODS``, ``methods``, ``method_info``, ``MethodInfo``, ``min_swap_percent``,
   ``mdav_groups``; at scale (Dask): ``protect_dask``, ``DaskRelease``, ``scale_refusal``;
-* releasing: ``Recipe``, ``Release``, ``make_release``, ``RECIPE_VERSION``, ``codebook``;
+* releasing: ``Recipe``, ``Release``, ``make_release``, ``RECIPE_VERSION``, ``codebook``, ``codebook_bytes``;
 * risk floors: ``RiskFloors``, ``RiskProfile``, ``UnsafeReleaseError``;
 * measuring: ``evaluate``, ``Evaluation``, ``Scores``, ``dbrl``, ``interval_disclosure``,
   ``ID_REFERENCES``, ``ID_REFERENCE_TEXT``, ``default_id_reference``, ``pil``,
@@ -26,7 +27,7 @@ The public names, by the step of the work they belong to:
   ``regression_check``, ``RegressionCheck``, ``analysis_validity``, ``AnalysisValidity``;
 * comparing and choosing: ``compare``, ``Comparison``, ``search``, ``SearchResult``,
   ``recommend``, ``Recommendation``, ``load_bw_map``, ``simulate_bw_map``,
-  ``stronger_settings``.
+  ``stronger_settings``, ``warm_workers``.
 """
 
 # Names are imported from their private modules on first use (PEP 562), so that
@@ -36,15 +37,15 @@ from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:  # pragma: no cover
     from ._audit import Audit, audit_factor_scores
-    from ._codebook import codebook
-    from ._compare import SearchResult, compare, search
+    from ._codebook import codebook, codebook_bytes
+    from ._compare import SearchResult, compare, search, warm_workers
     from ._explore import CorrelationIndices, correlation_indices
     from ._comparison import Comparison
     from ._dask import DaskRelease, protect_dask
     from ._datasets import dataset_roles, list_datasets, load_dataset
     from ._evaluate import Evaluation, Scores, evaluate
     from ._explore import Adequacy, correlation_matrix, sampling_adequacy, scree
-    from ._formats import write_table
+    from ._formats import release_format, write_table
     from ._inspect import Problem, drop_incomplete_columns, drop_incomplete_rows, inspect_data
     from ._io import ReadResult, read_table
     from ._writing import neutralize_formulas
@@ -98,6 +99,7 @@ _EXPORTS = {
     "analysis_validity": "_validity",
     "audit_factor_scores": "_audit",
     "codebook": "_codebook",
+    "codebook_bytes": "_codebook",
     "compare": "_compare",
     "correlation_indices": "_explore",
     "correlation_matrix": "_explore",
@@ -127,6 +129,7 @@ _EXPORTS = {
     "protect_dask": "_dask",
     "read_table": "_io",
     "recommend": "_recommend",
+    "release_format": "_formats",
     "regression_check": "_regression",
     "removal_curve": "_removal",
     "sampling_adequacy": "_explore",
@@ -137,6 +140,7 @@ _EXPORTS = {
     "simulate_bw_map": "_recommend",
     "stronger_settings": "_recommend",
     "suggest_roles": "_roles",
+    "warm_workers": "_compare",
     "write_table": "_formats",
 }
 
@@ -164,7 +168,7 @@ __all__ = [
     # reading and checking data
     "Problem", "ReadResult", "RoleSuggestion",
     "dataset_roles", "drop_incomplete_columns", "drop_incomplete_rows", "inspect_data", "list_datasets", "load_dataset", "neutralize_formulas",
-    "read_table", "suggest_roles", "write_table",
+    "read_table", "release_format", "suggest_roles", "write_table",
     # exploring
     "Adequacy", "Audit", "CorrelationIndices", "RemovalCurve",
     "audit_factor_scores", "correlation_indices", "correlation_matrix", "removal_curve", "sampling_adequacy", "scree",
@@ -174,7 +178,7 @@ __all__ = [
     "scale_refusal",
     # releasing
     "RECIPE_VERSION", "Recipe", "Release",
-    "codebook", "make_release",
+    "codebook", "codebook_bytes", "make_release",
     # risk floors
     "RiskFloors", "RiskProfile", "UnsafeReleaseError",
     # measuring
@@ -183,5 +187,5 @@ __all__ = [
     "propensity_score_shape", "regression_check", "selectivity",
     # comparing and choosing
     "Comparison", "Recommendation", "SearchResult",
-    "compare", "load_bw_map", "recommend", "search", "simulate_bw_map", "stronger_settings",
+    "compare", "load_bw_map", "recommend", "search", "simulate_bw_map", "stronger_settings", "warm_workers",
 ]

@@ -154,8 +154,28 @@ def codebook(result, original=None, *, drop=(), labels=None):
 
 
 def codebook_bytes(table, format="csv"):
-    """The codebook as CSV or JSON bytes (JSON: one object per variable, with the notes on
-    what each method keeps in ``_about``)."""
+    """The codebook as the bytes of a file to download.
+
+    Parameters
+    ----------
+    table : DataFrame
+        ``codebook(...)``'s table.
+    format : {'csv', 'json'}
+        CSV (cells that a spreadsheet would run as formulas neutralised) or JSON (one object
+        per variable, with the notes on what each method keeps in ``_about``).
+
+    Returns
+    -------
+    bytes
+
+    Examples
+    --------
+    >>> import sdccore
+    >>> d = sdccore.load_dataset("tarragona")
+    >>> cb = sdccore.codebook(sdccore.protect(d, "pca", rng=1), d)
+    >>> sdccore.codebook_bytes(cb, "csv")[:8]
+    b'variable'
+    """
     if format == "csv":
         from ._writing import csv_bytes, neutralize_formulas
 

@@ -165,9 +165,26 @@ _WARMING = []          # the warming thread
 _WARMED = [0.0]        # when the workers last answered (loky stops idle workers after 300 s)
 
 
-def warm_workers(n_jobs=None):
-    """Start the worker processes of ``compare`` in the background (about 3 s of imports on
-    this machine), so that the first comparison does not wait for them; returns at once."""
+def warm_workers(*, n_jobs=None):
+    """Start the worker processes of ``compare`` in the background, so that the first
+    comparison does not wait for their imports (about 3 s on a 2-core machine).
+
+    Parameters
+    ----------
+    n_jobs : int, optional
+        As ``compare`` takes it (None: one process per core); 1 starts nothing.
+
+    Returns
+    -------
+    None
+        At once; the workers start in a background thread.
+
+    Examples
+    --------
+    >>> import sdccore
+    >>> sdccore.warm_workers(n_jobs=1) is None
+    True
+    """
     import threading
 
     import time

@@ -99,75 +99,13 @@ from ._dask_base import (  # noqa: F401  (the engine's reading and reduction hel
     _workers_ready,
     _write,
     files_of,
+    moments,
     read_dask,
     read_head,
+    stand_in,
 )
 
 DASK_METHODS = methods(dask=True)
-
-
-# ----------------------------------------------------------------------------- moments
-
-def _partition_moments(df, cols):
-    X = df[cols].to_numpy(dtype=np.float64)
-    bad = (~np.isfinite(X)).sum(axis=0)
-    n = X.shape[0]
-    if n == 0 or bad.any():
-        z = np.zeros(len(cols))
-        return {"n": 0 if bad.any() else n, "mean": z, "M2": np.zeros((len(cols), len(cols))), "bad": bad,
-                "min": np.full(len(cols), np.inf), "max": np.full(len(cols), -np.inf), "dec": [0] * len(cols)}
-    from ._plausible import decimals
-
-    mean = X.mean(axis=0)
-    D = X - mean
-    return {"n": n, "mean": mean, "M2": D.T @ D, "bad": bad, "min": X.min(axis=0), "max": X.max(axis=0),
-            "dec": [decimals(X[:, j]) for j in range(X.shape[1])]}
-
-
-def _merge(a, b):
-    """Chan, Golub and LeVeque's pairwise update of count, mean and centred cross-products."""
-    n = a["n"] + b["n"]
-    out = {"bad": a["bad"] + b["bad"], "min": np.minimum(a["min"], b["min"]), "max": np.maximum(a["max"], b["max"]),
-           "dec": [None if (x is None or y is None) else max(x, y) for x, y in zip(a["dec"], b["dec"])]}
-    if a["n"] == 0 or b["n"] == 0:
-        src = a if a["n"] else b
-        out.update(n=n, mean=src["mean"], M2=src["M2"])
-        return out
-    delta = b["mean"] - a["mean"]
-    out.update(n=n, mean=a["mean"] + delta * (b["n"] / n),
-               M2=a["M2"] + b["M2"] + np.outer(delta, delta) * (a["n"] * b["n"] / n))
-    return out
-
-
-def moments(ddf, cols):
-    """(n, mean, population covariance, min, max, decimals) of ``cols`` over every
-    partition, merged in a tree; non-finite cells refused."""
-    import dask
-    from dask import delayed
-
-    (m,) = dask.compute(_tree([delayed(_partition_moments)(p, cols) for p in ddf.to_delayed()], _merge))
-    if m["bad"].any():
-        which = [f"{c} ({int(k)})" for c, k in zip(cols, m["bad"]) if k]
-        raise ValueError(f"missing or infinite values in {', '.join(which[:6])}; the Dask engine protects complete "
-                         f"files: drop or fill those records first, or leave those columns out (exclude).")
-    if m["n"] < 10:
-        raise ValueError(f"the data set has {m['n']} record(s); at least 10 are needed (with fewer, protection "
-                         f"leaves whole records in place).")
-    return m["n"], m["mean"], m["M2"] / m["n"], m["min"], m["max"], m["dec"]
-
-
-def stand_in(mean, cov, cols, rows):
-    """A frame of ``rows`` records whose mean and population covariance are exactly
-    ``mean`` and ``cov``: what the in-memory planner needs to see of the file."""
-    m = len(mean)
-    rng = np.random.default_rng(0)
-    A = rng.standard_normal((rows, m))
-    A -= A.mean(axis=0)
-    Q, _ = np.linalg.qr(A)  # centred (orthogonal to the ones vector) and orthonormal
-    w, V = np.linalg.eigh((cov + cov.T) / 2)
-    S = (V * np.sqrt(np.clip(w, 0, None))) @ V.T
-    X = mean + np.sqrt(rows) * Q @ S
-    return pd.DataFrame(X, columns=cols)
 
 
 # ----------------------------------------------------------------------------- protection

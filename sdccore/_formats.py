@@ -143,5 +143,23 @@ def write_table(data: pd.DataFrame, format: str = "csv", *, labels=None, value_l
 
 
 def release_format(read_format: str) -> str:
-    """The format a release is written in by default: the original's (SAS files as .xpt)."""
+    """The format a release is written in by default: the original's.
+
+    Parameters
+    ----------
+    read_format : str
+        The format the original was read in (``ReadResult.format``).
+
+    Returns
+    -------
+    str
+        One of the formats ``write_table`` writes: the original's, SAS data sets as SAS
+        transport (.xpt), anything else as CSV.
+
+    Examples
+    --------
+    >>> import sdccore
+    >>> sdccore.release_format("sas7bdat"), sdccore.release_format("dta")
+    ('xpt', 'dta')
+    """
     return {"sas7bdat": "xpt"}.get(read_format, read_format if read_format in WRITE_FORMATS else "csv")

@@ -146,16 +146,16 @@ def test_conditional_methods_on_the_configure_page(app):
 
 
 def _upload(raw, name):
-    """Run the dashboard's upload path (ui.state.handle_upload) inside a Streamlit script."""
+    """Run the dashboard's upload path (ui.loading.handle_upload) inside a Streamlit script."""
     def script():
         import streamlit as st
-        from ui import state
-        state.init()
-        err = state.handle_upload(st.session_state["raw"], st.session_state["name"])
-        st.write(err or f"ok {state.data().shape[0]} x {state.data().shape[1]}")
+        from ui import compute, loading, session
+        loading.init()
+        err = loading.handle_upload(st.session_state["raw"], st.session_state["name"])
+        st.write(err or f"ok {session.data().shape[0]} x {session.data().shape[1]}")
         for n in st.session_state.get("read_notes", []):
             st.write(n)
-        for p in state.problems():
+        for p in compute.problems():
             st.write(f"{p.message}. Fix: {p.fix}")
     at = AppTest.from_function(script, default_timeout=60)
     at.session_state["raw"] = raw
@@ -187,10 +187,10 @@ def test_semicolon_decimal_comma_values():
 def test_failed_upload_keeps_previous_data():
     def script():
         import streamlit as st
-        from ui import state
-        state.init()
-        err = state.handle_upload(b"", "empty.csv")
-        st.write(f"{err} | {st.session_state['data_name']} {state.data().shape}")
+        from ui import loading, session
+        loading.init()
+        err = loading.handle_upload(b"", "empty.csv")
+        st.write(f"{err} | {st.session_state['data_name']} {session.data().shape}")
     at = AppTest.from_function(script).run()
     assert "tarragona (834, 13)" in at.markdown[0].value
 
@@ -407,10 +407,10 @@ def test_a_file_too_small_for_the_floors_is_told_so(app):
 
     def script():
         import streamlit as st
-        from ui import state
-        state.init()
-        state.set_data(st.session_state["raw_small"], "small.csv")
-        st.write(state.small_file_warning() or "fine")
+        from ui import loading, runs
+        loading.init()
+        loading.set_data(st.session_state["raw_small"], "small.csv")
+        st.write(runs.small_file_warning() or "fine")
     at = AppTest.from_function(script, default_timeout=60)
     at.session_state["raw_small"] = small
     at.run()
@@ -427,7 +427,6 @@ def test_charts_and_tables_agree_with_the_text():
     legend that fits, reasons instead of 'not assessed', percentages in History."""
     import numpy as np
     from ui import figures
-
     per = pd.DataFrame({"between": [0.2, 0.21, 0.5], "within": [0.3, 0.31, 0.4]}, index=["A", "B", "S"])
     fig = figures.indices_figure(per, ["S"], (0.5, 0.4))
     assert list(fig.data[0].text) == ["", "", "S"] and list(fig.data[0].customdata) == ["A", "B", "S"]
@@ -451,17 +450,16 @@ def test_charts_and_tables_agree_with_the_text():
 def test_explore_numbers_start_in_the_background_and_equal_the_librarys(app):
     # issue 29: choosing sensitive variables starts Explore's numbers in a background thread;
     # the page then shows those results, the library's own
-    from ui import state
-
+    from ui import compute
     app.multiselect(key="sensitive_select").set_value(["SALES"]).run()
     _ok(app)
-    store = app.session_state[state.PREFETCH]
-    if not state._threadsafe_kernels():
+    store = app.session_state[compute.PREFETCH]
+    if not compute._threadsafe_kernels():
         pytest.skip("numba's workqueue layer: parallel kernels cannot run in a second thread, nothing prefetched")
     # the data set's first roles and then SALES sensitive: explore once, the others for each
-    assert {k[0] for k in store} == {"explore", "indices", "recommend"}
+    assert {k[0] for k in store} == {"_explore_call", "_indices_call", "_recommend_call"}
     assert all(k[1] == app.session_state["data_token"] for k in store)
-    rec = next(f for k, f in store.items() if k[0] == "recommend" and k[2].endswith('[["SALES"]]]')).result(timeout=120)
+    rec = next(f for k, f in store.items() if k[0] == "_recommend_call" and k[2].endswith('[["SALES"]]]')).result(timeout=120)
     df = app.session_state["data"]
     cols = [c for c, r in app.session_state["roles"].items() if r in ("sensitive", "public")]
     direct = sdccore.recommend(df[[c for c in df.columns if c in cols]], sensitive=["SALES"])
@@ -482,10 +480,9 @@ def test_download_page_protects_its_configuration_once(app, monkeypatch):
     calls = []
     real = prot._protect
     monkeypatch.setattr(prot, "_protect", lambda *a, **k: calls.append(1) or real(*a, **k))
-    from ui import state
-
+    from ui import compute
     app.multiselect(key="sensitive_select").set_value(["SALES"]).run()
-    for fut in app.session_state[state.PREFETCH].values():  # Explore's numbers (the recommendation protects)
+    for fut in app.session_state[compute.PREFETCH].values():  # Explore's numbers (the recommendation protects)
         fut.result(timeout=120)
     calls.clear()
     app.switch_page("pages/5_download.py").run()

@@ -151,13 +151,12 @@ def test_dashboard_reads_spss_and_offers_it_back(monkeypatch, df, tmp_path):
     raw = sav_bytes(df, tmp_path)
 
     at = AppTest.from_file(str(ROOT / "app.py"), default_timeout=120).run()
-    from ui import state  # noqa: F401  (the page scripts import it the same way)
 
     def script():
         import streamlit as st
-        from ui import state
-        state.init()
-        err = state.handle_upload(st.session_state["raw"], "survey.sav")
+        from ui import loading
+        loading.init()
+        err = loading.handle_upload(st.session_state["raw"], "survey.sav")
         st.write(err or "ok")
 
     up = AppTest.from_function(script, default_timeout=60)

@@ -77,14 +77,14 @@ def test_cli_path(name, tmp_path):
 def _dashboard(raw, name):
     def script():
         import streamlit as st
-        from ui import state
-        state.init()
-        err = state.handle_upload(st.session_state["raw"], st.session_state["name"])
+        from ui import compute, loading
+        loading.init()
+        err = loading.handle_upload(st.session_state["raw"], st.session_state["name"])
         st.write(err or "ok")
         for n in st.session_state.get("read_notes", []):
             st.write(n)
         if err is None:
-            for p in state.problems():
+            for p in compute.problems():
                 st.write(("BLOCKING " if p.blocking else "") + f"{p.message}. Fix: {p.fix}")
     at = AppTest.from_function(script, default_timeout=60)
     at.session_state["raw"] = raw
@@ -146,9 +146,9 @@ def test_html_names_are_text_in_the_dashboard():
 
     def script():
         import streamlit as st
-        from ui import state
-        state.init()
-        state.handle_upload(st.session_state["raw"], "names.csv")
+        from ui import loading
+        loading.init()
+        loading.handle_upload(st.session_state["raw"], "names.csv")
     at = AppTest.from_function(script).run()
     at.session_state["raw"] = raw
     at.run()

@@ -394,9 +394,9 @@ def _app_with(name):
     """The dashboard with a corpus file loaded through its upload path."""
     def loader():
         import streamlit as st
-        from ui import state
-        state.init()
-        st.session_state["_err"] = state.handle_upload(st.session_state["raw"], st.session_state["name"])
+        from ui import loading
+        loading.init()
+        st.session_state["_err"] = loading.handle_upload(st.session_state["raw"], st.session_state["name"])
     pre = AppTest.from_function(loader, default_timeout=60)
     pre.session_state["raw"] = (BAD / name).read_bytes()
     pre.session_state["name"] = name

@@ -131,3 +131,30 @@ def test_the_graph_reads_relative_imports_in_packages():
     g = _graph()
     assert {"_methods._base", "_decomp", "_perturb", "_methods"} <= g["_methods.factor"]
     assert "_methods" in g["_options"] and "_methods._base" in g["_options"]
+
+
+APP = ROOT.parent
+
+
+def test_no_module_over_600_lines():
+    """Issue 30: no module of the library, the adapter or the pages over 600 lines."""
+    files = list(ROOT.rglob("*.py")) + list((APP / "ui").glob("*.py")) + list((APP / "pages").glob("*.py"))
+    long = {str(p.relative_to(APP)): n for p in files if (n := len(p.read_text().splitlines())) > 600}
+    assert not long, long
+
+
+def test_the_dashboard_calls_only_public_names():
+    """The adapter and the pages reach sdccore through its public names (no sdccore._x),
+    and the adapter holds no string-dispatch table of calls (each cached call is a function
+    a reader and a linter can follow)."""
+    for p in list((APP / "ui").glob("*.py")) + list((APP / "pages").glob("*.py")) + [APP / "app.py"]:
+        tree = ast.parse(p.read_text())
+        for node in ast.walk(tree):
+            if isinstance(node, ast.ImportFrom) and (node.module or "").startswith("sdccore."):
+                raise AssertionError(f"{p.name} imports from {node.module}")
+            if isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name) and node.value.id == "sdccore":
+                assert not node.attr.startswith("_"), f"{p.name} uses sdccore.{node.attr}"
+            if isinstance(node, ast.Dict) and node.values and all(isinstance(v, ast.Lambda) for v in node.values) \
+                    and len(node.values) > 3 and all(isinstance(k, ast.Constant) and isinstance(k.value, str)
+                                                     for k in node.keys) and p.parent.name == "ui":
+                raise AssertionError(f"{p.name}: a table of calls by name")

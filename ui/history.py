@@ -121,7 +121,7 @@ def history() -> list:
 
 def go_back(entry_id: int):
     """Restore the settings a history entry was run with: (None, entry), or (why it cannot
-    be, None).  The caller picks a release entry again (``ui.state.go_back``)."""
+    be, None).  The caller picks a release entry again (``ui.release.go_back``)."""
     entry = next((h for h in history() if h["id"] == entry_id), None)
     if entry is None:
         return "that run is no longer in the history", None

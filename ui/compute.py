@@ -1,0 +1,230 @@
+"""Cached computations (the adapter's second concern): each sdccore call the pages show, by
+name, through one session-scoped cache keyed by the data's token (a SHA-256 of its contents)
+and the arguments as JSON; Explore's numbers prefetched in a background thread."""
+
+from __future__ import annotations
+
+import copy
+import sys
+
+import pandas as pd
+import streamlit as st
+
+import sdccore
+from ui.common import _key
+from ui.session import data, excluded, plausible, protect_columns, seed, sensitive, token, with_floors, work_frame
+
+
+def _preload():
+    """Import the library's heavy modules (scipy.stats, scikit-learn, numba's cached kernels:
+    2-3 s) in the background once per server process, so that the first Explore or
+    Configure page does not wait for them: ``sdccore`` loads them only when first used.
+
+    Then run each compiled kernel once on a small synthetic frame (no user data): on a fresh
+    install numba compiles them on first use (measured: the first Explore page waited 31 s
+    for it), afterwards it loads them from its cache in well under a second."""
+    import importlib
+    import threading
+
+    def load():
+        import time
+
+        import numpy as np
+
+        time.sleep(2.0)  # after the first page has been drawn
+        for name in ("_explore", "_compare", "_recommend", "_protect", "_evaluate", "_safety"):
+            importlib.import_module("sdccore." + name)
+        try:
+            rng = np.random.default_rng(0)
+            toy = pd.DataFrame(np.exp(rng.standard_normal((60, 4)) @ np.triu(np.ones((4, 4)))),
+                               columns=["a", "b", "c", "d"])
+            for method in ("fa", "magg", "rankswap"):
+                res = sdccore.protect(toy, method, sensitive=["a"], rng=0, allow_unsafe="kernel warm-up, synthetic")
+                sdccore.evaluate(toy, res.data, sensitive=["a"])
+        except Exception:  # noqa: BLE001 - a warm-up only: the pages compile what they need anyway
+            pass
+
+    if not any(t.name == "sdccore-preload" for t in threading.enumerate()) and "sdccore._recommend" not in sys.modules:
+        threading.Thread(target=load, name="sdccore-preload", daemon=True).start()
+
+
+_preload()
+
+
+def request_audit():
+    st.session_state["audit_token"] = token()
+
+
+def audit_requested() -> bool:
+    return st.session_state["audit_token"] == token()
+
+
+def _preview_body(df, method, sens, options, seed_, exclude):
+    res = sdccore.protect(df, method=method, sensitive=list(sens) if sens else None, rng=seed_,
+                          exclude=list(exclude) or None, allow_unsafe="Configure page preview: figures only", **options)
+    return res.risk, res.plausibility, res.notes  # figures and words only; the preview's data are dropped here
+
+
+def _inspect_call(df, cols):
+    return sdccore.inspect_data(df, protect_columns=cols)
+
+
+def _explore_call(df):
+    return {"corr": sdccore.correlation_matrix(df), "adequacy": sdccore.sampling_adequacy(df),
+            "scree": sdccore.scree(df), "indices": sdccore.correlation_indices(df)}
+
+
+def _indices_call(df, sens):
+    return sdccore.correlation_indices(df, sensitive=sens)
+
+
+def _recommend_call(df, sens):
+    return sdccore.recommend(df, sensitive=sens)
+
+
+def _decompose_call(df, method, sens, options):
+    return sdccore.decompose(df, method=method, sensitive=sens, **options)
+
+
+def _audit_call(df):
+    return sdccore.audit_factor_scores(df)
+
+
+def _removal_curve_call(df, sens, transform):
+    return sdccore.removal_curve(df, sensitive=sens, transform=transform)
+
+
+@st.cache_data(scope="session", max_entries=64, show_spinner=False)
+def _cached(name, tok, key, _fn, _args):
+    return _fn(*_args)
+
+
+def cached(fn, df: pd.DataFrame, *args):
+    """The one cache of sdccore calls: keyed by the call's name, the session data's token
+    and the other arguments as JSON (never by hashing the frame).  A call started in the
+    background (``prefetch_explore``) is waited for instead of run again."""
+    key = _key([list(df.columns), args])
+    fut = st.session_state.get(PREFETCH, {}).get((fn.__name__, token(), key))
+    if fut is not None:
+        return copy.deepcopy(fut.result())  # as the cache does, every caller its own copy
+    return _cached(fn.__name__, token(), key, fn, (df, *args))
+
+
+def _threadsafe_kernels() -> bool:
+    """Whether numba's parallel kernels may run in two threads at once: its OpenMP and TBB
+    layers allow it, its fallback 'workqueue' layer aborts the process."""
+    try:
+        import numba
+        from numba.np.ufunc import parallel
+
+        parallel._launch_threads()
+        return numba.threading_layer() != "workqueue"
+    except Exception:
+        return False
+
+
+PREFETCH = "prefetch"  # session key: {(call, data token, arguments): Future} of calls started early
+
+
+_PREFETCHER = []
+
+
+def prefetch_explore():
+    """Start Explore's numbers (correlations, adequacy, scree, the between/within indices and
+    the recommendation, which runs the candidate methods) in a background thread as soon as
+    data or roles change, so that Explore opens with them ready (Tarragona: 0.4 s of work,
+    EIA about 1 s).  The futures live in this session's state only, keyed as ``cached`` keys
+    its calls; the thread calls sdccore alone (no Streamlit)."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    ss = st.session_state
+    if not _PREFETCHER:
+        _PREFETCHER.append(ThreadPoolExecutor(max_workers=2, thread_name_prefix="sdccore-prefetch")
+                           if _threadsafe_kernels() else None)
+    if _PREFETCHER[0] is None:
+        return
+    try:
+        if not analysis_ready()[0]:
+            return
+    except Exception:  # nothing to prefetch for data the pages will explain
+        return
+    tok = token()
+    store = {k: f for k, f in ss.get(PREFETCH, {}).items() if k[1] == tok}  # another file's are dropped
+    df = data()[protect_columns()]
+    sens = sensitive()
+    for fn, args in ((_explore_call, ()), (_indices_call, (sens,)), (_recommend_call, (sens,))):
+        key = (fn.__name__, tok, _key([list(df.columns), args]))
+        if key not in store:
+            store[key] = _PREFETCHER[0].submit(fn, df, *args)
+    ss[PREFETCH] = store
+
+
+def problems():
+    cols = protect_columns()
+    return cached(_inspect_call, data(), cols)
+
+
+def analysis_ready() -> tuple[bool, str]:
+    """Whether the protected columns can be analysed, and if not why (plain words)."""
+    cols = protect_columns()
+    if len(cols) < 2:
+        return False, "Give at least two numeric columns the role 'sensitive' or 'public' on the Data page."
+    blocking = [p for p in problems() if p.blocking]
+    if blocking:
+        return False, "Fix the problems listed on the Data page first: " + "; ".join(p.message for p in blocking[:3]) + "."
+    return True, ""
+
+
+def ready() -> bool:
+    """True when the protected columns can be analysed; otherwise says why on the page."""
+    ok, why = analysis_ready()
+    if not ok:
+        st.info(why)
+    return ok
+
+
+def explore():
+    return cached(_explore_call, data()[protect_columns()])
+
+
+def indices():
+    return cached(_indices_call, data()[protect_columns()], sensitive())
+
+
+def recommendation():
+    return cached(_recommend_call, data()[protect_columns()], sensitive())
+
+
+def decompose(method: str, options: dict):
+    opts = {k: v for k, v in with_floors(options).items() if k != "method"}
+    return cached(_decompose_call, data()[protect_columns()], method, sensitive(), opts)
+
+
+def _with_session(fn, config: dict):
+    """A cached protect call on the working frame with the session's roles, floors,
+    plausible-value choices and seed."""
+    cfg = with_floors(config)
+    method = cfg.pop("method")
+    # a configuration from the comparison names the design columns in exclude: they are excluded anyway
+    extra = [c for c in cfg.pop("exclude", None) or [] if c not in excluded()]
+    return cached(fn, work_frame(), method, sensitive(), cfg, seed(), excluded() + extra)
+
+
+def preview(config: dict):
+    """Risk and plausibility figures and the release's notes of one run with the session's seed
+    (Configure page)."""
+    return _with_session(_preview_body, config)
+
+
+def removal_curve():
+    """pca_remove's utility and perturbed share against components removed (Configure page)."""
+    return cached(_removal_curve_call, data()[protect_columns()], sensitive(), plausible()["transform"])
+
+
+def audit():
+    return cached(_audit_call, data()[protect_columns()])
+
+
+def warm_up():
+    """Start the comparison's worker processes in the background (once every few minutes)."""
+    sdccore.warm_workers()

@@ -1,0 +1,364 @@
+"""The session store (the adapter's first concern): what this browser session holds (data,
+roles, floors, each method's configuration, seed, design, plausible-value choices,
+regressions) and what is read from it, plus ``safe``, the page guard.  Everything lives in
+``st.session_state``: one user's data never reach another session."""
+
+from __future__ import annotations
+
+import math
+import os
+import sys
+from collections.abc import Mapping
+
+import pandas as pd
+import streamlit as st
+
+import sdccore
+from ui import history as hist
+from ui.common import METHOD_LABELS
+
+
+ROLES = ("sensitive", "public", "excluded", "identifier")
+
+
+DEFAULT_SEED = 12345
+
+
+MIN_ROWS = 3  # as sdccore protects (records)
+
+
+DEFAULT_PLAUSIBLE = {"transform": "none", "bounds": "plausible", "rounding": "original"}
+
+
+DEFAULT_MAX_RISK = 0.5   # ceiling of the disclosure risk (mean of DBRL and ID) for the suggested release
+
+
+# keep the public variables and redraw the sensitive ones given them: selective protection only
+SELECTIVE_ONLY = tuple(sdccore.CONDITIONAL_METHODS)  # the built-in ones; offered_methods asks the registry
+
+
+# every option left to the library's schema (sdccore.option_schema): the pages show its defaults
+class _DefaultConfigs(Mapping):
+    """Each offered method's starting configuration ({"method": m}), from the registry."""
+
+    def __getitem__(self, key):
+        return {"method": key} if key in METHOD_LABELS else {}[key]
+
+    def __iter__(self):
+        return iter(METHOD_LABELS)
+
+    def __len__(self):
+        return len(METHOD_LABELS)
+
+
+DEFAULT_CFG = _DefaultConfigs()
+
+
+def passthrough_text(roles_=None) -> list:
+    """Text columns that would be released unchanged (role 'excluded')."""
+    r = roles_ if roles_ is not None else roles()
+    df = data()
+    return [c for c, role in r.items() if role == "excluded" and c in df.columns
+            and not pd.api.types.is_numeric_dtype(df[c])]
+
+
+def unresolved_identifiers() -> list:
+    """Columns that look like identifiers but are not dropped (role 'identifier')."""
+    flags = st.session_state.get("role_flags", {})
+    return [c for c, f in flags.items() if f == "identifier" and roles().get(c) != "identifier"]
+
+
+def release_blockers() -> list:
+    """Role decisions that stop a download, in words (each with its fix)."""
+    out = []
+    ids = unresolved_identifiers()
+    if ids and not st.session_state.get("passthrough_confirmed"):
+        out.append(f"{', '.join(ids)} look like identifiers but are not dropped: give them the role 'identifier' "
+                   f"on the Data page, or confirm there that they may be released")
+    text = passthrough_text()
+    if text and not st.session_state.get("passthrough_confirmed"):
+        out.append(f"text column(s) {', '.join(text)} would be released unchanged: confirm it on the Data page "
+                   f"or mark them as identifiers (dropped)")
+    return out
+
+
+def confirm_passthrough():
+    """Callback of the Data page's confirmation checkbox."""
+    st.session_state["passthrough_confirmed"] = bool(st.session_state["confirm_passthrough"])
+
+
+def numeric_columns(df) -> list:
+    return [c for c in df.columns if pd.api.types.is_numeric_dtype(df[c]) and not pd.api.types.is_bool_dtype(df[c])]
+
+
+def role_table() -> pd.DataFrame:
+    """The suggestion table with the current role beside it (Data page)."""
+    t = st.session_state["role_table"].copy()
+    t["role now"] = [roles().get(c, "excluded") for c in t.column]
+    return t[t.reason != ""][["column", "type", "distinct", "suggested role", "role now", "reason"]]
+
+
+def floors() -> dict:
+    return dict(st.session_state["floors"])
+
+
+def set_floors(new: dict):
+    """The floors set on the Configure page (validated by the library)."""
+    st.session_state["floors"] = sdccore.RiskFloors.from_value(new).to_dict()
+
+
+def data() -> pd.DataFrame:
+    return st.session_state["data"]
+
+
+def token() -> str:
+    return st.session_state["data_token"]
+
+
+def roles() -> dict:
+    return st.session_state["roles"]
+
+
+def columns_with(*wanted) -> list:
+    return [c for c, r in roles().items() if r in wanted]
+
+
+def min_swap_percent() -> float:
+    """The smallest rank-swap window (percent, rounded up to 0.01) that swaps anything on the
+    session's records."""
+    return float(math.ceil(sdccore.min_swap_percent(len(data())) * 100) / 100)
+
+
+def protect_columns() -> list:
+    """Columns that are protected (sensitive and public), in the file's order."""
+    return columns_with("sensitive", "public")
+
+
+def id_intruder() -> str:
+    """What the ID score on the Run page assumes, in words (the default for the session's
+    protection: selective or general)."""
+    return sdccore.ID_REFERENCE_TEXT[sdccore.default_id_reference(bool(sensitive()))]
+
+
+def sensitive() -> list | None:
+    s = columns_with("sensitive")
+    return s or None
+
+
+def work_frame() -> pd.DataFrame:
+    """The data without identifiers: protected columns plus excluded ones (passed through)."""
+    keep = columns_with("sensitive", "public", "excluded")
+    return data()[keep]
+
+
+def excluded() -> list:
+    return columns_with("excluded")
+
+
+def seed() -> int:
+    return int(st.session_state["seed"])
+
+
+def seed_changed():
+    """Callback of the sidebar seed widget: runs before the script, so the page already sees it."""
+    st.session_state["seed"] = int(st.session_state["seed_input"])
+
+
+def config(method: str) -> dict:
+    """The configuration of a method as set on the Configure page."""
+    return dict(st.session_state.get(f"cfg_{method}", {"method": method}))
+
+
+def set_config(method: str, cfg: dict):
+    st.session_state[f"cfg_{method}"] = dict(cfg)
+
+
+def data_name() -> str:
+    return str(st.session_state["data_name"])
+
+
+def file_format() -> str:
+    """The uploaded file's format ('csv', 'xlsx', 'parquet', 'sav', 'dta', 'sas7bdat', 'xpt')."""
+    return st.session_state.get("file_format", "csv")
+
+
+def labels() -> tuple[dict, dict]:
+    """(variable labels, value labels) read from an SPSS, Stata or SAS file."""
+    return dict(st.session_state.get("labels", {})), dict(st.session_state.get("value_labels", {}))
+
+
+def read_format() -> tuple:
+    """(separator, decimal mark) of the loaded file: the release is written the same way."""
+    return tuple(st.session_state.get("read_format", (",", ".")))
+
+
+def read_notes() -> list:
+    return list(st.session_state.get("read_notes", []))
+
+
+def role_reasons() -> dict:
+    return dict(st.session_state.get("role_reasons", {}))
+
+
+def passthrough_confirmed() -> bool:
+    return bool(st.session_state.get("passthrough_confirmed"))
+
+
+def source_choice() -> str:
+    return st.session_state["source_choice"]
+
+
+def set_source_choice(src: str):
+    st.session_state["source_choice"] = src
+
+
+def upload_error() -> str | None:
+    return st.session_state["upload_error"]
+
+
+def can_restore_drop() -> bool:
+    return st.session_state.get("before_drop") is not None
+
+
+def max_risk() -> float:
+    return float(st.session_state["max_risk"])
+
+
+def set_max_risk(value: float):
+    st.session_state["max_risk"] = float(value)
+
+
+def with_floors(config: dict) -> dict:
+    """A configuration with the session's risk floors, plausible-value choices and survey
+    design (strata for the methods that take them, sampling weights)."""
+    cfg = {**config, **plausible(), "floors": floors()}
+    d = design()
+    if d.get("strata") and config.get("method") in STRATA_METHODS:
+        cfg["strata"] = list(d["strata"])
+    if d.get("weights"):
+        cfg["weights"] = d["weights"]
+    return cfg
+
+
+STRATA_METHODS = sdccore.methods(strata=True)
+
+
+def design() -> dict:
+    """The survey design set on the Data page: {'strata': [...], 'weights': name}, only the
+    parts that are set and still name columns of the data."""
+    d = dict(st.session_state.get("design") or {})
+    cols = set(data().columns)
+    out = {}
+    if d.get("strata") and all(c in cols for c in d["strata"]):
+        out["strata"] = list(d["strata"])
+    if d.get("weights") in cols:
+        out["weights"] = d["weights"]
+    return out
+
+
+def design_columns() -> list:
+    d = design()
+    return list(dict.fromkeys(list(d.get("strata", [])) + ([d["weights"]] if d.get("weights") else [])))
+
+
+def plausible() -> dict:
+    return dict(st.session_state.get("plausible") or DEFAULT_PLAUSIBLE)
+
+
+def set_plausible(new: dict):
+    st.session_state["plausible"] = dict(new)
+
+
+def floors_reason() -> str | None:
+    """The custodian's reason for floors below the defaults (Configure page), or None when
+    the floors are the defaults or stricter (then no reason is asked for)."""
+    if not sdccore.RiskFloors.from_value(floors()).lowered():
+        return None
+    reason = str(st.session_state.get("floors_reason") or "").strip()
+    return reason or None
+
+
+def set_floors_reason(text: str):
+    st.session_state["floors_reason"] = str(text or "").strip()
+
+
+def offered_methods() -> list:
+    """The method labels offered with the current roles: the conditional methods (IPSO,
+    shuffling, conditional FA) need sensitive variables and at least one public one."""
+    sens = sensitive()
+    public = sens and len(sens) < len(protect_columns())
+    return [label for m, label in METHOD_LABELS.items() if public or not sdccore.method_info(m).conditional]
+
+
+def current_configs(methods) -> dict:
+    """The configured methods as compare() configurations, labelled as METHOD_LABELS."""
+    num = set(numeric_columns(data()))
+    # the design columns travel with the data; numeric ones are not measured as variables
+    extra = [c for c in design_columns() if c in num]
+    return {METHOD_LABELS[m]: {**with_floors(config(m)), **({"exclude": extra} if extra else {})}
+            for m in methods}
+
+
+def models() -> list:
+    """The regressions the user asked to check (one formula a line on the Run page)."""
+    return list(st.session_state.get("models", []))
+
+
+def models_text() -> str:
+    return "\n".join(models())
+
+
+def set_models(text: str) -> list:
+    """Keep the formulas of the Run page's box; returns [(formula, problem or None)], each
+    formula tried on the original (so a typo is said at once, not after the runs)."""
+    lines = [ln.strip() for ln in str(text or "").splitlines() if ln.strip()]
+    checked = []
+    df = data()[protect_columns()]
+    for m in dict.fromkeys(lines):
+        try:
+            sdccore.regression_check(df, df, m)
+            checked.append((m, None))
+        except ValueError as exc:
+            checked.append((m, str(exc)))
+    st.session_state["models"] = [m for m, err in checked if err is None]
+    return checked
+
+
+def example_model() -> str:
+    """A formula from the data's own columns, shown as a placeholder."""
+    cols = [str(c) for c in protect_columns()][:3]
+    return f"{cols[0]} ~ {' + '.join(cols[1:])}" if len(cols) >= 2 else "y ~ x1 + x2"
+
+
+def safe(fn):
+    """Run a page body; on an error show a plain message (never a traceback or data) and
+    keep the rest of the app usable."""
+    hist.track_settings()  # every page records the changes of roles and settings (for undo)
+    try:
+        fn()
+    except Exception:
+        if os.environ.get("SDC_DEBUG"):
+            raise
+        _show_error(sys.exc_info()[1])
+
+
+def _show_error(exc):
+    try:
+        raise exc
+    except (ValueError, TypeError) as exc:
+        st.error(f"This step could not be completed: {str(exc).splitlines()[0] if str(exc) else type(exc).__name__}")
+    except Exception as exc:  # noqa: BLE001 - the user gets a plain message, not internals
+        st.error(f"Something went wrong in this step ({type(exc).__name__}). Your data and settings are kept; "
+                 f"change the settings or reload the page.")
+
+
+def numeric_summary(df: pd.DataFrame) -> pd.DataFrame:
+    """The column table of the Data page (type and counts only, no statistics)."""
+    num = set(numeric_columns(df))
+    rows = []
+    for c in df.columns:
+        s = df[c]
+        rows.append({"column": str(c), "type": "numeric" if c in num else "text",
+                     "missing": int(s.isna().sum()), "distinct": int(s.nunique(dropna=True)),
+                     "role": roles().get(c, "excluded")})
+    return pd.DataFrame(rows)
