@@ -65,23 +65,15 @@ def floors_section():
                    "identities between columns), overall, in every size band and among the largest 1 % of records; "
                    "at least 30 % of each sensitive variable's variance perturbed and |cor(original, protected)| at "
                    "most 0.90 (in selective protection: of the part the public variables do not explain).")
-        c1, c2, c3, c4, c5 = st.columns(5)
-        new = {
-            "min_perturbed_share": c1.number_input("Perturbed share at least (%)", 0.0, 100.0,
-                                                   fl["min_perturbed_share"] * 100, 5.0, key="floor_share") / 100,
-            "max_abs_cor": c2.number_input("|cor(x, x')| at most", 0.0, 1.0, fl["max_abs_cor"], 0.05, key="floor_cor"),
-            "tolerance": c3.number_input("Tolerance (% of the value)", 0.1, 100.0, fl["tolerance"] * 100, 1.0,
-                                         key="floor_tolerance") / 100,
-            "max_close_share": c4.number_input("Records within it at most (%)", 0.0, 100.0,
-                                               fl["max_close_share"] * 100, 5.0, key="floor_close") / 100,
-            "bands": int(c5.number_input("Size bands", 1, 20, int(fl["bands"]), 1, key="floor_bands")),
-            "hold_all_intruders": int(st.checkbox(
-                "General protection: hold every intruder to the floors (regression, assignment, and the linked "
-                "record in every size band), not only report them", bool(fl.get("hold_all_intruders", 0)),
-                key="floor_all_intruders",
-                help="By default general protection holds the own-record, linked-record (overall), structural and "
-                     "identity intruders to the floors and reports the others beside them. Held, they refuse general "
-                     "FA and PCA on Tarragona in every seed tried, at 2 or 3 of its 9 largest firms.")),
+        c1, c2, c3, c4, c5, c6 = st.columns(6)
+        new = {  # every floor drawn from sdccore.option_schema("floors"): labels, units, limits, defaults
+            "min_perturbed_share": widgets.number(c1, "floors", "min_perturbed_share", fl, "floor_share", step=5.0),
+            "max_abs_cor": widgets.number(c2, "floors", "max_abs_cor", fl, "floor_cor", step=0.05),
+            "tolerance": widgets.number(c3, "floors", "tolerance", fl, "floor_tolerance", step=1.0),
+            "max_close_share": widgets.number(c4, "floors", "max_close_share", fl, "floor_close", step=5.0),
+            "bands": widgets.number(c5, "floors", "bands", fl, "floor_bands", high=20),
+            "top_records": widgets.number(c6, "floors", "top_records", fl, "floor_top"),
+            "hold_all_intruders": widgets.flag(st, "floors", "hold_all_intruders", fl, "floor_all_intruders"),
         }
         session.set_floors(new)
         lowered = sdccore.RiskFloors.from_value(session.floors()).lowered_text()
@@ -237,8 +229,8 @@ def cfa_tab(m):
     cfg = session.config("cfa")
     out = {"method": "cfa"}
     c1, c2 = st.columns(2)
-    nf = c1.number_input("Number of factors (0 = Kaiser's rule)", 0, m, int(cfg.get("n_factors") or 0),
-                         key="cfa_n_factors", help=widgets.spec("cfa", "n_factors").help)
+    nf = widgets.number(c1, "cfa", "n_factors", {"n_factors": int(cfg.get("n_factors") or 0)}, "cfa_n_factors",
+                        low=0, high=m, label=widgets.spec("cfa", "n_factors").label + " (0 = Kaiser's rule)")
     if nf:
         out["n_factors"] = int(nf)
     out["extraction"] = widgets.choice(c2, "cfa", "extraction", cfg, "cfa_extraction")
@@ -266,23 +258,20 @@ def pca_remove_tab(m):
     modes = ["stop", "fixed"]
     mode = c1.radio("How many to remove", modes, index=0 if cfg.get("removed", "auto") == "auto" else 1,
                     format_func={"stop": "by a utility stop", "fixed": "a fixed number"}.get, key="pcar_mode")
-    metrics = list(METRIC_TEXT)
-    metric = c2.selectbox("Utility metric", metrics, index=metrics.index(cfg.get("metric", "correlation")),
-                          format_func=lambda k: METRIC_TEXT[k].split(" (")[0], key="pcar_metric",
-                          help="The framework paper's four families: matrix norms, correlation, divergence, image quality.")
+    metric = widgets.choice(c2, "pca_remove", "metric", cfg, "pcar_metric")
     out = {"method": "pca_remove", "metric": metric}
     higher = sdccore.UTILITY_METRICS[metric][1]
     if mode == "stop":
         default = cfg.get("threshold") if cfg.get("metric") == metric and "threshold" in cfg else (
             0.5 if metric == "correlation" else float(f"{table[metric].iloc[min(2, len(table) - 1)]:.3g}"))
         thr = c3.number_input(("Keep it at least" if higher else "Keep it at most"), value=float(default),
-                              key="pcar_threshold", format="%.4g",
-                              help="Components are removed while the metric still meets this.")
+                              key="pcar_threshold", format="%.4g", help=widgets.spec("pca_remove", "threshold").help)
         out.update(removed="auto", threshold=float(thr))
     else:
         top = max(1, min(m - 1, int(table.removed.max())))
-        r = c3.number_input("Components removed", 1, top, int(min(max(cfg.get("removed", 2) if cfg.get("removed") != "auto"
-                                                                      else 2, 1), top)), key="pcar_removed")
+        now = cfg.get("removed") if cfg.get("removed") not in (None, "auto") else 2
+        r = widgets.number(c3, "pca_remove", "removed", {"removed": min(max(int(now), 1), top)}, "pcar_removed",
+                           high=top)
         out.update(removed=int(r))
     session.set_config("pca_remove", out)
     dec = compute.decompose("pca_remove", out)

@@ -159,7 +159,8 @@ def _protect(args):
     excl = {c for c in excl if isinstance(c, str)} if isinstance(excl, (list, tuple)) else set()  # validated later
     for key in ("strata", "weights"):  # design columns are released unchanged
         val = options.get(key)
-        excl |= {c for c in ([val] if isinstance(val, str) else val or []) if isinstance(c, str)}
+        names = [val] if isinstance(val, str) else val if isinstance(val, (list, tuple)) else []  # validated later
+        excl |= {c for c in names if isinstance(c, str)}
     data = _missing_cells(src.data, args.missing, set(drop) | set(keep) | excl)
     missing = [c for c in drop + keep if c not in data.columns]
     if missing:

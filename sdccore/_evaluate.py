@@ -178,7 +178,9 @@ def evaluate(original, protected, *, sensitive=None, rng=None, _with_risk=True, 
         if wname not in protected.columns:
             raise ValueError(f"weights={wname!r} must be a column of both files; the protected file has none.")
         original, protected = original.drop(columns=[wname]), protected.drop(columns=[wname])
-    allowed = {"linkage", "id_reference", "pil_statistics", "ps_order", "floors", "weights"}
+    from ._options import option_schema
+
+    allowed = {o.name for o in option_schema("evaluate")}
     unknown = sorted(set(options) - allowed)
     if unknown:
         raise ValueError(f"unknown option(s) {', '.join(map(repr, unknown))}; evaluate takes {', '.join(sorted(allowed))}.")

@@ -64,6 +64,12 @@ def _common(method):
         Option("floors", method, "floors", None, "Risk floors",
                "A dict of RiskFloors fields (min_perturbed_share, max_abs_cor, tolerance, max_close_share, bands, "
                "top_records, hold_all_intruders); omitted fields keep their defaults."),
+        *([Option("strata", method, "names", OMIT, "Strata",
+                  "Columns whose groups (e.g. region x size class) are each protected on their own; released "
+                  "unchanged.")] if method_info(method).strata else []),
+        Option("weights", method, "column", OMIT, "Sampling weights",
+               "A numeric column of positive sampling weights: released unchanged, and the weighted means kept "
+               "(a constant shift per column; methods that release each column's own values cannot keep them)."),
     ]
 
 
@@ -84,12 +90,100 @@ LEGACY_NAMES = {("fa", "noise"): "noise_sd", ("pca", "noise"): "noise_sd", ("mag
 LEGACY_DEFAULTS = {"transform": "none", "bounds": "none", "rounding": "none"}
 
 
+def _evaluate_options():
+    from ._linkage import ID_REFERENCES
+
+    f = "evaluate"
+    return (
+        Option("linkage", f, "names", None, "Linkage variables",
+               "Variables the record-linkage intruder (DBRL) links on: the sensitive ones in selective protection, "
+               "all in general protection."),
+        Option("id_reference", f, "choice", None, "Interval-disclosure intruder",
+               "Whose interval is checked (ID_REFERENCE_TEXT explains each): 'own' in selective protection, "
+               "'linked_all' in general protection, 'linked' with linkage.", choices=tuple(ID_REFERENCES)),
+        Option("pil_statistics", f, "choice", 7, "PIL statistics",
+               "7: means, variances, covariances, correlations, quantiles, densities and the distance to the "
+               "original; 5: the published five.", choices=(7, 5)),
+        Option("ps_order", f, "integer", 2, "Propensity-score order",
+               "Order of the polynomial terms of the propensity-score model.", low=2, high=3),
+        Option("floors", f, "floors", None, "Risk floors", "A dict of RiskFloors fields, as for protect."),
+        Option("weights", f, "column", None, "Sampling weights",
+               "A sampling-weight column in both files: left out of the measures; weighted means and sds are "
+               "compared in details['weighted']."),
+    )
+
+
+def _compare_options():
+    f = "compare"
+    return (
+        Option("reps", f, "integer", 30, "Repetitions", "Runs per configuration (each its own seed).", low=1,
+               unit="runs"),
+        Option("evaluate_options", f, "options", None, "Evaluation options",
+               "A dict of evaluate's options (option_schema('evaluate')) for every run."),
+        Option("n_jobs", f, "integer", None, "Processes",
+               "Processes running the runs side by side (default: the machine's cores; SDCCORE_JOBS overrides).",
+               low=1),
+        Option("models", f, "formulas", None, "Regressions",
+               "Linear regressions fitted on the original and every release ('Y ~ X1 + X2')."),
+    )
+
+
+def _search_options():
+    f = "search"
+    return (
+        Option("reps", f, "integer", 10, "Repetitions", "Runs per candidate at most.", low=2, unit="runs"),
+        Option("budget", f, "integer", 300, "Budget", "protect+evaluate runs in all.", low=1, unit="runs"),
+        Option("base", f, "options", None, "Base configuration",
+               "Options every candidate shares (protect's options of the method)."),
+    )
+
+
+def _floors_options():
+    from ._safety import RiskFloors
+
+    d, f = RiskFloors(), "floors"
+    return (
+        Option("min_perturbed_share", f, "number", d.min_perturbed_share, "Perturbed share at least",
+               "The least share of each sensitive variable's variance the protection must change.", low=0, high=1,
+               unit="%", scale=100),
+        Option("max_abs_cor", f, "number", d.max_abs_cor, "|cor(x, x')| at most",
+               "The largest correlation of a variable with its released self (in selective protection: of the part "
+               "the public variables do not explain).", low=0, high=1),
+        Option("tolerance", f, "number", d.tolerance, "Tolerance",
+               "A record is close when its released value lies within this share of its true value.", low=0,
+               high=1, low_open=True, unit="% of the value", scale=100),
+        Option("max_close_share", f, "number", d.max_close_share, "Records within it at most",
+               "The most records any intruder may put within the tolerance beyond what it already knew (the "
+               "prior), overall, in every size band and among the largest records.", low=0, high=1, unit="%",
+               scale=100),
+        Option("bands", f, "integer", d.bands, "Size bands",
+               "Quantile bands of each variable's original values; every band must meet the floors.", low=1,
+               high=100),
+        Option("top_records", f, "integer", d.top_records, "Largest records at least",
+               "The least number of records in the band of the largest 1 %.", low=1, high=100, unit="records"),
+        Option("hold_all_intruders", f, "flag", d.hold_all_intruders,
+               "General protection: hold every intruder to the floors (regression, assignment, and the linked "
+               "record in every size band), not only report them",
+               "By default general protection holds the own-record, linked-record (overall), structural and "
+               "identity intruders to the floors and reports the others beside them. Held, they refuse general FA "
+               "and PCA on Tarragona in every seed tried, at 2 or 3 of its 9 largest firms.", choices=(0, 1)),
+    )
+
+
+FUNCTIONS = {"evaluate": _evaluate_options, "compare": _compare_options, "search": _search_options,
+             "floors": _floors_options}
+
+
 def option_schema(method):
-    """The options of a protection method, in the order they are bound.
+    """The options of a protection method (or of ``evaluate``, ``compare``, ``search``).
 
     Parameters
     ----------
-    method : {'fa', 'pca', 'magg', 'rankswap', 'noise', 'pca_remove', 'ipso', 'shuffle', 'cfa'}
+    method : str
+        A protection method ({'fa', 'pca', 'magg', 'rankswap', 'noise', 'pca_remove',
+        'ipso', 'shuffle', 'cfa'} and any registered one): its options in the order they
+        are bound; 'evaluate', 'compare' or 'search': the options those functions take;
+        'floors': the fields of ``RiskFloors`` (the ``floors`` option of each).
 
     Returns
     -------
@@ -100,8 +194,10 @@ def option_schema(method):
     --------
     >>> import sdccore
     >>> [o.name for o in sdccore.option_schema("rankswap")]
-    ['p', 'exclude', 'transform', 'bounds', 'rounding', 'floors']
+    ['p', 'exclude', 'transform', 'bounds', 'rounding', 'floors', 'weights']
     """
+    if isinstance(method, str) and method in FUNCTIONS:
+        return FUNCTIONS[method]()
     if not isinstance(method, str) or method not in methods():
         raise ValueError(f"method={method!r} is not supported; use one of {', '.join(map(repr, methods()))}.")
     if method not in _CACHE:
@@ -160,6 +256,13 @@ def _static_value(opt, value, selective):
         if opt.kind == "removed":
             return check_number(value, opt.text, low=opt.low, integer=True)
         return _labels(value, arg, opt.name[:-1])  # 'factors' -> factor, 'components' -> component
+    if opt.kind == "column":
+        if value is None:
+            return None
+        if not isinstance(value, str):
+            raise TypeError(f"{arg} must be the name of a column (a string), e.g. {arg}='weight'; not "
+                            f"{type(value).__name__}.")
+        return value
     if opt.kind in ("names", "transform"):
         if value is None and opt.kind == "names":
             return None

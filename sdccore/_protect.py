@@ -75,9 +75,22 @@ def _bind(data, method, sensitive, options, methods=None, seed=None):
     bound to it (data-bound pass)."""
     method = check_choice(method, globals()["methods"]() if methods is None else methods, "method")
     static = bind_static(method, options, selective=bool(sensitive))
+    _check_design(data, method, sensitive, static.pop("strata", None), static.pop("weights", None))
     prep = _prepare(data, sensitive, static["exclude"], static["transform"], seed)
     ctx = Context(bool(prep.sensitive_names), prep.X.shape[0], len(prep.keep), len(prep.numeric))
     return method, prep, bind_data(method, static, ctx)
+
+
+def _check_design(data, method, sensitive, strata, weights):
+    """The survey design options (strata, sampling weights) checked against the data (the
+    schema has checked their types): ``decompose`` accepts what ``protect`` accepts."""
+    from ._strata import check_strata, check_weights
+    from ._validation import check_dataframe
+
+    if strata is not None:
+        check_strata(check_dataframe(data), strata, method, sensitive)
+    if weights is not None:
+        check_weights(check_dataframe(data), weights, protect=True)
 
 
 def decompose(data, method="fa", *, sensitive=None, **options):

@@ -64,7 +64,9 @@ def check_weights(data, weights, protect=False):
     11 of 13 values within 5 %); 2/n lets a tiny file's ordinary weights pass."""
     if weights is None:
         return None, None
-    if not isinstance(weights, str) or weights not in data.columns:
+    if not isinstance(weights, str):
+        raise TypeError(f"weights={weights!r} must be the name of a column (a string), e.g. weights='weight'.")
+    if weights not in data.columns:
         raise ValueError(f"weights={weights!r} must name a column of the data, e.g. weights='weight'.")
     w = pd.to_numeric(data[weights], errors="coerce").to_numpy(dtype=float)
     bad = int((~np.isfinite(w) | (w <= 0)).sum())
@@ -103,7 +105,7 @@ def check_strata(data, strata, method, sensitive):
         raise TypeError(f"strata={strata!r} must be a column name or a list of them, e.g. strata=['region'].")
     missing = [s for s in strata if s not in data.columns]
     if missing:
-        raise ValueError(f"strata: column(s) {missing} are not in the data; name existing columns, e.g. "
+        raise ValueError(f"strata names column(s) {missing} that are not in the data; name existing columns, e.g. "
                          f"strata={[str(c) for c in data.columns[:1]]!r}.")
     if method not in methods(strata=True):
         raise ValueError(f"strata= works with {', '.join(methods(strata=True))}; method={method!r} does not take it. "

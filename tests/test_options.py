@@ -72,6 +72,8 @@ def _invalid(opt):
                 ([1], TypeError)]
     elif opt.kind == "names":
         out += [(5, TypeError), ([1], TypeError), (["no_such_column"], ValueError)]
+    elif opt.kind == "column":
+        out += [(5, TypeError), (["a"], TypeError), ("no_such_column", ValueError)]
     elif opt.kind == "transform":
         out += [("bogus", ValueError), (5, TypeError), ([None], TypeError), (["no_such_column"], ValueError)]
     elif opt.kind == "floors":

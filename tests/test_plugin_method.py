@@ -33,7 +33,7 @@ def tarr():
 def test_protect_schema_recipe_and_codebook_see_the_toy(toy, tarr):
     assert "toy" in sdccore.methods() and "toy" in sdccore.methods(keeps_values=True)
     assert [o.name for o in sdccore.option_schema("toy")] == ["share", "exclude", "transform", "bounds", "rounding",
-                                                             "floors"]
+                                                             "floors", "weights"]
     res = sdccore.protect(tarr, "toy", rng=4, sensitive=["SALES"])
     a = sdccore.protect(tarr, "toy", rng=4, sensitive=["SALES"])
     num = [c for c in tarr.columns if pd.api.types.is_numeric_dtype(tarr[c])]

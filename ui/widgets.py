@@ -30,28 +30,39 @@ def choice(box, method, name, cfg, key, choices=None, default=None):
 
 def number(box, method, name, cfg, key, low=None, high=None, step=None, label=None):
     """A number_input for a 'number' or 'integer' option within the schema's interval,
-    narrowed by data-bound limits (``low``/``high``)."""
+    narrowed by data-bound limits (``low``/``high``, in the schema's units).  An option with a
+    ``scale`` (a share shown in %) is shown scaled and returned in the schema's units."""
     o = spec(method, name)
-    lo = low if low is not None else (o.low if o.low is not None else None)
+    k = o.scale
+    lo = low if low is not None else o.low
     hi = high if high is not None else o.high
     default = o.default if not callable(o.default) else None
     cur = cfg.get(name, default)
-    if o.kind == "integer":
+    if o.kind in ("integer", "removed"):
         lo = int(lo if lo is not None else 0)
         cur = int(cur if cur is not None else lo)
         cur = min(max(cur, lo), int(hi)) if hi is not None else max(cur, lo)
         return int(box.number_input(label or _label(o), min_value=lo, max_value=int(hi) if hi is not None else None,
                                     value=cur, step=step or 1, key=key, help=o.help))
-    if o.low_open and lo == o.low:
+    lo = lo * k if lo is not None else None
+    hi = hi * k if hi is not None else None
+    if o.low_open and lo == (o.low * k if o.low is not None else None):
         lo = 0.1  # an open lower end: the smallest step a user types
-    cur = float(cur)
+    cur = float(cur) * k
     if lo is not None:
         cur = max(cur, float(lo))
     if hi is not None:
         cur = min(cur, float(hi))
-    return float(box.number_input(label or _label(o), min_value=float(lo) if lo is not None else None,
-                                  max_value=float(hi) if hi is not None else None, value=cur, key=key, help=o.help,
-                                  **({"step": step} if step else {})))
+    value = float(box.number_input(label or _label(o), min_value=float(lo) if lo is not None else None,
+                                   max_value=float(hi) if hi is not None else None, value=cur, key=key, help=o.help,
+                                   **({"step": step} if step else {})))
+    return value / k if k != 1.0 else value
+
+
+def flag(box, method, name, cfg, key):
+    """A checkbox for a 'flag' option (0 or 1)."""
+    o = spec(method, name)
+    return int(box.checkbox(o.label, bool(cfg.get(name, o.default)), key=key, help=o.help))
 
 
 COMMON = ("exclude", "transform", "bounds", "rounding", "floors")  # set on the Configure page's other sections

@@ -38,7 +38,10 @@ class Option:
     kind : str
         'choice', 'number', 'integer', 'labels' ('all', 'auto' or 1-based numbers),
         'removed' ('auto' or a number), 'names' (column names), 'transform' ('none', 'auto'
-        or column names) or 'floors' (a dict of ``RiskFloors`` fields).
+        or column names), 'column' (one column name), 'floors' (a dict of ``RiskFloors``
+        fields); for ``compare`` and ``search`` also 'options' (a dict of another
+        function's options) and 'formulas' (regression formulas); for the floors 'flag'
+        (0 or 1).
     default : object
         The default, or a function of (options bound so far, Context) giving it.
     label, help : str
@@ -56,6 +59,8 @@ class Option:
         When the option applies, in words ('' for always).
     unit : str
         Unit of a number ('%', 'records', ...).
+    scale : float
+        What the value is multiplied by where it is shown (100 for a share shown in %).
     """
 
     name: str
@@ -72,6 +77,7 @@ class Option:
     low_open: bool = False
     when: str = ""
     unit: str = ""
+    scale: float = 1.0
     applies: Callable | None = field(default=None, repr=False, compare=False)
 
     def default_for(self, bound, ctx):
