@@ -409,18 +409,12 @@ def _risk_profile(X, Y, names, check, floors=None, planned_share=None, link_on=N
     (``result.risk``) and ``evaluate`` (``evaluation.risk``).
     """
     floors = RiskFloors.from_value(floors)
-    n = X.shape[0]
-    if n > LINK_SAMPLE:
-        rows = np.unique(np.linspace(0, n - 1, LINK_SAMPLE).round().astype(np.int64))
-    else:
-        rows = np.arange(n)
+    n, m = X.shape
+    rows = np.unique(np.linspace(0, n - 1, LINK_SAMPLE).round().astype(np.int64)) if n > LINK_SAMPLE else np.arange(n)
     pos = np.full(n, -1, dtype=np.int64)
     pos[rows] = np.arange(len(rows))
-    m = X.shape[1]
-    selective = bool(link_on)
     shared = link(X, Y, rows, list(link_on)) if link_on else None
-    loo = None
-    proxies = {}
+    loo, proxies = None, {}
     if shared is None:
         with np.errstate(invalid="ignore", divide="ignore"):
             R = np.nan_to_num(np.corrcoef(X, rowvar=False).reshape(m, m))
@@ -428,134 +422,190 @@ def _risk_profile(X, Y, names, check, floors=None, planned_share=None, link_on=N
         proxies = {j: [i for i in range(m) if i != j and abs(R[i, j]) >= NEAR_DUPLICATE] for j in check}
         # every target's link (on all columns but it and its proxies) from one distance pass
         loo = link_leave_one_out(X, Y, rows, list(check), {j: [j] + proxies[j] for j in check})
-    tol = floors.tolerance
-    win = None if window is None else int(np.ceil(window * n))
     Xr, Yr = X[rows], Y[rows]  # the linked sample
-    key = intr.data_key(Xr)  # the priors depend on the original alone: fitted once per data set
-    var_rows, band_rows, violations, failing, intr_rows = [], [], [], [], []
     scaled = None
     if structure is not None:
         with np.errstate(all="ignore"):  # the linked records on the protection scale, once
             scaled = (structure[1](Xr), structure[1](Yr))
+    ctx = _Run(X, Y, Xr, Yr, rows, pos, names, floors, list(link_on) if link_on else None, bool(link_on), shared,
+               loo, proxies, intr.data_key(Xr),  # the priors depend on the original alone: fitted once per data set
+               scaled, structure, observed, whole, None if window is None else int(np.ceil(window * n)),
+               planned_share, method)
+    var_rows, band_rows, violations, failing, intr_rows = [], [], [], [], []
     for a, j in enumerate(check):
-        name = names[j]
-        x, y = np.ascontiguousarray(X[:, j]), np.ascontiguousarray(Y[:, j])  # strided columns: 3x slower scans
-        ob = observed[:, j] if observed is not None else None
-        xo, yo = (x, y) if ob is None else (x[ob], y[ob])
-        wj = whole.get(j) if whole else None  # the whole file's figures, when X is a sample of it
-        if wj is not None:
-            cor = wj["cor"]
-        elif xo.std() > 0 and yo.std() > 0:
-            cor = abs(float(np.corrcoef(xo, yo)[0, 1]))
-        else:
-            cor = 1.0 if np.array_equal(xo, yo) else 0.0
-        known = list(link_on) if link_on else [i for i in range(m) if i != j and i not in proxies[j]]
-        if shared is not None:
-            linked = shared
-        elif loo is not None:
-            linked = loo[j]
-        else:
-            linked = link(X, Y, rows, known) if known else rows
-        if selective:
-            res_cor = residual_cor(Xr, Yr, j, known, None if ob is None else ob[rows], key)
-            share, cor_checked = 1.0 - res_cor ** 2, res_cor
-        else:
-            planned = planned_share[a] if planned_share is not None else None
-            share = float(planned) if planned is not None else float(1.0 - cor ** 2)
-            res_cor, cor_checked = np.nan, cor
-        prior_hits, hits, identity = battery(X, Y, Xr, rows, j, known, linked, scaled, structure, ob, win,
-                                             selective, tol, key)
-        strict = selective or floors.hold_all_intruders
-        enforced = [k for k in hits if strict or k not in REPORTED_ONLY]
-        # in general protection the linked record is held to the floor overall, not band by band
-        band_enforced = [k for k in enforced if strict or k != "linked"]
-        # bands by rank so that ties at an edge do not empty a band: the records in order of
-        # value (stable), cut as numpy.array_split does (the first n mod bands get one more)
-        top = max(floors.top_records, int(np.ceil(0.01 * n)))
-        members = rank_bands(x, floors.bands, top if top < n else None)
-        labels = [str(b + 1) for b in range(floors.bands)] + (["top 1 %"] if top < n else [])
-        sampled = [pos[idx][pos[idx] >= 0] for idx in members]
-        (prior_all, prior_model, sh), *per_band = _shares(prior_hits, hits, [np.arange(len(rows))] + sampled)
-        if wj is not None:
-            sh["own"] = (float(wj["all"]), float(wj["all"]))
-        intr_rows += [{"variable": name, "band": "all", "intruder": k, "prior": prior_all, "with_release": w,
-                       "beyond_prior": b, "held": k in enforced} for k, (w, b) in sh.items()]
-        best = max(enforced, key=lambda k: sh[k][1])
-        worst, worst_band = 0.0, None
-        bad_bands = []
-        sb_top = {}
-        for lab, idx, (p_b, _, sb) in zip(labels, members, per_band):
-            if len(idx) == 0:
-                continue
-            count, vlo, vhi = len(idx), float(x[idx].min()), float(x[idx].max())
-            if wj is not None and lab in wj["bands"]:
-                c_own, count, vlo, vhi = wj["bands"][lab]
-                sb["own"] = (float(c_own), float(c_own))
-            if not sb:
-                continue
-            intr_rows += [{"variable": name, "band": lab, "intruder": k, "prior": p_b, "with_release": w,
-                           "beyond_prior": b, "held": k in band_enforced} for k, (w, b) in sb.items()]
-            b_int = max((k for k in sb if k in band_enforced), key=lambda k: sb[k][1])
-            c = sb[b_int][1]
-            with np.errstate(divide="ignore", invalid="ignore"):
-                rel = np.abs(y[idx] - x[idx]) / np.abs(x[idx])
-            med = float(np.median(rel)) if len(rel) else float("nan")
-            ok_b = c <= floors.max_close_share
-            band_rows.append({"variable": name, "band": lab, "lo": vlo, "hi": vhi, "records": int(count),
-                              "close_own": sb["own"][1],
-                              "close_reconstructed": sb["reconstruction"][1] if "reconstruction" in sb else np.nan,
-                              "prior": p_b, "intruder": b_int, "with_release": sb[b_int][0], "beyond_prior": c,
-                              "median_rel_error": med, "ok": ok_b,
-                              "reported_only": _reported(sb, band_enforced)})
-            if lab == "top 1 %":
-                sb_top = sb
-            if c > worst:
-                worst, worst_band = c, lab
-            if not ok_b:
-                bad_bands.append((lab, c, b_int, sb[b_int][0], p_b))
-        v = []
-        scope = " beyond the public variables' prediction" if selective else ""
-        if share < floors.min_perturbed_share:
-            v.append(f"{name}: only {share:.1%} of its variance{' not explained by the public variables' if selective else ''}"
-                     f" is perturbed (floor: at least {floors.min_perturbed_share:.0%}); fix: {_fix('perturbed share', method)}")
-        if cor_checked > floors.max_abs_cor:
-            v.append(f"{name}: |cor(original, protected)|{scope} = {cor_checked:.3f} (floor: at most "
-                     f"{floors.max_abs_cor:.2f}); fix: {_fix('|cor|', method)}")
-        who = "public variables" if selective else "other variables (all but its proxies)"
-        for what, (w_all, b_all) in sh.items():
-            if what in enforced and b_all > floors.max_close_share:
-                verb = "reconstructs" if what == "reconstruction" else "gets"
-                v.append(f"{name}: {INTRUDERS[what]} {verb} {name} within {tol:.0%} of the truth for {w_all:.1%} of "
-                         f"records, {b_all:.1%} beyond the {prior_all:.1%} that a record's {who} alone give (floor: "
-                         f"at most {floors.max_close_share:.0%} beyond that); fix: "
-                         f"{_intruder_fix(what, selective, identity, names, method)}")
-        if bad_bands:
-            lab, c, what, w_b, p_b = max(bad_bands, key=lambda t: t[1])
-            where = "the largest records" if lab == "top 1 %" else f"size band {lab} of {floors.bands}"
-            v.append(f"{name}: in {where}, {INTRUDERS[what]} {'reconstructs' if what == 'reconstruction' else 'gets'} "
-                     f"{w_b:.1%} of records within {tol:.0%} of the "
-                     f"truth, {c:.1%} beyond the {p_b:.1%} that the {who} alone give (floor: at most "
-                     f"{floors.max_close_share:.0%} beyond that in every size band; {len(bad_bands)} band(s) fail); "
-                     f"fix: {_intruder_fix(what, selective, identity, names, method)}")
+        row, bands_j, intr_j, v = _variable_risk(ctx, a, j)
+        var_rows.append(row)
+        band_rows += bands_j
+        intr_rows += intr_j
         if v:
-            failing.append(name)
+            failing.append(names[j])
         violations += v
-        recon_sh = sh.get("reconstruction", (np.nan, np.nan))
-        var_rows.append({"variable": name, "perturbed_share": share, "abs_cor": cor, "residual_cor": res_cor,
-                         "prior": prior_all, "prior_model": prior_model,
-                         "close_own": sh["own"][1], "close_linked": sh["linked"][1],
-                         "close_reconstructed": recon_sh[1],
-                         "close_assignment": sh["assignment"][1] if "assignment" in sh else np.nan,
-                         "close_identity": sh["identity"][1] if "identity" in sh else np.nan,
-                         "intruder": best, "with_release": sh[best][0], "beyond_prior": sh[best][1],
-                         "worst_band_close": worst, "worst_band": worst_band,
-                         "reported_only": _reported(sh, enforced, sb_top),
-                         "intruders": ", ".join(sh), "ok": not v})
     variables = pd.DataFrame(var_rows, columns=VARIABLE_COLUMNS).set_index("variable")
     bands = pd.DataFrame(band_rows, columns=BAND_COLUMNS)
     return RiskProfile(variables, bands, tuple(violations), floors, int(len(rows)), tuple(failing),
                        pd.DataFrame(intr_rows, columns=["variable", "band", "intruder", "prior", "with_release",
                                                         "beyond_prior", "held"]))
+
+
+@dataclass(frozen=True)
+class _Run:
+    """What every checked variable's figures share in one ``_risk_profile`` call."""
+
+    X: np.ndarray
+    Y: np.ndarray
+    Xr: np.ndarray          # the linked sample of the original
+    Yr: np.ndarray          # and of the release
+    rows: np.ndarray        # the sample's record numbers
+    pos: np.ndarray         # each record's position in the sample (-1 outside it)
+    names: list
+    floors: RiskFloors
+    link_on: list | None    # what the intruder knows (selective protection)
+    selective: bool
+    shared: np.ndarray | None  # the link on link_on, shared by every target
+    loo: dict | None        # each target's leave-one-out link (general protection)
+    proxies: dict
+    key: object             # the priors' cache key
+    scaled: tuple | None
+    structure: tuple | None
+    observed: np.ndarray | None
+    whole: dict | None
+    win: int | None         # rank swapping's published window, in ranks
+    planned_share: list | None
+    method: str | None
+
+
+def _abs_cor(xo, yo, wj):
+    if wj is not None:
+        return wj["cor"]
+    if xo.std() > 0 and yo.std() > 0:
+        return abs(float(np.corrcoef(xo, yo)[0, 1]))
+    return 1.0 if np.array_equal(xo, yo) else 0.0
+
+
+def _variable_risk(c, a, j):
+    """One checked variable's figures: (its row, its band rows, its intruder rows, its
+    violations)."""
+    X, Y, floors, n, m = c.X, c.Y, c.floors, c.X.shape[0], c.X.shape[1]
+    name = c.names[j]
+    x, y = np.ascontiguousarray(X[:, j]), np.ascontiguousarray(Y[:, j])  # strided columns: 3x slower scans
+    ob = c.observed[:, j] if c.observed is not None else None
+    xo, yo = (x, y) if ob is None else (x[ob], y[ob])
+    wj = c.whole.get(j) if c.whole else None  # the whole file's figures, when X is a sample of it
+    cor = _abs_cor(xo, yo, wj)
+    known = c.link_on if c.link_on else [i for i in range(m) if i != j and i not in c.proxies[j]]
+    if c.shared is not None:
+        linked = c.shared
+    elif c.loo is not None:
+        linked = c.loo[j]
+    else:
+        linked = link(X, Y, c.rows, known) if known else c.rows
+    if c.selective:
+        res_cor = residual_cor(c.Xr, c.Yr, j, known, None if ob is None else ob[c.rows], c.key)
+        share, cor_checked = 1.0 - res_cor ** 2, res_cor
+    else:
+        planned = c.planned_share[a] if c.planned_share is not None else None
+        share = float(planned) if planned is not None else float(1.0 - cor ** 2)
+        res_cor, cor_checked = np.nan, cor
+    prior_hits, hits, identity = battery(X, Y, c.Xr, c.rows, j, known, linked, c.scaled, c.structure, ob, c.win,
+                                         c.selective, floors.tolerance, c.key)
+    strict = c.selective or floors.hold_all_intruders
+    enforced = [k for k in hits if strict or k not in REPORTED_ONLY]
+    # in general protection the linked record is held to the floor overall, not band by band
+    band_enforced = [k for k in enforced if strict or k != "linked"]
+    # bands by rank so that ties at an edge do not empty a band: the records in order of
+    # value (stable), cut as numpy.array_split does (the first n mod bands get one more)
+    top = max(floors.top_records, int(np.ceil(0.01 * n)))
+    members = rank_bands(x, floors.bands, top if top < n else None)
+    labels = [str(b + 1) for b in range(floors.bands)] + (["top 1 %"] if top < n else [])
+    sampled = [c.pos[idx][c.pos[idx] >= 0] for idx in members]
+    (prior_all, prior_model, sh), *per_band = _shares(prior_hits, hits, [np.arange(len(c.rows))] + sampled)
+    if wj is not None:
+        sh["own"] = (float(wj["all"]), float(wj["all"]))
+    intr_rows = [{"variable": name, "band": "all", "intruder": k, "prior": prior_all, "with_release": w,
+                  "beyond_prior": b, "held": k in enforced} for k, (w, b) in sh.items()]
+    band_rows, bad_bands, worst, worst_band, sb_top = _band_figures(name, x, y, labels, members, per_band, wj,
+                                                                    band_enforced, floors, intr_rows)
+    who = "public variables" if c.selective else "other variables (all but its proxies)"
+    v = _violations(c, name, share, cor_checked, sh, enforced, prior_all, bad_bands, who, identity)
+    best = max(enforced, key=lambda k: sh[k][1])
+    recon_sh = sh.get("reconstruction", (np.nan, np.nan))
+    row = {"variable": name, "perturbed_share": share, "abs_cor": cor, "residual_cor": res_cor,
+           "prior": prior_all, "prior_model": prior_model,
+           "close_own": sh["own"][1], "close_linked": sh["linked"][1],
+           "close_reconstructed": recon_sh[1],
+           "close_assignment": sh["assignment"][1] if "assignment" in sh else np.nan,
+           "close_identity": sh["identity"][1] if "identity" in sh else np.nan,
+           "intruder": best, "with_release": sh[best][0], "beyond_prior": sh[best][1],
+           "worst_band_close": worst, "worst_band": worst_band,
+           "reported_only": _reported(sh, enforced, sb_top),
+           "intruders": ", ".join(sh), "ok": not v}
+    return row, band_rows, intr_rows, v
+
+
+def _band_figures(name, x, y, labels, members, per_band, wj, band_enforced, floors, intr_rows):
+    """Each size band's row (and its intruder rows, appended to ``intr_rows``): (band rows,
+    failing bands, the worst beyond-prior share and its band, the top band's shares)."""
+    band_rows, bad_bands, sb_top = [], [], {}
+    worst, worst_band = 0.0, None
+    for lab, idx, (p_b, _, sb) in zip(labels, members, per_band):
+        if len(idx) == 0:
+            continue
+        count, vlo, vhi = len(idx), float(x[idx].min()), float(x[idx].max())
+        if wj is not None and lab in wj["bands"]:
+            c_own, count, vlo, vhi = wj["bands"][lab]
+            sb["own"] = (float(c_own), float(c_own))
+        if not sb:
+            continue
+        intr_rows += [{"variable": name, "band": lab, "intruder": k, "prior": p_b, "with_release": w,
+                       "beyond_prior": b, "held": k in band_enforced} for k, (w, b) in sb.items()]
+        b_int = max((k for k in sb if k in band_enforced), key=lambda k: sb[k][1])
+        c = sb[b_int][1]
+        with np.errstate(divide="ignore", invalid="ignore"):
+            rel = np.abs(y[idx] - x[idx]) / np.abs(x[idx])
+        med = float(np.median(rel)) if len(rel) else float("nan")
+        ok_b = c <= floors.max_close_share
+        band_rows.append({"variable": name, "band": lab, "lo": vlo, "hi": vhi, "records": int(count),
+                          "close_own": sb["own"][1],
+                          "close_reconstructed": sb["reconstruction"][1] if "reconstruction" in sb else np.nan,
+                          "prior": p_b, "intruder": b_int, "with_release": sb[b_int][0], "beyond_prior": c,
+                          "median_rel_error": med, "ok": ok_b,
+                          "reported_only": _reported(sb, band_enforced)})
+        if lab == "top 1 %":
+            sb_top = sb
+        if c > worst:
+            worst, worst_band = c, lab
+        if not ok_b:
+            bad_bands.append((lab, c, b_int, sb[b_int][0], p_b))
+    return band_rows, bad_bands, worst, worst_band, sb_top
+
+
+def _violations(c, name, share, cor_checked, sh, enforced, prior_all, bad_bands, who, identity):
+    """The floors one variable breaks, each with the fix in the method's own setting."""
+    floors, selective, method, tol = c.floors, c.selective, c.method, c.floors.tolerance
+    v = []
+    scope = " beyond the public variables' prediction" if selective else ""
+    if share < floors.min_perturbed_share:
+        v.append(f"{name}: only {share:.1%} of its variance{' not explained by the public variables' if selective else ''}"
+                 f" is perturbed (floor: at least {floors.min_perturbed_share:.0%}); fix: {_fix('perturbed share', method)}")
+    if cor_checked > floors.max_abs_cor:
+        v.append(f"{name}: |cor(original, protected)|{scope} = {cor_checked:.3f} (floor: at most "
+                 f"{floors.max_abs_cor:.2f}); fix: {_fix('|cor|', method)}")
+    for what, (w_all, b_all) in sh.items():
+        if what in enforced and b_all > floors.max_close_share:
+            verb = "reconstructs" if what == "reconstruction" else "gets"
+            v.append(f"{name}: {INTRUDERS[what]} {verb} {name} within {tol:.0%} of the truth for {w_all:.1%} of "
+                     f"records, {b_all:.1%} beyond the {prior_all:.1%} that a record's {who} alone give (floor: "
+                     f"at most {floors.max_close_share:.0%} beyond that); fix: "
+                     f"{_intruder_fix(what, selective, identity, c.names, method)}")
+    if bad_bands:
+        lab, cc, what, w_b, p_b = max(bad_bands, key=lambda t: t[1])
+        where = "the largest records" if lab == "top 1 %" else f"size band {lab} of {floors.bands}"
+        v.append(f"{name}: in {where}, {INTRUDERS[what]} {'reconstructs' if what == 'reconstruction' else 'gets'} "
+                 f"{w_b:.1%} of records within {tol:.0%} of the "
+                 f"truth, {cc:.1%} beyond the {p_b:.1%} that the {who} alone give (floor: at most "
+                 f"{floors.max_close_share:.0%} beyond that in every size band; {len(bad_bands)} band(s) fail); "
+                 f"fix: {_intruder_fix(what, selective, identity, c.names, method)}")
+    return v
 
 
 VARIABLE_COLUMNS = ["variable", "perturbed_share", "abs_cor", "residual_cor", "prior", "prior_model", "close_own",
