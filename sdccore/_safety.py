@@ -485,27 +485,15 @@ def _abs_cor(xo, yo, wj):
 def _variable_risk(c, a, j):
     """One checked variable's figures: (its row, its band rows, its intruder rows, its
     violations)."""
-    X, Y, floors, n, m = c.X, c.Y, c.floors, c.X.shape[0], c.X.shape[1]
+    X, Y, floors, n = c.X, c.Y, c.floors, c.X.shape[0]
     name = c.names[j]
     x, y = np.ascontiguousarray(X[:, j]), np.ascontiguousarray(Y[:, j])  # strided columns: 3x slower scans
     ob = c.observed[:, j] if c.observed is not None else None
     xo, yo = (x, y) if ob is None else (x[ob], y[ob])
     wj = c.whole.get(j) if c.whole else None  # the whole file's figures, when X is a sample of it
     cor = _abs_cor(xo, yo, wj)
-    known = c.link_on if c.link_on else [i for i in range(m) if i != j and i not in c.proxies[j]]
-    if c.shared is not None:
-        linked = c.shared
-    elif c.loo is not None:
-        linked = c.loo[j]
-    else:
-        linked = link(X, Y, c.rows, known) if known else c.rows
-    if c.selective:
-        res_cor = residual_cor(c.Xr, c.Yr, j, known, None if ob is None else ob[c.rows], c.key)
-        share, cor_checked = 1.0 - res_cor ** 2, res_cor
-    else:
-        planned = c.planned_share[a] if c.planned_share is not None else None
-        share = float(planned) if planned is not None else float(1.0 - cor ** 2)
-        res_cor, cor_checked = np.nan, cor
+    known, linked = _knowledge(c, j)
+    share, cor_checked, res_cor = _perturbed_share(c, a, j, known, ob, cor)
     prior_hits, hits, identity = battery(X, Y, c.Xr, c.rows, j, known, linked, c.scaled, c.structure, ob, c.win,
                                          c.selective, floors.tolerance, c.key)
     strict = c.selective or floors.hold_all_intruders
@@ -528,18 +516,41 @@ def _variable_risk(c, a, j):
     who = "public variables" if c.selective else "other variables (all but its proxies)"
     v = _violations(c, name, share, cor_checked, sh, enforced, prior_all, bad_bands, who, identity)
     best = max(enforced, key=lambda k: sh[k][1])
-    recon_sh = sh.get("reconstruction", (np.nan, np.nan))
     row = {"variable": name, "perturbed_share": share, "abs_cor": cor, "residual_cor": res_cor,
            "prior": prior_all, "prior_model": prior_model,
            "close_own": sh["own"][1], "close_linked": sh["linked"][1],
-           "close_reconstructed": recon_sh[1],
-           "close_assignment": sh["assignment"][1] if "assignment" in sh else np.nan,
-           "close_identity": sh["identity"][1] if "identity" in sh else np.nan,
+           "close_reconstructed": sh.get("reconstruction", (np.nan, np.nan))[1],
+           "close_assignment": sh.get("assignment", (np.nan, np.nan))[1],
+           "close_identity": sh.get("identity", (np.nan, np.nan))[1],
            "intruder": best, "with_release": sh[best][0], "beyond_prior": sh[best][1],
            "worst_band_close": worst, "worst_band": worst_band,
            "reported_only": _reported(sh, enforced, sb_top),
            "intruders": ", ".join(sh), "ok": not v}
     return row, band_rows, intr_rows, v
+
+
+def _knowledge(c, j):
+    """What the intruder of variable j knows (column numbers) and the record it links each
+    sampled record to."""
+    m = c.X.shape[1]
+    known = c.link_on if c.link_on else [i for i in range(m) if i != j and i not in c.proxies[j]]
+    if c.shared is not None:
+        return known, c.shared
+    if c.loo is not None:
+        return known, c.loo[j]
+    return known, (link(c.X, c.Y, c.rows, known) if known else c.rows)
+
+
+def _perturbed_share(c, a, j, known, ob, cor):
+    """(perturbed share, the |cor| held to the floor, the residual |cor|): of the part the
+    public variables do not explain in selective protection, of the whole variable (the
+    planned share where given) in general protection."""
+    if c.selective:
+        res_cor = residual_cor(c.Xr, c.Yr, j, known, None if ob is None else ob[c.rows], c.key)
+        return 1.0 - res_cor ** 2, res_cor, res_cor
+    planned = c.planned_share[a] if c.planned_share is not None else None
+    share = float(planned) if planned is not None else float(1.0 - cor ** 2)
+    return share, cor, np.nan
 
 
 def _band_figures(name, x, y, labels, members, per_band, wj, band_enforced, floors, intr_rows):
