@@ -81,6 +81,15 @@ import numpy as np
 import pandas as pd
 
 from ._methods import hook, methods
+from ._dask_steps import (  # noqa: F401  (the steps between the plan and the written release)
+    _assemble_part,
+    _bounds_at_scale,
+    _release_frame,
+    _scale_columns,
+    _scale_notes,
+    _scale_risk,
+    _with_dependencies,
+)
 from ._dask_base import (  # noqa: F401  (the engine's reading and reduction helpers, re-exported)
     DASK_STREAM,
     HEAD_BYTES,
@@ -380,38 +389,17 @@ def _paused_watch(limit=None):
 
 
 def _protect_dask(ddf, options, out, *, drop, keep, sample, allow_unsafe, shuffle, progress, before_publish=None):
-    import dask.array as da
-    import dask.dataframe as dd
-
-    from ._writing import neutralize_formulas
-    from ._protect import _bind, _link_columns
-    from ._dask_floors import whole_file_figures
-    from ._intruders import change_structure
-    from ._safety import RiskFloors, UnsafeReleaseError, risk_profile
-    from ._validation import resolve_seed
+    from ._protect import _bind
+    from ._safety import UnsafeReleaseError
 
     _check_out(out)
     stale = _remove_stale(out)
     if isinstance(sample, bool) or not isinstance(sample, (int, np.integer)) or sample < 100:
         raise ValueError(f"sample={sample!r} must be a whole number of records of at least 100 (default 20000).")
     _workers_ready()
-    opts = dict(options)
-    why = scale_refusal(opts)
-    if why:
-        raise ValueError(why)
-    method = opts.pop("method", "fa")
-    opts["transform"] = "none"
-    seed = resolve_seed(opts.pop("seed", opts.pop("rng", None)))
-    sensitive = opts.pop("sensitive", None)
-    exclude = list(opts.get("exclude") or [])
+    method, opts, seed, sensitive, exclude = _scale_options(options)
     drop, keep = list(drop), list(keep)
-    missing = [c for c in drop + keep + exclude + list(sensitive or []) if c not in ddf.columns]
-    if missing:
-        raise ValueError(f"column(s) {missing} are not in the data set; check the recipe and --drop/--keep.")
-    work = ddf.drop(columns=drop) if drop else ddf
-    num = [c for c in work.columns if pd.api.types.is_numeric_dtype(work.dtypes[c]) and c not in set(exclude)]
-    if len(num) < 2:
-        raise ValueError(f"the data set has {len(num)} numeric column(s) to protect; at least 2 are needed.")
+    work, num = _scale_columns(ddf, drop, keep, exclude, sensitive)
     n, mean, cov, lo, hi, dec = moments(work, num)
     # centred: the planner sees the correlations and sds without an offset that costs digits;
     # the engine uses the file's own mean and sd below
@@ -432,26 +420,9 @@ def _protect_dask(ddf, options, out, *, drop, keep, sample, allow_unsafe, shuffl
     except BaseException:
         _remove(scratch)
         raise
-    cols = []
-    for j in range(len(num)):
-        if j in keepi:
-            cols.append(Xpk[:, keepi.index(j)])
-        else:  # an exact linear dependency, rebuilt from the protected columns
-            d = next(d for d in prep.deps if d.target == j)
-            Zp = (Xpk - mean_k) / sd_k
-            cols.append(mean[j] + sd[j] * (Zp @ d.beta))
-    Xp = da.stack(cols, axis=1)
-    bounds, rounding = o["bounds"], o["rounding"]
-    if bounds == "sign":
-        lo_b = np.where(lo >= 0, 0.0, -np.inf)
-    elif bounds == "plausible":
-        # at scale: no value below 0 where the original has none, none below the original's minimum
-        # where it has some (in memory the count of negative values is kept too, which needs a sort)
-        lo_b = np.where(lo >= 0, 0.0, lo)
-    else:
-        lo_b = lo if bounds == "observed" else np.full(len(num), -np.inf)
-    hi_b = hi if bounds == "observed" else np.full(len(num), np.inf)
-    decs = [d if rounding == "original" else None for d in dec]
+    Xp = _with_dependencies(Xpk, len(num), prep, mean, sd)
+    lo_b, hi_b = _bounds_at_scale(o["bounds"], lo, hi)
+    decs = [d if o["rounding"] == "original" else None for d in dec]
     # bounds and rounding per partition; each partition also leaves its count of clipped values
     # and its sum of changes in the scratch folder, so the notes can say exactly how far they
     # moved each mean (the means are exact before them)
@@ -459,13 +430,7 @@ def _protect_dask(ddf, options, out, *, drop, keep, sample, allow_unsafe, shuffl
     Xp = Xp.rechunk({0: tuple(lengths), 1: -1}).map_blocks(_finish_block, lo_b, hi_b, decs, scratch,
                                                            dtype=np.float64)
     as_int = [c for c, d in zip(num, decs) if d == 0 and pd.api.types.is_integer_dtype(work.dtypes[c])]
-    # the release frame, partition by partition (the protected values have the same partitions)
-    prot = dd.from_dask_array(Xp, columns=num)
-    rel = dd.map_partitions(_assemble_part, work, prot, num, as_int, list(work.columns), meta=work._meta,
-                            align_dataframes=False, enforce_metadata=False)
-    text = [c for c in rel.columns if not pd.api.types.is_numeric_dtype(rel.dtypes[c])]
-    if text:
-        rel = rel.map_partitions(neutralize_formulas, meta=work._meta)
+    rel = _release_frame(work, Xp, num, as_int)
     # written once into a hidden folder next to ``out`` (the swap's gather runs once), then the
     # risk floors are checked on it (per-record figures over every record, linking and
     # reconstruction on a uniform sample); a refused or failed release is deleted, an accepted
@@ -473,28 +438,11 @@ def _protect_dask(ddf, options, out, *, drop, keep, sample, allow_unsafe, shuffl
     tmp = _partial(out, "a")
     try:
         _write(rel, tmp, progress)
-        done = sum(np.load(f) for f in glob.glob(os.path.join(scratch, "finish-*.npy")))
-        if len(glob.glob(os.path.join(scratch, "finish-*.npy"))) != len(lengths):
-            raise RuntimeError("a partition's bounds and rounding left no count in the scratch folder")
-        clipped = {c: int(v) for c, v in zip(num, done[0])}
-        shift = {c: float(v / n / sd[j]) if sd[j] > 0 else 0.0 for j, (c, v) in enumerate(zip(num, done[1]))}
+        clipped, shift = _finish_counts(scratch, len(lengths), num, n, sd)
         written = _read_folder(tmp, work._meta)
-        rng = np.random.default_rng(np.random.SeedSequence(int(seed), spawn_key=(DASK_STREAM, 10 ** 6)))
         s = int(min(n, sample))
-        rows = np.sort(rng.choice(n, size=s, replace=False))
-        Yw = written[num].to_dask_array(lengths=lengths)
-        X0s, Xps = da.compute(X[rows], Yw[rows])
-        # |cor| and the own-record closeness, overall, per size band and among the largest 1 %,
-        # over every record (two passes; the own record is then counted WITH the release, an
-        # upper bound of its share beyond the prior); the prior, linking, reconstruction,
-        # assignment and identity intruders on the sample (issue 26)
-        window = hook(method, "risk_window")
-        whole = whole_file_figures(X, Yw, prep.check, n, mean, lo, hi, X0s, RiskFloors.from_value(o["floors"]))
-        # every record's change in the span of the perturbed factors' loadings (residuals kept)
-        basis = plan.dec.L[:, plan.sel] * sd_k[:, None] if plan is not None and o["residuals"] == "keep" else None
-        risk = risk_profile(X0s, np.asarray(Xps, dtype=np.float64), num, prep.check, o["floors"], planned,
-                            link_on=_link_columns(prep), structure=change_structure(prep, basis), whole=whole,
-                            window=window(method, o) if window else None)
+        risk = _scale_risk(X, written[num].to_dask_array(lengths=lengths), method, prep, o, plan, planned, seed, s,
+                           num, mean, lo, hi, n, sd_k)
         if not risk.ok and allow_unsafe is None:
             raise UnsafeReleaseError(f"release refused, it breaks the risk floors (own-record closeness over all {n:,} "
                                      f"records, the prior and the other intruders on a sample of {s:,}): " + risk.message() + ". Nothing was written. Change the recipe, "
@@ -506,10 +454,7 @@ def _protect_dask(ddf, options, out, *, drop, keep, sample, allow_unsafe, shuffl
             tmp = tmp2
         eff = _effective(method, o, sensitive, seed, exclude)
         if before_publish is not None:
-            from ._recipe import Recipe, RECIPE_VERSION, _versions
-            before_publish(Recipe({k: v for k, v in eff.items() if k != "engine"}, tuple(drop), tuple(keep),
-                                  bool(shuffle), RECIPE_VERSION, _versions(),
-                                  allow_unsafe.strip() if allow_unsafe else None))
+            before_publish(_scale_recipe(eff, drop, keep, shuffle, allow_unsafe))
         if os.path.isdir(out):
             os.rmdir(out)  # empty (checked before any work)
         os.rename(tmp, out)
@@ -518,18 +463,44 @@ def _protect_dask(ddf, options, out, *, drop, keep, sample, allow_unsafe, shuffl
         raise
     finally:
         _remove(scratch)
-    notes = ([stale] if stale else []) + notes0 + [
-        f"risk floors: |cor| and the records kept close to the truth (overall, in every size band and among the "
-        f"largest 1 %) counted over all {n:,} records; linking and reconstruction checked on {s:,} records drawn "
-        f"at random"]
-    notes += [f"{c}: {clipped[c]:,} value(s) outside the original's {'range' if bounds == 'observed' else 'sign'} were "
-              f"clipped" for c in num if clipped[c]]
-    worst = max(num, key=lambda c: abs(shift[c]))
-    if abs(shift[worst]) > 1e-9:
-        notes.append(f"bounds ({bounds!r}) and rounding ({rounding!r}) moved the means by up to {shift[worst]:+.2g} "
-                     f"original sd ({worst}); with bounds='none' and rounding='none' they are exact")
+    notes = ([stale] if stale else []) + notes0 + _scale_notes(n, s, num, clipped, shift, o["bounds"], o["rounding"])
     out = _read_folder(out, work._meta)
     return DaskRelease(out, risk, eff, tuple(notes), n, s, clipped, shift)
+
+
+def _finish_counts(scratch, parts, num, n, sd):
+    """What bounds and rounding did, from the counts each partition left in the scratch
+    folder: values clipped per column, and each mean's move in original sds (exact)."""
+    files = glob.glob(os.path.join(scratch, "finish-*.npy"))
+    if len(files) != parts:
+        raise RuntimeError("a partition's bounds and rounding left no count in the scratch folder")
+    done = sum(np.load(f) for f in files)
+    clipped = {c: int(v) for c, v in zip(num, done[0])}
+    shift = {c: float(v / n / sd[j]) if sd[j] > 0 else 0.0 for j, (c, v) in enumerate(zip(num, done[1]))}
+    return clipped, shift
+
+
+def _scale_recipe(eff, drop, keep, shuffle, allow_unsafe):
+    """The release's recipe, as the in-memory engine records one."""
+    from ._recipe import RECIPE_VERSION, Recipe, _versions
+
+    return Recipe({k: v for k, v in eff.items() if k != "engine"}, tuple(drop), tuple(keep), bool(shuffle),
+                  RECIPE_VERSION, _versions(), allow_unsafe.strip() if allow_unsafe else None)
+
+
+def _scale_options(options):
+    """(method, the other options, seed, sensitive, exclude) of a recipe the engine applies."""
+    from ._validation import resolve_seed
+
+    opts = dict(options)
+    why = scale_refusal(opts)
+    if why:
+        raise ValueError(why)
+    method = opts.pop("method", "fa")
+    opts["transform"] = "none"
+    seed = resolve_seed(opts.pop("seed", opts.pop("rng", None)))
+    sensitive = opts.pop("sensitive", None)
+    return method, opts, seed, sensitive, list(opts.get("exclude") or [])
 
 
 def _effective(method, o, sensitive, seed, exclude):
@@ -537,14 +508,6 @@ def _effective(method, o, sensitive, seed, exclude):
     opts = {k: (v.to_dict() if hasattr(v, "to_dict") else v) for k, v in o.items()}
     return {"method": method, **opts, "sensitive": sensitive, "seed": seed, "exclude": exclude or None,
             "engine": "dask"}
-
-
-def _assemble_part(orig, new, num, as_int, columns):
-    o = orig.copy()
-    for c in num:
-        v = new[c].to_numpy()
-        o[c] = np.round(v).astype(o[c].dtype) if c in as_int else v.astype(np.float64)
-    return o[columns]
 
 
 def shuffle_rows(ddf, seed):

@@ -355,3 +355,11 @@ def stand_in(mean, cov, cols, rows):
     S = (V * np.sqrt(np.clip(w, 0, None))) @ V.T
     X = mean + np.sqrt(rows) * Q @ S
     return pd.DataFrame(X, columns=cols)
+
+
+def _assemble_part(orig, new, num, as_int, columns):
+    o = orig.copy()
+    for c in num:
+        v = new[c].to_numpy()
+        o[c] = np.round(v).astype(o[c].dtype) if c in as_int else v.astype(np.float64)
+    return o[columns]

@@ -444,19 +444,8 @@ def read_table(source, filename: str = "data.csv", *, sep: str | None = None, de
     >>> r.sep, r.decimal, r.data["a"].tolist()
     (';', ',', [1.5, 3.25])
     """
-    if isinstance(source, (str, os.PathLike)):
-        raw = read_bounded(source)
-        filename = str(source)
-    elif hasattr(source, "read"):
-        raw = _read_stream(source)
-    else:
-        raw = bytes(source)
+    raw, filename = _source_bytes(source, filename)
     name = filename.lower()
-    if len(raw) == 0:
-        raise ValueError("the file is empty; choose a file with a header row and records.")
-    if len(raw) > MAX_BYTES:
-        raise ValueError(f"the file is {len(raw) / 2**20:.0f} MB; the limit is {MAX_BYTES // 2**20} MB. "
-                         f"Select the records or variables you need before uploading.")
     notes = []
     kind = _kind(raw, name)
     if kind == "xlsx" and not name.endswith((".xlsx", ".xlsm")):
@@ -466,57 +455,86 @@ def read_table(source, filename: str = "data.csv", *, sep: str | None = None, de
     if kind == "xls":
         raise ValueError("the file is an old Excel .xls workbook; save it as .xlsx or CSV and upload that.")
     labels, value_labels = {}, {}
+    enc = sep_used = dec_used = None
     if kind in STAT_FORMATS:
         df, labels, value_labels, st_notes = _read_stat(raw, kind)
         notes.extend(st_notes)
-        enc = sep_used = dec_used = None
-        notes.extend(_convert_text_numbers(df, "."))
     elif kind == "xlsx":
         df, xl_notes = _read_excel(raw)
         notes.extend(xl_notes)
-        enc = sep_used = dec_used = None
-        notes.extend(_convert_text_numbers(df, "."))
     elif kind == "parquet":
         df = _read_parquet(raw)
-        enc = sep_used = dec_used = None
-        notes.extend(_convert_text_numbers(df, "."))
     else:
-        if kind == "binary":
-            raise ValueError("this looks like a binary file, not CSV text; upload CSV, Excel (.xlsx), Parquet, SPSS "
-                             "(.sav), Stata (.dta) or SAS (.sas7bdat, .xpt).")
-        text, enc, enc_notes = _decode(raw)
-        notes.extend(enc_notes)
-        if not text.strip():
-            raise ValueError("the file is empty; choose a file with a header row and records.")
-        head = _head_lines(text)
-        comments = 0
-        while comments < len(head) and (head[comments].lstrip().startswith("#") or not head[comments].strip()):
-            comments += 1
-        if comments:
-            if comments == len(head):
-                raise ValueError("the file holds only comment lines (starting with #); choose a file with a header row and records.")
-            notes.append(f"{comments} comment or blank line(s) before the header were skipped")
-            head = head[comments:]
-        sep_used = sep or _sniff_sep(head)
-        dec_used = decimal or _guess_decimal(head, sep_used)
-        try:
-            df = pd.read_csv(io.StringIO(text), sep=sep_used, decimal=dec_used, skipinitialspace=True,
-                             thousands=None, low_memory=False, skiprows=comments, skip_blank_lines=False)
-        except pd.errors.EmptyDataError:
-            raise ValueError("the file has no columns; check that it is a CSV with a header row.") from None
-        except (pd.errors.ParserError, csv.Error) as exc:
-            if "out of memory" in str(exc).lower() or "memory" in str(exc).lower() and "alloc" in str(exc).lower():
-                raise MemoryError("out of memory while reading the file") from None
-            line = re.search(r"line (\d+)", str(exc))
-            where = f" near line {line.group(1)}" if line else ""
-            raise ValueError(f"the file could not be read as CSV{where}: rows have different numbers of fields. "
-                             f"Check the separator (detected {sep_used!r}) and quoting.") from None
-        header = next(csv.reader(io.StringIO(head[0]), delimiter=sep_used), [])
-        names = [h.strip() for h in header]
-        dup = sorted({h for h in names if h and names.count(h) > 1})
-        if dup:
-            raise ValueError(f"duplicated column names: {', '.join(dup)}; rename the columns so that every name is unique.")
-        notes.extend(_convert_text_numbers(df, dec_used))
+        df, enc, sep_used, dec_used = _read_csv_text(raw, kind, sep, decimal, notes)
+    notes.extend(_convert_text_numbers(df, dec_used or "."))
+    df = _tidy_columns(df, notes)
+    fmt = kind if kind in STAT_FORMATS or kind in ("xlsx", "parquet") else "csv"
+    labels = {c: v for c, v in labels.items() if c in df.columns}
+    value_labels = {c: v for c, v in value_labels.items() if c in df.columns}
+    return ReadResult(df, sep_used, dec_used, enc, tuple(notes), fmt, labels, value_labels)
+
+
+def _source_bytes(source, filename):
+    """The file's bytes (from a path, a stream or bytes) and its name; refused when empty or
+    over the size limit."""
+    if isinstance(source, (str, os.PathLike)):
+        raw = read_bounded(source)
+        filename = str(source)
+    elif hasattr(source, "read"):
+        raw = _read_stream(source)
+    else:
+        raw = bytes(source)
+    if len(raw) == 0:
+        raise ValueError("the file is empty; choose a file with a header row and records.")
+    if len(raw) > MAX_BYTES:
+        raise ValueError(f"the file is {len(raw) / 2**20:.0f} MB; the limit is {MAX_BYTES // 2**20} MB. "
+                         f"Select the records or variables you need before uploading.")
+    return raw, filename
+
+
+def _read_csv_text(raw, kind, sep, decimal, notes):
+    """A CSV file: (frame, encoding, separator, decimal mark); what was guessed or skipped is
+    added to ``notes``."""
+    if kind == "binary":
+        raise ValueError("this looks like a binary file, not CSV text; upload CSV, Excel (.xlsx), Parquet, SPSS "
+                         "(.sav), Stata (.dta) or SAS (.sas7bdat, .xpt).")
+    text, enc, enc_notes = _decode(raw)
+    notes.extend(enc_notes)
+    if not text.strip():
+        raise ValueError("the file is empty; choose a file with a header row and records.")
+    head = _head_lines(text)
+    comments = 0
+    while comments < len(head) and (head[comments].lstrip().startswith("#") or not head[comments].strip()):
+        comments += 1
+    if comments:
+        if comments == len(head):
+            raise ValueError("the file holds only comment lines (starting with #); choose a file with a header row and records.")
+        notes.append(f"{comments} comment or blank line(s) before the header were skipped")
+        head = head[comments:]
+    sep_used = sep or _sniff_sep(head)
+    dec_used = decimal or _guess_decimal(head, sep_used)
+    try:
+        df = pd.read_csv(io.StringIO(text), sep=sep_used, decimal=dec_used, skipinitialspace=True,
+                         thousands=None, low_memory=False, skiprows=comments, skip_blank_lines=False)
+    except pd.errors.EmptyDataError:
+        raise ValueError("the file has no columns; check that it is a CSV with a header row.") from None
+    except (pd.errors.ParserError, csv.Error) as exc:
+        if "out of memory" in str(exc).lower() or "memory" in str(exc).lower() and "alloc" in str(exc).lower():
+            raise MemoryError("out of memory while reading the file") from None
+        line = re.search(r"line (\d+)", str(exc))
+        where = f" near line {line.group(1)}" if line else ""
+        raise ValueError(f"the file could not be read as CSV{where}: rows have different numbers of fields. "
+                         f"Check the separator (detected {sep_used!r}) and quoting.") from None
+    header = next(csv.reader(io.StringIO(head[0]), delimiter=sep_used), [])
+    names = [h.strip() for h in header]
+    dup = sorted({h for h in names if h and names.count(h) > 1})
+    if dup:
+        raise ValueError(f"duplicated column names: {', '.join(dup)}; rename the columns so that every name is unique.")
+    return df, enc, sep_used, dec_used
+
+
+def _tidy_columns(df, notes):
+    """Empty unnamed columns dropped, names stripped and made single-line; the size limits."""
     empty_unnamed = [c for c in df.columns if str(c).startswith("Unnamed: ") and df[c].isna().all()]
     if empty_unnamed:
         df = df.drop(columns=empty_unnamed)
@@ -539,7 +557,4 @@ def read_table(source, filename: str = "data.csv", *, sep: str | None = None, de
     if df.shape[0] == 0:
         raise ValueError("the file has a header but no records.")
     _too_many(df.shape[0], df.shape[1], MAX_CELLS, "file")
-    fmt = kind if kind in STAT_FORMATS or kind in ("xlsx", "parquet") else "csv"
-    labels = {c: v for c, v in labels.items() if c in df.columns}
-    value_labels = {c: v for c, v in value_labels.items() if c in df.columns}
-    return ReadResult(df, sep_used, dec_used, enc, tuple(notes), fmt, labels, value_labels)
+    return df
