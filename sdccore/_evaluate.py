@@ -171,19 +171,8 @@ def evaluate(original, protected, *, sensitive=None, rng=None, _with_risk=True, 
     """
     make_rng(rng)
     weights = options.pop("weights", None)
-    if weights is not None:
-        from ._strata import check_weights
-
-        wname, w = check_weights(check_dataframe(original, "original"), weights)
-        if wname not in protected.columns:
-            raise ValueError(f"weights={wname!r} must be a column of both files; the protected file has none.")
-        original, protected = original.drop(columns=[wname]), protected.drop(columns=[wname])
-    from ._options import option_schema
-
-    allowed = {o.name for o in option_schema("evaluate")}
-    unknown = sorted(set(options) - allowed)
-    if unknown:
-        raise ValueError(f"unknown option(s) {', '.join(map(repr, unknown))}; evaluate takes {', '.join(sorted(allowed))}.")
+    original, protected, wname, w = _without_weights(original, protected, weights)
+    _check_names(options)
     X, Y, cols = _pair(original, protected, missing=True)
     X0, Y0 = X, Y  # with missing cells (NaN)
     X, Y, obs = _completed(X, Y)
@@ -191,8 +180,7 @@ def evaluate(original, protected, *, sensitive=None, rng=None, _with_risk=True, 
     linkage = options.get("linkage")
     link = _indices(linkage, cols, "linkage") if linkage else (sens or list(range(len(cols))))
     ref = options.get("id_reference")
-    if ref is None:
-        ref = "linked" if linkage else default_id_reference(bool(sens))
+    ref = ref if ref is not None else "linked" if linkage else default_id_reference(bool(sens))
     stat_names = _pil_stat_names(options.get("pil_statistics", 7))
     order = check_ps_order(options.get("ps_order", 2))
     d_score, first, ties, own = _dbrl_arrays(X, Y, link)
@@ -217,13 +205,58 @@ def evaluate(original, protected, *, sensitive=None, rng=None, _with_risk=True, 
     vtable.index = pd.Index([cols[j] for j in check], name="variable")
     scores = Scores(d_score, id_score, pil_score, ps_score, (pil_score + ps_score + d_score + id_score) / 4, ps_shape,
                     1.0 - validity, sel, (pil_score + ps_score + d_score + id_score + 2 * sel) / 6 if sens else None)
-    details = {
+    details = _details(id_table, id_vars, cols, per, comps, stat_names, ic, cors, sens, converged, order, X, obs,
+                       vtable)
+    with warnings.catch_warnings(), np.errstate(all="ignore"):
+        warnings.simplefilter("ignore")  # constant columns make skewness/KL undefined: NaN/inf, no spam
+        details.update(_extras(X, Y))
+    if weights is not None:
+        details.update(_weighted(X0, Y0, w, cols))
+    risk = risk_profile(X, Y, cols, check, options.get("floors"), link_on=pub if sens and pub else None,
+                        observed=obs) if _with_risk else None
+    return Evaluation(scores, details, _effective(cols, sens, link, wname, ref, len(stat_names), order, risk), risk)
+
+
+def _effective(cols, sens, link, wname, ref, n_stats, order, risk):
+    """The options the evaluation used, every default filled in."""
+    return {"sensitive": [cols[j] for j in sens] if sens else None, "linkage": [cols[j] for j in link],
+            **({"weights": wname} if wname is not None else {}),
+            "id_reference": ref, "pil_statistics": n_stats, "ps_order": order,
+            "floors": risk.floors.to_dict() if risk else None}
+
+
+def _without_weights(original, protected, weights):
+    """Both files without the sampling-weight column, its name and values (None, None
+    without weights)."""
+    if weights is None:
+        return original, protected, None, None
+    from ._strata import check_weights
+
+    wname, w = check_weights(check_dataframe(original, "original"), weights)
+    if wname not in protected.columns:
+        raise ValueError(f"weights={wname!r} must be a column of both files; the protected file has none.")
+    return original.drop(columns=[wname]), protected.drop(columns=[wname]), wname, w
+
+
+def _check_names(options):
+    from ._options import option_schema
+
+    allowed = {o.name for o in option_schema("evaluate")}
+    unknown = sorted(set(options) - allowed)
+    if unknown:
+        raise ValueError(f"unknown option(s) {', '.join(map(repr, unknown))}; evaluate takes {', '.join(sorted(allowed))}.")
+
+
+def _details(id_table, id_vars, cols, per, comps, stat_names, ic, cors, sens, converged, order, X, obs, vtable):
+    checked = set(sens or range(len(cols)))
+    return {
         "id": pd.DataFrame(id_table, index=[cols[j] for j in id_vars], columns=[f"p={p}" for p in range(1, 11)]),
         "pil": pd.Series(per, name="pil"),
         "pil1": float(np.mean([per.get(s, np.nan) for s in ("mean", "var", "cov")])),
         "pil2": float(np.nanmean([per.get(s, np.nan) for s in ("quantiles", "skew", "kurt")])),
         "pil_components": {s: comps[s] for s in stat_names},
-        "ic": pd.DataFrame({"abs_cor": cors, "ic": ic, "sensitive": [j in set(sens or range(len(cols))) for j in range(len(cols))]}, index=cols),
+        "ic": pd.DataFrame({"abs_cor": cors, "ic": ic, "sensitive": [j in checked for j in range(len(cols))]},
+                           index=cols),
         "ps_converged": converged is True,
         # the PS model is fitted with a vanishing ridge (``_utility._ps_arrays``): "separated":
         # coefficients only the ridge holds back (the files are separated; plain maximum
@@ -234,18 +267,6 @@ def evaluate(original, protected, *, sensitive=None, rng=None, _with_risk=True, 
         "missing_cells": 0 if obs is None else int((~obs).sum()),
         "validity": vtable,
     }
-    with warnings.catch_warnings(), np.errstate(all="ignore"):
-        warnings.simplefilter("ignore")  # constant columns make skewness/KL undefined: NaN/inf, no spam
-        details.update(_extras(X, Y))
-    if weights is not None:
-        details.update(_weighted(X0, Y0, w, cols))
-    risk = risk_profile(X, Y, cols, check, options.get("floors"), link_on=pub if sens and pub else None,
-                        observed=obs) if _with_risk else None
-    eff = {"sensitive": [cols[j] for j in sens] if sens else None, "linkage": [cols[j] for j in link],
-           **({"weights": wname} if weights is not None else {}),
-           "id_reference": ref, "pil_statistics": len(stat_names), "ps_order": order,
-           "floors": risk.floors.to_dict() if risk else None}
-    return Evaluation(scores, details, eff, risk)
 
 
 def _weighted(X, Y, w, cols):
