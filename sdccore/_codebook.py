@@ -49,6 +49,46 @@ def _keeps(opts):
     return exact, expected
 
 
+def _unprotected(c, dropped, opts):
+    """Role and method of a column the protection did not touch."""
+    if dropped:
+        return {"role": "identifier", "method": "dropped: not in the release"}
+    if c in set(opts.get("strata") or []):
+        return {"role": "stratum", "method": "released unchanged (groups protected on their own)"}
+    if c == opts.get("weights"):
+        return {"role": "sampling weight", "method": "released unchanged"}
+    excluded = c in set(opts.get("exclude") or [])
+    return {"role": "excluded" if excluded else "passed through (not numeric)", "method": "released unchanged"}
+
+
+def _protected(c, opts, result, original, p, method_text):
+    """A protected column's role, method, plausibility figures and what it keeps."""
+    sens = set(opts.get("sensitive") or [])
+    exact, expected = _keeps(opts)
+    role = "sensitive" if c in sens else "public" if sens else "protected"
+    changed = original is None or not np.array_equal(
+        pd.to_numeric(original[c], errors="coerce").to_numpy(float),
+        pd.to_numeric(result.data[c], errors="coerce").to_numpy(float), equal_nan=True)
+    moved = float(p.get("mean_change_sd", 0.0) or 0.0)
+    ex = exact
+    if changed and exact and (int(p.get("clipped", 0)) or abs(moved) > 1e-9):
+        ex = f"{exact}, before bounds and rounding (they move the mean by {moved:+.2g} sd)"
+    return dict(role=role, method=method_text if changed else f"{method_text}: unchanged in this release",
+                transform=p.get("transform"), bounds=p.get("bounds"), clipped=int(p.get("clipped", 0)),
+                decimals=p.get("decimals"), mean_change_sd=moved, exact=ex if changed else "every value",
+                in_expectation=expected if changed else "")
+
+
+def _risk_columns(r, lowered):
+    """A checked variable's figures from the risk profile."""
+    return dict(perturbed_share=float(r.get("perturbed_share", np.nan)),
+                abs_cor=float(r.get("abs_cor", np.nan)), close_own=float(r.get("close_own", np.nan)),
+                close_linked=float(r.get("close_linked", np.nan)),
+                prior=float(r.get("prior", np.nan)), beyond_prior=float(r.get("beyond_prior", np.nan)),
+                intruder=r.get("intruder", ""), intruders_tried=r.get("intruders", ""),
+                meets_floors=bool(r.get("ok", False)), floors=lowered or "default")
+
+
 def codebook(result, original=None, *, drop=(), labels=None):
     """One row per variable of the original: what a researcher needs to know about it.
 
@@ -92,13 +132,8 @@ def codebook(result, original=None, *, drop=(), labels=None):
     opts = dict(result.options)
     labels = dict(labels or {})
     drop = [str(c) for c in drop]
-    sens = set(opts.get("sensitive") or [])
-    excl = set(opts.get("exclude") or [])
-    strata = set(opts.get("strata") or [])
-    weight = opts.get("weights")
     plaus = result.plausibility if result.plausibility is not None else pd.DataFrame()
     risk = result.risk.variables if result.risk is not None else pd.DataFrame()
-    exact, expected = _keeps(opts)
     lowered = ""
     if result.risk is not None and result.risk.floors.lowered():
         lowered = f"LOWERED below the defaults: {', '.join(result.risk.floors.lowered())}; released because: " \
@@ -111,37 +146,12 @@ def codebook(result, original=None, *, drop=(), labels=None):
     for c in dict.fromkeys(cols):
         name = str(c)
         row = {"variable": name, "label": labels.get(name, ""), "in_release": name not in drop}
-        protected = c in plaus.index
-        if name in drop:
-            row.update(role="identifier", method="dropped: not in the release")
-        elif c in strata:
-            row.update(role="stratum", method="released unchanged (groups protected on their own)")
-        elif c == weight:
-            row.update(role="sampling weight", method="released unchanged")
-        elif not protected:
-            row.update(role="excluded" if c in excl else "passed through (not numeric)", method="released unchanged")
+        if name in drop or c in set(opts.get("strata") or []) or c == opts.get("weights") or c not in plaus.index:
+            row.update(_unprotected(c, name in drop, opts))
         else:
-            role = "sensitive" if c in sens else "public" if sens else "protected"
-            changed = original is None or not np.array_equal(
-                pd.to_numeric(original[c], errors="coerce").to_numpy(float),
-                pd.to_numeric(result.data[c], errors="coerce").to_numpy(float), equal_nan=True)
-            p = plaus.loc[c]
-            moved = float(p.get("mean_change_sd", 0.0) or 0.0)
-            ex = exact
-            if changed and exact and (int(p.get("clipped", 0)) or abs(moved) > 1e-9):
-                ex = f"{exact}, before bounds and rounding (they move the mean by {moved:+.2g} sd)"
-            row.update(role=role, method=method_text if changed else f"{method_text}: unchanged in this release",
-                       transform=p.get("transform"), bounds=p.get("bounds"), clipped=int(p.get("clipped", 0)),
-                       decimals=p.get("decimals"), mean_change_sd=moved, exact=ex if changed else "every value",
-                       in_expectation=expected if changed else "")
+            row.update(_protected(c, opts, result, original, plaus.loc[c], method_text))
             if c in risk.index:
-                r = risk.loc[c]
-                row.update(perturbed_share=float(r.get("perturbed_share", np.nan)),
-                           abs_cor=float(r.get("abs_cor", np.nan)), close_own=float(r.get("close_own", np.nan)),
-                           close_linked=float(r.get("close_linked", np.nan)),
-                           prior=float(r.get("prior", np.nan)), beyond_prior=float(r.get("beyond_prior", np.nan)),
-                           intruder=r.get("intruder", ""), intruders_tried=r.get("intruders", ""),
-                           meets_floors=bool(r.get("ok", False)), floors=lowered or "default")
+                row.update(_risk_columns(risk.loc[c], lowered))
         if original is not None:
             row["missing_kept"] = int(original[c].isna().sum()) if name not in drop else 0
         rows.append(row)
