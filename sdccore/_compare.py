@@ -283,17 +283,7 @@ def compare(data, configs, *, sensitive=None, reps=30, rng=None, progress=None, 
     done = 0
     cancelled = False
     secs = {"protect": 0.0, "evaluate": 0.0}
-    numeric = numeric_columns(data)
-    # one task per run; a deterministic method (pca_remove) is run once and stands for all reps
-    tasks, plan = [], []
-    for c, (label, cfg) in enumerate(items):
-        cfg = dict(cfg)
-        method = cfg.pop("method")
-        num = [col for col in numeric if col not in set(cfg.get("exclude") or [])]
-        for r in range(reps):
-            if r == 0 or not method_info(method).deterministic:
-                tasks.append((method, cfg, sensitive, int(seeds[c, r]), num, ev_opts, fits))
-            plan.append((label, r, int(seeds[c, r]), len(tasks) - 1))
+    tasks, plan = _tasks(items, numeric_columns(data), sensitive, seeds, reps, ev_opts, fits)
     results = _runs(data, tasks, jobs)
     got, errors = {}, {}
     try:
@@ -320,14 +310,28 @@ def compare(data, configs, *, sensitive=None, reps=30, rng=None, progress=None, 
     if len(errors) == len(items):
         raise ValueError(next(iter(errors.values())))
     if errors:  # a configuration that failed in some run is left out whole
-        rows = [x for x in rows if x["config"] not in errors]
-        var_rows = [v for v in var_rows if v["config"].iloc[0] not in errors]
-        band_rows = [b for b in band_rows if len(b) == 0 or b["config"].iloc[0] not in errors]
-        reg_rows = [t for t in reg_rows if t["config"].iloc[0] not in errors]
-
+        rows, var_rows, band_rows, reg_rows = _without_failed(errors, rows, var_rows, band_rows, reg_rows)
     runs = pd.DataFrame(rows)
+    summ = _summary_rows(runs, [label for label, _ in items])
+    risk_vars = pd.concat(var_rows, ignore_index=True) if var_rows else pd.DataFrame()
+    risk_bands = pd.concat(band_rows, ignore_index=True) if band_rows else pd.DataFrame()
+    regression = pd.concat(reg_rows, ignore_index=True) if reg_rows else pd.DataFrame()
+    return Comparison(pd.DataFrame(summ), runs, {lab: cfg for lab, cfg in items},
+                      tuple(sensitive) if sensitive else None, seed, cancelled, secs, risk_vars, risk_bands, errors,
+                      regression)
+
+
+def _without_failed(errors, rows, var_rows, band_rows, reg_rows):
+    return ([x for x in rows if x["config"] not in errors],
+            [v for v in var_rows if v["config"].iloc[0] not in errors],
+            [b for b in band_rows if len(b) == 0 or b["config"].iloc[0] not in errors],
+            [t for t in reg_rows if t["config"].iloc[0] not in errors])
+
+
+def _summary_rows(runs, labels):
+    """Each configuration's mean score with its 95 % interval and the runs' range."""
     summ = []
-    for label, _ in items:
+    for label in labels:
         sub = runs[runs.config == label] if len(runs) else runs
         if sub is None or len(sub) == 0:
             continue
@@ -338,12 +342,22 @@ def compare(data, configs, *, sensitive=None, reps=30, rng=None, progress=None, 
                 run_lo, run_hi = run_range(vals)
                 summ.append({"config": label, "score": key, "mean": mean, "lo": lo, "hi": hi,
                              "run_lo": run_lo, "run_hi": run_hi, "reps": len(sub)})
-    risk_vars = pd.concat(var_rows, ignore_index=True) if var_rows else pd.DataFrame()
-    risk_bands = pd.concat(band_rows, ignore_index=True) if band_rows else pd.DataFrame()
-    regression = pd.concat(reg_rows, ignore_index=True) if reg_rows else pd.DataFrame()
-    return Comparison(pd.DataFrame(summ), runs, {lab: cfg for lab, cfg in items},
-                      tuple(sensitive) if sensitive else None, seed, cancelled, secs, risk_vars, risk_bands, errors,
-                      regression)
+    return summ
+
+
+def _tasks(items, numeric, sensitive, seeds, reps, ev_opts, fits):
+    """One task per run (a deterministic method, pca_remove, is run once and stands for all
+    reps) and the plan: (label, run, seed, task) for every run."""
+    tasks, plan = [], []
+    for c, (label, cfg) in enumerate(items):
+        cfg = dict(cfg)
+        method = cfg.pop("method")
+        num = [col for col in numeric if col not in set(cfg.get("exclude") or [])]
+        for r in range(reps):
+            if r == 0 or not method_info(method).deterministic:
+                tasks.append((method, cfg, sensitive, int(seeds[c, r]), num, ev_opts, fits))
+            plan.append((label, r, int(seeds[c, r]), len(tasks) - 1))
+    return tasks, plan
 
 
 def _check_models(data, models):
@@ -394,6 +408,32 @@ class SearchResult:
     note: str
     refused: int = 0
     refusals: pd.DataFrame = field(default_factory=pd.DataFrame)
+
+
+def _below_floor_refused(data, method, sensitive, cands):
+    """The candidates left after those whose decomposition leaves a sensitive variable below
+    the perturbed-share floor (refused before anything runs), and how many were refused."""
+    if not method_info(method).decomposes:
+        return cands, 0
+    kept = []
+    for cfg in cands:
+        opts = {k: v for k, v in cfg.items() if k != "method"}
+        if not decompose(data, method=method, sensitive=sensitive, **opts).below_floor:
+            kept.append(cfg)
+    return kept, len(cands) - len(kept)
+
+
+def _ranking(results, unsafe, survivors):
+    """The candidates that met every floor in every run, by the upper bound of their interval."""
+    rows = []
+    for label, (cfg, vals) in results.items():
+        if label in unsafe:
+            continue
+        mean, lo, hi = mean_interval(np.array(vals))
+        rows.append({"config": label, "mean": mean, "lo": lo, "hi": hi, "reps": len(vals),
+                     "eliminated": label not in survivors, "options": json.dumps(cfg, sort_keys=True)})
+    cols = ["config", "mean", "lo", "hi", "reps", "eliminated", "options"]
+    return pd.DataFrame(rows, columns=cols).sort_values(["hi", "mean"]).reset_index(drop=True)
 
 
 def search(data, method, *, sensitive=None, reps=10, budget=300, rng=None, progress=None, base=None):
@@ -467,16 +507,7 @@ def search(data, method, *, sensitive=None, reps=10, budget=300, rng=None, progr
 
     # masks that leave a sensitive variable below the perturbed-share floor are refused
     # before anything runs (the decomposition says so exactly)
-    refused = 0
-    if method_info(method).decomposes:
-        kept = []
-        for cfg in cands:
-            opts = {k: v for k, v in cfg.items() if k != "method"}
-            if decompose(data, method=method, sensitive=sensitive, **opts).below_floor:
-                refused += 1
-            else:
-                kept.append(cfg)
-        cands = kept
+    cands, refused = _below_floor_refused(data, method, sensitive, cands)
     total_planned = min(budget, len(cands) * first_reps)
     n_first = max(1, min(len(cands), budget // first_reps))
     level = 1.0 - 0.05 / n_first
@@ -502,15 +533,7 @@ def search(data, method, *, sensitive=None, reps=10, budget=300, rng=None, progr
         if need <= 0 or spent + need > budget:
             continue
         results[label][1].extend(run(results[label][0], need))
-    rows = []
-    for label, (cfg, vals) in results.items():
-        if label in unsafe:
-            continue
-        mean, lo, hi = mean_interval(np.array(vals))
-        rows.append({"config": label, "mean": mean, "lo": lo, "hi": hi, "reps": len(vals),
-                     "eliminated": label not in survivors, "options": json.dumps(cfg, sort_keys=True)})
-    cols = ["config", "mean", "lo", "hi", "reps", "eliminated", "options"]
-    ranking = pd.DataFrame(rows, columns=cols).sort_values(["hi", "mean"]).reset_index(drop=True)
+    ranking = _ranking(results, unsafe, survivors)
     tried = len(results)
     note = (f"tried {tried} of {space} possible {unit} ({what}); "
             f"{refused + len(unsafe)} refused by the risk floors ({refused} before running: a sensitive variable "
