@@ -305,73 +305,89 @@ def recommend(data, *, sensitive=None, tournament=False, reps=5, rng=None):
     else:
         ci = correlation_indices(data, sensitive=sensitive)
         b, w = ci.between, ci.within
-        mp = load_bw_map()
-        d = (mp.between - b) ** 2 + (mp.within - w) ** 2
-        near = mp.loc[d.idxmin()]
-        map_best = str(near.best)
-        map_point = {k: (near[k] if isinstance(near[k], str) else float(near[k])) for k in near.index}
-        winner = str(near.winner) if isinstance(near.get("winner"), str) else ""
-        validity = "validity_loss" if any(f"{m}_floors" in near.index for m in MAP_CONFIGS) else "overall"
-        if validity == "validity_loss":
-            scores = ", ".join(
-                (f"{m} {1 - near[m]:.3f}" + ("" if near.get(f"{m}_floors", 0) == 1.0 else
-                                            f" (met the floors in {near.get(f'{m}_floors', 0):.0%} of runs)"))
-                if m in near.index and np.isfinite(near[m]) else f"{m} cannot protect S"
-                for m in MAP_CONFIGS)
-            what = "analysis validity, higher is better; only methods that met every risk floor in every run can win"
-        else:
-            scores = ", ".join(f"{m} {near[m]:.3f}" if m in near.index and np.isfinite(near[m]) else
-                               f"{m} cannot protect S" for m in MAP_CONFIGS)
-            what = "overall score, lower is better"
-        where = (f"the evidence: on the map simulated with sdccore's own default methods (FA paper eq. 5 data) the "
-                 f"nearest point (between {near['between']:.1f}, within {near['within']:.1f})")
-        if not winner:
-            label = None
-            reasons.append(f"{where} has no method that met every risk floor in every run ({what}: {scores}); run "
-                           f"the comparison on your data (Run page) to see what breaks")
-        elif " or " in map_best:
-            label = winner
-            reasons.append(f"{where} is a tie within noise, {map_best} ({what}: {scores}); {label} is ahead. Run the "
-                           f"comparison on your data (Run page) to decide between them")
-        else:
-            label = winner
-            reasons.append(f"{where} is best served by {label} ({what}: {scores})")
-        paper, why = _cookbook(b, w)
-        if paper is not None:
-            agree = "agrees" if paper in map_best.split(" or ") else "differs"
-            reasons.append(f"the FA paper's cookbook, a rule for the paper's FA (regression scores, residuals kept), "
-                           f"says {paper}: {why}. It {agree} here"
-                           + ("" if agree == "agrees" else
-                              "; the map counts only releases that meet the risk floors, and weighs what an analyst "
-                              "keeps of the sensitive variable's regression, which the paper's score did not"))
-        else:
-            reasons.append(f"the FA paper's cookbook has no clear case here ({why})")
+        label, map_best, map_point = _from_map(b, w, reasons)
         target = "overall"
     sens_eff = sensitive if sensitive and len(sensitive) < len(num) else None
     if tournament:
-        tried = {k: v for k, v in MAP_CONFIGS.items() if sens_eff or v["method"] not in CONDITIONAL_METHODS}
-        cmp_ = compare(data, tried, sensitive=sens_eff, reps=reps, rng=rng)
-        tour = cmp_.table(target)
-        safe = cmp_.safety().set_index("config")
-        tour["floors_met"] = safe.floors_met.reindex(tour.index)
-        if "validity_loss" in set(cmp_.summary.score):
-            tour["validity"] = 1 - cmp_.table("validity_loss")["mean"].reindex(tour.index)
-        tour = tour.sort_values("mean")
-        for lab in tour.index:
-            if tour.loc[lab, "floors_met"] < 1.0:
-                reasons.append(f"{lab} broke a risk floor in {1 - tour.loc[lab, 'floors_met']:.0%} of the runs on your "
-                               f"data ({safe.loc[lab, 'violation']}), so it is not ranked")
-        best, why = cmp_.suggest()
+        best, tour = _tournament(data, sens_eff, reps, rng, target, reasons)
         if best is not None:
-            reasons.append(f"on your data ({reps} runs each): {why}")
             if best != label:
                 reasons.append(f"the tournament overrides the map: {best}")
                 label = best
             return Recommendation(METHOD_OF[label], label, tuple(reasons), b, w, map_best, map_point, tour)
-        reasons.append("no method met the risk floors in every run of the tournament")
     label, checked = _first_safe(data, sens_eff, label, map_point, rng)
     reasons += checked
     return Recommendation(METHOD_OF[label] if label else None, label, tuple(reasons), b, w, map_best, map_point, tour)
+
+
+def _from_map(b, w, reasons):
+    """The method the simulated between/within map recommends at (b, w), with the FA paper's
+    cookbook beside it (both said in ``reasons``): (label or None, the map's best, its point)."""
+    mp = load_bw_map()
+    d = (mp.between - b) ** 2 + (mp.within - w) ** 2
+    near = mp.loc[d.idxmin()]
+    map_best = str(near.best)
+    map_point = {k: (near[k] if isinstance(near[k], str) else float(near[k])) for k in near.index}
+    winner = str(near.winner) if isinstance(near.get("winner"), str) else ""
+    validity = "validity_loss" if any(f"{m}_floors" in near.index for m in MAP_CONFIGS) else "overall"
+    if validity == "validity_loss":
+        scores = ", ".join(
+            (f"{m} {1 - near[m]:.3f}" + ("" if near.get(f"{m}_floors", 0) == 1.0 else
+                                        f" (met the floors in {near.get(f'{m}_floors', 0):.0%} of runs)"))
+            if m in near.index and np.isfinite(near[m]) else f"{m} cannot protect S"
+            for m in MAP_CONFIGS)
+        what = "analysis validity, higher is better; only methods that met every risk floor in every run can win"
+    else:
+        scores = ", ".join(f"{m} {near[m]:.3f}" if m in near.index and np.isfinite(near[m]) else
+                           f"{m} cannot protect S" for m in MAP_CONFIGS)
+        what = "overall score, lower is better"
+    where = (f"the evidence: on the map simulated with sdccore's own default methods (FA paper eq. 5 data) the "
+             f"nearest point (between {near['between']:.1f}, within {near['within']:.1f})")
+    if not winner:
+        label = None
+        reasons.append(f"{where} has no method that met every risk floor in every run ({what}: {scores}); run "
+                       f"the comparison on your data (Run page) to see what breaks")
+    elif " or " in map_best:
+        label = winner
+        reasons.append(f"{where} is a tie within noise, {map_best} ({what}: {scores}); {label} is ahead. Run the "
+                       f"comparison on your data (Run page) to decide between them")
+    else:
+        label = winner
+        reasons.append(f"{where} is best served by {label} ({what}: {scores})")
+    paper, why = _cookbook(b, w)
+    if paper is not None:
+        agree = "agrees" if paper in map_best.split(" or ") else "differs"
+        reasons.append(f"the FA paper's cookbook, a rule for the paper's FA (regression scores, residuals kept), "
+                       f"says {paper}: {why}. It {agree} here"
+                       + ("" if agree == "agrees" else
+                          "; the map counts only releases that meet the risk floors, and weighs what an analyst "
+                          "keeps of the sensitive variable's regression, which the paper's score did not"))
+    else:
+        reasons.append(f"the FA paper's cookbook has no clear case here ({why})")
+    return label, map_best, map_point
+
+
+def _tournament(data, sens_eff, reps, rng, target, reasons):
+    """The candidates compared on the data themselves: (the suggested label or None, the
+    table); what broke a floor and why it was chosen said in ``reasons``."""
+    tried = {k: v for k, v in MAP_CONFIGS.items() if sens_eff or v["method"] not in CONDITIONAL_METHODS}
+    cmp_ = compare(data, tried, sensitive=sens_eff, reps=reps, rng=rng)
+    tour = cmp_.table(target)
+    safe = cmp_.safety().set_index("config")
+    tour["floors_met"] = safe.floors_met.reindex(tour.index)
+    if "validity_loss" in set(cmp_.summary.score):
+        tour["validity"] = 1 - cmp_.table("validity_loss")["mean"].reindex(tour.index)
+    tour = tour.sort_values("mean")
+    for lab in tour.index:
+        if tour.loc[lab, "floors_met"] < 1.0:
+            reasons.append(f"{lab} broke a risk floor in {1 - tour.loc[lab, 'floors_met']:.0%} of the runs on your "
+                           f"data ({safe.loc[lab, 'violation']}), so it is not ranked")
+    best, why = cmp_.suggest()
+    if best is not None:
+        reasons.append(f"on your data ({reps} runs each): {why}")
+    else:
+        reasons.append("no method met the risk floors in every run of the tournament")
+    return best, tour
 
 
 def _first_safe(data, sensitive, label, map_point, rng):
