@@ -150,38 +150,51 @@ def simulate_bw_map(*, grid=np.round(np.arange(0.0, 0.95, 0.1), 2), N=6, n=300, 
     pts = [(b, w) for b in grid for w in grid if eq5_valid(b, w, N)]
     seeds = iter(child_seeds(resolve_seed(rng), "bw_map", len(pts) * datasets * (1 + len(configs))))
     for t, (b, w) in enumerate(pts):
-        per = {name: [] for name in configs}
-        floors = {name: [] for name in configs}
-        for _ in range(datasets):
-            data = eq5_data(b, w, N, n, int(next(seeds)))
-            for name, cfg in configs.items():
-                seed = int(next(seeds))
-                try:
-                    c = compare(data, {name: cfg}, sensitive=["S"], reps=reps, rng=seed, n_jobs=1)
-                    per[name].append(float(c.table(score).loc[name, "mean"]))
-                    floors[name].append(float(c.safety().set_index("config").loc[name, "floors_met"]))
-                except ValueError:
-                    per[name].append(float("nan"))
-                    floors[name].append(0.0)
-        row = {"between": float(b), "within": float(w)}
-        means, ses = {}, {}
-        for name, vals in per.items():
-            v = np.asarray(vals)
-            means[name] = float(v.mean()) if np.isfinite(v).all() else float("nan")
-            ses[name] = float(v.std(ddof=1) / np.sqrt(len(v))) if len(v) > 1 and np.isfinite(v).all() else 0.0
-            row[name] = means[name]
-            row[name + "_se"] = ses[name]
-            if criterion == "validity":
-                row[name + "_floors"] = float(np.mean(floors[name]))
-        can_win = [m for m in configs if criterion == "overall" or row[m + "_floors"] == 1.0]
-        fin = {m: means[m] for m in can_win if np.isfinite(means[m])}
-        row["best"] = _tie_label({m: means[m] if m in fin else np.nan for m in configs}, ses, list(configs)) \
-            if fin else "none"
-        row["winner"] = min(fin, key=fin.get) if fin else ""
-        rows.append(row)
+        per, floors = _map_point_runs(b, w, configs, datasets, N, n, reps, score, seeds)
+        rows.append(_map_row(b, w, per, floors, configs, criterion))
         if progress:
             progress(t + 1, len(pts))
     return pd.DataFrame(rows)
+
+
+def _map_point_runs(b, w, configs, datasets, N, n, reps, score, seeds):
+    """Each configuration's mean score and share of runs meeting the floors, per simulated
+    data set at the point (b, w)."""
+    per = {name: [] for name in configs}
+    floors = {name: [] for name in configs}
+    for _ in range(datasets):
+        data = eq5_data(b, w, N, n, int(next(seeds)))
+        for name, cfg in configs.items():
+            seed = int(next(seeds))
+            try:
+                c = compare(data, {name: cfg}, sensitive=["S"], reps=reps, rng=seed, n_jobs=1)
+                per[name].append(float(c.table(score).loc[name, "mean"]))
+                floors[name].append(float(c.safety().set_index("config").loc[name, "floors_met"]))
+            except ValueError:
+                per[name].append(float("nan"))
+                floors[name].append(0.0)
+    return per, floors
+
+
+def _map_row(b, w, per, floors, configs, criterion):
+    """One point of the map: each method's mean and standard error (and share meeting the
+    floors), the best (ties within noise named together) and the winner."""
+    row = {"between": float(b), "within": float(w)}
+    means, ses = {}, {}
+    for name, vals in per.items():
+        v = np.asarray(vals)
+        means[name] = float(v.mean()) if np.isfinite(v).all() else float("nan")
+        ses[name] = float(v.std(ddof=1) / np.sqrt(len(v))) if len(v) > 1 and np.isfinite(v).all() else 0.0
+        row[name] = means[name]
+        row[name + "_se"] = ses[name]
+        if criterion == "validity":
+            row[name + "_floors"] = float(np.mean(floors[name]))
+    can_win = [m for m in configs if criterion == "overall" or row[m + "_floors"] == 1.0]
+    fin = {m: means[m] for m in can_win if np.isfinite(means[m])}
+    row["best"] = _tie_label({m: means[m] if m in fin else np.nan for m in configs}, ses, list(configs)) \
+        if fin else "none"
+    row["winner"] = min(fin, key=fin.get) if fin else ""
+    return row
 
 
 def load_bw_map():
