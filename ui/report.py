@@ -28,6 +28,65 @@ def id_intruder(evaluation):
     return sdccore.ID_REFERENCE_TEXT.get(ref, "an unspecified record")
 
 
+def _risk_html(risk, internal, unsafe_reason):
+    """The risk floors' section: the floors in words, each intruder's figures per variable and
+    size band (the bands' limits, original values, internal only), the violations."""
+    esc = html.escape
+    fl = risk.floors
+    return (f"<h2>Risk floors, per variable and size band</h2><p>Floors: at least {fl.min_perturbed_share:.0%} "
+            f"of each checked variable's variance perturbed and |cor(original, protected)| at most "
+            f"{fl.max_abs_cor:.2f} (in selective protection: of the part the public variables do not "
+            f"explain); at most {fl.max_close_share:.0%} of records put within {fl.tolerance:.0%} of their "
+            f"true value beyond what the intruder's knowledge alone predicts (the prior: OLS, log-OLS and "
+            f"nearest-neighbour laws fitted leave-one-out), by every intruder tried, overall, in each of "
+            f"{fl.bands} size bands and among the largest 1 %. Intruders tried: "
+            f"{esc('; '.join(sorted(set(risk.intruders.intruder))))}. "
+            f"Result: <b>{'all floors met' if risk.ok else 'FLOORS BROKEN'}</b>.</p>"
+            + "<ul>" + "".join(f"<li>{esc(t)}</li>" for t in risk.explain()) + "</ul>"
+            + (f"<p><b>The {esc(fl.lowered_text())}</b>"
+               + (f"; released because: {esc(unsafe_reason or '')}" if internal else "") + ".</p>"
+               if fl.lowered() else "")
+            + _table(figures.risk_table(risk.variables))
+            # the bands' limits are original values (the largest record's exact value among them):
+            # internal only
+            + _table((risk.bands if internal else risk.bands.drop(columns=["lo", "hi"]))
+                     .set_index(["variable", "band"]))
+            + "".join(f"<p>{esc(v)}</p>" for v in risk.violations))
+
+
+def _validity_html(evaluation):
+    vt = evaluation.details.get("validity")
+    if vt is None or not len(vt):
+        return ""
+    return ("<h2>Analysis validity, per variable (1 = kept)</h2><p>The OLS of each "
+            + ("sensitive variable on the public ones" if evaluation.options.get("sensitive") else
+               "variable on the others")
+            + " fitted on the original and on the release (confidence-interval overlap of Karr et al. "
+              "2006, R&sup2; kept), its correlations and its distribution (Wasserstein distance in sds); "
+              "the release's analysis validity is its worst variable's.</p>"
+            + _table(vt[["overlap", "r2_kept", "cor_kept", "marginal_kept", "validity", "r2_original",
+                         "r2_protected"]]))
+
+
+def _regressions_html(regressions, comparison):
+    esc = html.escape
+    reg_html = ""
+    for chk in regressions or ():
+        reg_html += (f"<h3>{esc(chk.model)}</h3><p>Records used: original {chk.n_original}, release "
+                     f"{chk.n_protected}; mean interval overlap {chk.mean_overlap:.3f}.</p>"
+                     + _table(figures.regression_table(chk.table).set_index("coefficient")))
+    reg_sum = comparison.regression_summary() if comparison is not None else pd.DataFrame()
+    if len(reg_sum):
+        reg_html += (f"<h3>Over the comparison's runs (averaged)</h3>"
+                     + _table(figures.regression_table(reg_sum.rename(columns={"model": "regression"}))
+                              .assign(regression=reg_sum["model"].to_numpy()).set_index(["regression", "method"])))
+    if reg_html:
+        reg_html = ("<h2>Does the analysis still hold?</h2><p>Linear regressions fitted on the original and on the "
+                    "release: coefficients with 95 % intervals side by side and their overlap (Karr et al. 2006: "
+                    "1 = the same interval, below 0 = apart).</p>" + reg_html)
+    return reg_html
+
+
 def build_report(kind, data_name, shape, roles, label, options, evaluation, comparison=None, dependencies=None,
                  notes=(), risk=None, plausibility=None, unsafe_reason=None, regressions=(), codebook=None,
                  history=()):
@@ -51,17 +110,7 @@ def build_report(kind, data_name, shape, roles, label, options, evaluation, comp
     role_rows = "".join(f"<tr><td>{esc(str(c))}</td><td>{esc(r)}</td></tr>" for c, r in roles.items())
     scores = pd.DataFrame({"score": list(evaluation.scores.values())},
                           index=[figures.SCORE_NAMES[k] for k in evaluation.scores])
-    vt = evaluation.details.get("validity")
-    validity_html = ""
-    if vt is not None and len(vt):
-        validity_html = ("<h2>Analysis validity, per variable (1 = kept)</h2><p>The OLS of each "
-                         + ("sensitive variable on the public ones" if evaluation.options.get("sensitive") else
-                            "variable on the others")
-                         + " fitted on the original and on the release (confidence-interval overlap of Karr et al. "
-                           "2006, R&sup2; kept), its correlations and its distribution (Wasserstein distance in sds); "
-                           "the release's analysis validity is its worst variable's.</p>"
-                         + _table(vt[["overlap", "r2_kept", "cor_kept", "marginal_kept", "validity", "r2_original",
-                                      "r2_protected"]]))
+    validity_html = _validity_html(evaluation)
     cmp_html = ""
     if comparison is not None:
         tab = comparison.summary.pivot(index="config", columns="score", values="mean")
@@ -73,25 +122,7 @@ def build_report(kind, data_name, shape, roles, label, options, evaluation, comp
     risk_html = ""
     if risk is not None:
         fl = risk.floors
-        risk_html = (f"<h2>Risk floors, per variable and size band</h2><p>Floors: at least {fl.min_perturbed_share:.0%} "
-                     f"of each checked variable's variance perturbed and |cor(original, protected)| at most "
-                     f"{fl.max_abs_cor:.2f} (in selective protection: of the part the public variables do not "
-                     f"explain); at most {fl.max_close_share:.0%} of records put within {fl.tolerance:.0%} of their "
-                     f"true value beyond what the intruder's knowledge alone predicts (the prior: OLS, log-OLS and "
-                     f"nearest-neighbour laws fitted leave-one-out), by every intruder tried, overall, in each of "
-                     f"{fl.bands} size bands and among the largest 1 %. Intruders tried: "
-                     f"{esc('; '.join(sorted(set(risk.intruders.intruder))))}. "
-                     f"Result: <b>{'all floors met' if risk.ok else 'FLOORS BROKEN'}</b>.</p>"
-                     + "<ul>" + "".join(f"<li>{esc(t)}</li>" for t in risk.explain()) + "</ul>"
-                     + (f"<p><b>The {esc(fl.lowered_text())}</b>"
-                        + (f"; released because: {esc(unsafe_reason or '')}" if internal else "") + ".</p>"
-                        if fl.lowered() else "")
-                     + _table(figures.risk_table(risk.variables))
-                     # the bands' limits are original values (the largest record's exact value among them):
-                     # internal only
-                     + _table((risk.bands if internal else risk.bands.drop(columns=["lo", "hi"]))
-                              .set_index(["variable", "band"]))
-                     + "".join(f"<p>{esc(v)}</p>" for v in risk.violations))
+        risk_html = _risk_html(risk, internal, unsafe_reason)
         figs.append(figures.band_risk_figure(risk.bands, fl.max_close_share, fl.tolerance))
         parts.append(figs[-1].to_html(full_html=False, include_plotlyjs="inline" if not parts else False))
     if unsafe_reason and internal:
@@ -99,16 +130,7 @@ def build_report(kind, data_name, shape, roles, label, options, evaluation, comp
     if plausibility is not None:
         risk_html += ("<h2>Plausible values and what they change</h2>"
                       + _table(figures.plausibility_table(plausibility)))
-    reg_html = ""
-    for chk in regressions or ():
-        reg_html += (f"<h3>{esc(chk.model)}</h3><p>Records used: original {chk.n_original}, release "
-                     f"{chk.n_protected}; mean interval overlap {chk.mean_overlap:.3f}.</p>"
-                     + _table(figures.regression_table(chk.table).set_index("coefficient")))
-    reg_sum = comparison.regression_summary() if comparison is not None else pd.DataFrame()
-    if len(reg_sum):
-        reg_html += (f"<h3>Over the comparison's runs (averaged)</h3>"
-                     + _table(figures.regression_table(reg_sum.rename(columns={"model": "regression"}))
-                              .assign(regression=reg_sum["model"].to_numpy()).set_index(["regression", "method"])))
+    reg_html = _regressions_html(regressions, comparison)
     book_html = ""
     if codebook is not None and len(codebook):
         book_html = ("<h2>Codebook</h2><p>Per variable: role, method, rounding, what is kept exactly and what in "
@@ -118,10 +140,6 @@ def build_report(kind, data_name, shape, roles, label, options, evaluation, comp
     if internal and history:
         hist_html = ("<h2>History of this session</h2><p>Every comparison and release looked at before this one "
                      "(internal: it lists seeds).</p>" + _table(figures.history_table(history).set_index("#")))
-    if reg_html:
-        reg_html = ("<h2>Does the analysis still hold?</h2><p>Linear regressions fitted on the original and on the "
-                    "release: coefficients with 95 % intervals side by side and their overlap (Karr et al. 2006: "
-                    "1 = the same interval, below 0 = apart).</p>" + reg_html)
     stamp = datetime.now(timezone.utc).strftime("%Y-%m-%d %H:%M UTC")
     return f"""<!doctype html><html lang="en"><head><meta charset="utf-8">
 <title>Disclosure control report: {esc(str(data_name))}</title>
