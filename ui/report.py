@@ -54,6 +54,28 @@ def _risk_html(risk, internal, unsafe_reason):
             + "".join(f"<p>{esc(v)}</p>" for v in risk.violations))
 
 
+def _dependencies_html(dependencies):
+    esc = html.escape
+    return "".join(f"<li>{esc(k)} = " + " + ".join(f"{v:.6g}&middot;{esc(p)}" for p, v in c.items()
+                                                  if p != '(intercept)' and abs(v) > 1e-9) + "</li>"
+                   for k, c in (dependencies or {}).items())
+
+
+def _codebook_html(codebook):
+    if codebook is None or not len(codebook):
+        return ""
+    return ("<h2>Codebook</h2><p>Per variable: role, method, rounding, what is kept exactly and what in "
+            "expectation (before bounds and rounding, whose effect the plausibility table gives), and "
+            "its residual risk.</p>" + _table(figures.codebook_table(codebook)))
+
+
+def _history_html(history):
+    if not history:
+        return ""
+    return ("<h2>History of this session</h2><p>Every comparison and release looked at before this one "
+            "(internal: it lists seeds).</p>" + _table(figures.history_table(history).set_index("#")))
+
+
 def _validity_html(evaluation):
     vt = evaluation.details.get("validity")
     if vt is None or not len(vt):
@@ -115,9 +137,7 @@ def build_report(kind, data_name, shape, roles, label, options, evaluation, comp
     if comparison is not None:
         tab = comparison.summary.pivot(index="config", columns="score", values="mean")
         cmp_html = f"<h2>Comparison ({int(comparison.summary.reps.max())} runs per method)</h2>{_table(tab)}"
-    dep = "".join(f"<li>{esc(k)} = " + " + ".join(f"{v:.6g}&middot;{esc(p)}" for p, v in c.items()
-                                                   if p != '(intercept)' and abs(v) > 1e-9) + "</li>"
-                  for k, c in (dependencies or {}).items())
+    dep = _dependencies_html(dependencies)
     note_html = "".join(f"<li>{esc(n)}</li>" for n in notes)
     risk_html = ""
     if risk is not None:
@@ -131,15 +151,7 @@ def build_report(kind, data_name, shape, roles, label, options, evaluation, comp
         risk_html += ("<h2>Plausible values and what they change</h2>"
                       + _table(figures.plausibility_table(plausibility)))
     reg_html = _regressions_html(regressions, comparison)
-    book_html = ""
-    if codebook is not None and len(codebook):
-        book_html = ("<h2>Codebook</h2><p>Per variable: role, method, rounding, what is kept exactly and what in "
-                     "expectation (before bounds and rounding, whose effect the plausibility table gives), and "
-                     "its residual risk.</p>" + _table(figures.codebook_table(codebook)))
-    hist_html = ""
-    if internal and history:
-        hist_html = ("<h2>History of this session</h2><p>Every comparison and release looked at before this one "
-                     "(internal: it lists seeds).</p>" + _table(figures.history_table(history).set_index("#")))
+    book_html, hist_html = _codebook_html(codebook), _history_html(history) if internal else ""
     stamp = datetime.now(timezone.utc).strftime("%Y-%m-%d %H:%M UTC")
     return f"""<!doctype html><html lang="en"><head><meta charset="utf-8">
 <title>Disclosure control report: {esc(str(data_name))}</title>
