@@ -96,6 +96,39 @@ def _complete_missing(X, numeric, seed):
 
 def _prepare(data, sensitive, exclude, transform="none", seed=None):
     data = check_dataframe(data)
+    numeric, X, missing = _numeric_matrix(data, exclude, seed)
+    sens_names = check_names(sensitive, numeric, "sensitive") if sensitive is not None else None
+    if sens_names is not None and len(sens_names) == 0:
+        sens_names = None
+    mean, sd, Z, R = dc.standardize_with_correlation(X)
+    check_spread(X, sd, mean, numeric)
+    keep, deps = dc.linear_dependencies(R, sd)
+    notes = []
+    sens_set = _sensitive_with_sources(deps, numeric, set(numeric.index(s) for s in sens_names) if sens_names else set(),
+                                       notes)
+    sens = [keep.index(j) for j in sorted(sens_set) if j in keep]
+    check = sorted(sens_set) if sens_names else list(range(len(numeric)))
+    log_cols = _log_columns(transform, X, numeric, keep)
+    scales = pl.log_scales(X, log_cols)
+    mean0, sd0 = mean, sd
+    X0 = X
+    if log_cols:
+        X = pl.forward(X0, log_cols, scales)
+        mean, sd, Z, R = dc.standardize_with_correlation(X)
+        check_spread(X, sd, mean, numeric)
+        notes.append(f"protected on the log scale (skewed, non-negative): {', '.join(numeric[j] for j in log_cols)}")
+    if missing is not None:
+        cols = [f"{numeric[j]} ({int(c)})" for j, c in enumerate(missing.sum(axis=0)) if c]
+        notes.append(f"{int(missing.sum())} missing cell(s) kept missing in the release, in place: {', '.join(cols)}; "
+                     f"they were filled by EM conditional draws only to protect the observed cells")
+    return _Prepared(data, numeric, X0, X, mean, sd, Z, R, mean0, sd0, keep, deps, sens, tuple(notes), sens_names,
+                     list(exclude) if exclude is not None else None, log_cols, scales, check, missing)
+
+
+def _numeric_matrix(data, exclude, seed):
+    """The numeric columns to protect, their values (missing cells completed from the seed's
+    "impute" stream) and the missing cells' mask (None without): refused with the fix when
+    they cannot be protected."""
     layout = split_columns(data, exclude)
     numeric = list(layout.numeric)
     if len(numeric) < 2 and len(layout.numeric) < len(data.columns):
@@ -122,14 +155,12 @@ def _prepare(data, sensitive, exclude, transform="none", seed=None):
             f"data has {X.shape[0]} records and {X.shape[1]} variables to protect: more variables than records "
             f"cannot be decomposed or linked meaningfully. Protect fewer variables (exclude=[...]) or use more records."
         )
-    sens_names = check_names(sensitive, numeric, "sensitive") if sensitive is not None else None
-    if sens_names is not None and len(sens_names) == 0:
-        sens_names = None
-    mean, sd, Z, R = dc.standardize_with_correlation(X)
-    check_spread(X, sd, mean, numeric)
-    keep, deps = dc.linear_dependencies(R, sd)
-    notes = []
-    sens_set = set(numeric.index(s) for s in sens_names) if sens_names else set()
+    return numeric, X, missing
+
+
+def _sensitive_with_sources(deps, numeric, sens_set, notes):
+    """The sensitive columns with the columns each sensitive dependency target is built from
+    (protected as sensitive too); the dependencies said in ``notes``."""
     for d in deps:
         notes.append(
             f"{numeric[d.target]} is an exact linear combination of other columns; it is left out of the "
@@ -144,23 +175,7 @@ def _prepare(data, sensitive, exclude, transform="none", seed=None):
                     f"{numeric[d.target]} is sensitive, so the columns it is built from "
                     f"({', '.join(numeric[i] for i in added)}) are protected as sensitive too"
                 )
-    sens = [keep.index(j) for j in sorted(sens_set) if j in keep]
-    check = sorted(sens_set) if sens_names else list(range(len(numeric)))
-    log_cols = _log_columns(transform, X, numeric, keep)
-    scales = pl.log_scales(X, log_cols)
-    mean0, sd0 = mean, sd
-    X0 = X
-    if log_cols:
-        X = pl.forward(X0, log_cols, scales)
-        mean, sd, Z, R = dc.standardize_with_correlation(X)
-        check_spread(X, sd, mean, numeric)
-        notes.append(f"protected on the log scale (skewed, non-negative): {', '.join(numeric[j] for j in log_cols)}")
-    if missing is not None:
-        cols = [f"{numeric[j]} ({int(c)})" for j, c in enumerate(missing.sum(axis=0)) if c]
-        notes.append(f"{int(missing.sum())} missing cell(s) kept missing in the release, in place: {', '.join(cols)}; "
-                     f"they were filled by EM conditional draws only to protect the observed cells")
-    return _Prepared(data, numeric, X0, X, mean, sd, Z, R, mean0, sd0, keep, deps, sens, tuple(notes), sens_names,
-                     list(exclude) if exclude is not None else None, log_cols, scales, check, missing)
+    return sens_set
 
 
 def _dependency_report(prep):
