@@ -45,19 +45,8 @@ def body():
     for b in blockers:
         st.error(f"Download blocked: {b}.")
     res, ev, refused = release.release(cfg)
-    if refused is not None and not refused.risk.violations:  # floors lowered without a reason
-        st.subheader(f"Release refused: {label}, seed {session.seed()}")
-        st.error(str(refused).replace("pass allow_unsafe='reason' (on the command line --allow-unsafe \"reason\")",
-                                      "give a reason under 'Risk floors' on the Configure page"))
-        return
     if refused is not None:
-        st.subheader(f"Release refused: {label}, seed {session.seed()}")
-        st.error("This configuration breaks the risk floors, so it cannot be downloaded. Fix one of these on the "
-                 "Configure page (or change the roles), then come back:")
-        for v in refused.risk.violations:
-            st.markdown(f"- {v}")
-        st.dataframe(figures.risk_table(refused.risk.variables), key="refused_risk_table")
-        st.markdown(figures.risk_sentences(refused.risk))
+        _refused(refused, label)
         return
     if blockers:
         return
@@ -69,7 +58,32 @@ def body():
     c2.markdown(f"Identifiers dropped: {', '.join(ident) if ident else 'none'}  \n"
                 f"Excluded columns passed through unchanged: {', '.join(session.excluded()) or 'none'}")
     rel = release.release_file(cfg, shuffle)
-    out = rel.data
+    _release_risk(res)
+    st.dataframe(rel.data.head(50), key="release_preview")
+    name = session.data_name().rsplit(".", 1)[0]
+    fmt = _data_download(rel, name)
+    book = _recipe_and_codebook(rel, name, fmt)
+    _report(label, res, ev, rel.data.shape, book, name)
+    _audit()
+
+
+def _refused(refused, label):
+    """Why the configuration cannot be downloaded, and what to change."""
+    st.subheader(f"Release refused: {label}, seed {session.seed()}")
+    if not refused.risk.violations:  # floors lowered without a reason
+        st.error(str(refused).replace("pass allow_unsafe='reason' (on the command line --allow-unsafe \"reason\")",
+                                      "give a reason under 'Risk floors' on the Configure page"))
+        return
+    st.error("This configuration breaks the risk floors, so it cannot be downloaded. Fix one of these on the "
+             "Configure page (or change the roles), then come back:")
+    for v in refused.risk.violations:
+        st.markdown(f"- {v}")
+    st.dataframe(figures.risk_table(refused.risk.variables), key="refused_risk_table")
+    st.markdown(figures.risk_sentences(refused.risk))
+
+
+def _release_risk(res):
+    """The release's risk per variable and size band, and what plausible values changed."""
     lowered = res.risk.floors.lowered_text()
     if lowered:
         st.warning(f"The {lowered}; released because: {res.unsafe_reason}. The report and the codebook say so.")
@@ -88,8 +102,11 @@ def body():
                  f"{plaus.mean_change_sd.abs().max():.3f} sd; relative to the mean, by at most "
                  f"{100 * plaus.mean_change_pct.abs().max():.1f} % ({plaus.mean_change_pct.abs().idxmax()}). "
                  f"The table under 'Plausible values' on the Configure page gives every variable.")
-    st.dataframe(out.head(50), key="release_preview")
-    name = session.data_name().rsplit(".", 1)[0]
+
+
+def _data_download(rel, name):
+    """The protected file in the chosen format; returns the format."""
+    out = rel.data
     sep, dec = session.read_format()
     labels, value_labels = session.labels()
     formats = release.release_formats()
@@ -111,6 +128,11 @@ def body():
     elif labels or value_labels:
         st.caption(f"With {len([c for c in labels if c in out.columns])} variable label(s) and value labels on "
                    f"{len([c for c in value_labels if c in out.columns])} column(s) from the original file.")
+    return fmt
+
+
+def _recipe_and_codebook(rel, name, fmt):
+    """The recipe, the codebook and the commands that rebuild the release; returns the codebook."""
     st.download_button("Download the recipe (JSON)", rel.recipe.to_json(), f"{name}_recipe.json",
                        "application/json", key="download_recipe")
     book = release.codebook(rel)
@@ -134,15 +156,22 @@ def body():
                 f"--out {name}_protected/", language="bash")
     else:
         st.caption(f"This recipe does not run on the Dask engine for files beyond one machine: {at_scale}")
+    return book
+
+
+def _report(label, res, ev, shape, book, name):
     kind = st.radio("Report", ["internal", "external"], horizontal=True, key="report_kind",
                     format_func=lambda k: {"internal": "internal (with the seed)", "external": "external (no seed)"}[k])
     c = runs.comparison()
-    html_doc = report.build_report(kind, session.data_name(), out.shape, session.roles(), label, res.options, ev,
+    html_doc = report.build_report(kind, session.data_name(), shape, session.roles(), label, res.options, ev,
                                    c["result"] if c else None, res.dependencies, res.notes, res.risk, res.plausibility,
                                    res.unsafe_reason, regressions=release.release_regressions(res)[1], codebook=book,
                                    history=history.history())
     st.download_button("Download the report (HTML)", html_doc, f"{name}_report_{kind}.html", "text/html",
                        key="download_report")
+
+
+def _audit():
     st.subheader("Factor scores are never exported")
     st.write("If a variable is nearly uncorrelated with the others, its factor score reproduces it (Drechsler, Ronning "
              "and Bleninger). The audit shows how close an intruder with factor scores would get to each variable.")
