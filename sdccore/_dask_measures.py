@@ -183,7 +183,6 @@ def evaluate_dask(original, protected, *, sensitive=None, sample=5000, groups=5,
     import dask.array as da
     from dask import delayed
 
-    from ._compare import mean_interval
     from ._utility import QUANTILE_LEVELS, _densities, _pil_from, _pil_stat_names, _ps_arrays, check_ps_order
 
     if isinstance(sample, bool) or not isinstance(sample, (int, np.integer)) or sample < 100 * groups:
@@ -191,22 +190,8 @@ def evaluate_dask(original, protected, *, sensitive=None, sample=5000, groups=5,
     stat_names = _pil_stat_names(pil_statistics)
     order = check_ps_order(ps_order)
     _workers_ready()
-    num = [c for c in original.columns if pd.api.types.is_numeric_dtype(original.dtypes[c])]
-    miss = [c for c in num if c not in protected.columns]
-    if miss:
-        raise ValueError(f"the protected data set lacks column(s) {miss}; evaluate the same columns.")
-    sens = None
-    if sensitive:
-        bad = [c for c in sensitive if c not in num]
-        if bad:
-            raise ValueError(f"sensitive variable(s) {bad} are not numeric columns of the original; check the names.")
-        sens = [num.index(c) for c in sensitive]
-    la = original.map_partitions(len).compute().tolist()
-    lb = protected.map_partitions(len).compute().tolist()
+    num, sens, la, lb = _dask_pair(original, protected, sensitive)
     n = sum(la)
-    if n != sum(lb):
-        raise ValueError(f"the original has {n:,} records and the protected data set {sum(lb):,}; evaluate a release "
-                         f"with the original's records in the original's order.")
     _, mean_x, cov_x, min_x, max_x, _ = moments(original, num)
     _, mean_y, _, min_y, max_y, _ = moments(protected[num], num)
     rng = np.random.default_rng(np.random.SeedSequence(int(seed), spawn_key=(DASK_STREAM, 10 ** 6 + 1)))
@@ -261,6 +246,36 @@ def evaluate_dask(original, protected, *, sensitive=None, sample=5000, groups=5,
         with np.errstate(all="ignore"), warnings.catch_warnings():
             warnings.simplefilter("ignore")  # lbfgs fallbacks say so; the interval shows the spread
             ps.append(_ps_arrays(X0[g], Y0[g], order)[0])
+    rows_ = _score_rows(d_rec, id_rec, pil_score, ps, s, n, groups)
+    return DaskEvaluation(pd.DataFrame(rows_).set_index("score"), n, s, per,
+                          pd.DataFrame({"dbrl": d_rec, "id": id_rec}, index=rows))
+
+
+def _dask_pair(original, protected, sensitive):
+    """The numeric columns, the sensitive ones' positions and both files' partition lengths;
+    refused when the files do not pair record by record."""
+    num = [c for c in original.columns if pd.api.types.is_numeric_dtype(original.dtypes[c])]
+    miss = [c for c in num if c not in protected.columns]
+    if miss:
+        raise ValueError(f"the protected data set lacks column(s) {miss}; evaluate the same columns.")
+    sens = None
+    if sensitive:
+        bad = [c for c in sensitive if c not in num]
+        if bad:
+            raise ValueError(f"sensitive variable(s) {bad} are not numeric columns of the original; check the names.")
+        sens = [num.index(c) for c in sensitive]
+    la = original.map_partitions(len).compute().tolist()
+    lb = protected.map_partitions(len).compute().tolist()
+    if sum(la) != sum(lb):
+        raise ValueError(f"the original has {sum(la):,} records and the protected data set {sum(lb):,}; evaluate a "
+                         f"release with the original's records in the original's order.")
+    return num, sens, la, lb
+
+
+def _score_rows(d_rec, id_rec, pil_score, ps, s, n, groups):
+    """Each score's estimate, interval and how it was obtained."""
+    from ._compare import mean_interval
+
     rows_ = []
     every = s == n  # every record: DBRL and ID are exact, no sampling interval
     dm = (float(d_rec.mean()), np.nan, np.nan) if every else mean_interval(d_rec)
@@ -279,5 +294,4 @@ def evaluate_dask(original, protected, *, sensitive=None, sample=5000, groups=5,
                   "lo": float(np.mean([dm[0] if every else dm[1], im[0] if every else im[1], pil_score, pm[1]])),
                   "hi": float(np.mean([dm[0] if every else dm[2], im[0] if every else im[2], pil_score, pm[2]])),
                   "how": "mean of the four (bounds from theirs)"})
-    return DaskEvaluation(pd.DataFrame(rows_).set_index("score"), n, s, per,
-                          pd.DataFrame({"dbrl": d_rec, "id": id_rec}, index=rows))
+    return rows_

@@ -161,28 +161,12 @@ def validity_arrays(X, Y, check, observed=None, predictors=None):
         pool = others if predictors is None else [i for i in predictors if i != j]
         pred = _predictors(Ro, [i for i in pool if d0[i] > 0]) if nf > 2 else []
         if pred and nf > len(pred) + 1 and d0[j] > 0:
-            bo, so, r2o, dfo = _ols(G0, j, pred, nf)
-            bp, sp, r2p, dfp = _ols(G1, j, pred, nf)
-            if r2o > 1.0 - 1e-9:  # an exact identity: kept when the release's coefficients are the same
-                J = (np.abs(bp - bo) <= 1e-6 * np.maximum(np.abs(bo), 1e-12)).astype(float)
-            else:
-                J = _overlap(bo, so, bp, sp, dfo, dfp)
-            overlap = float(np.clip(J, 0.0, 1.0).mean())
-            with np.errstate(divide="ignore", invalid="ignore"):
-                rel = np.abs(bp - bo) / np.abs(bo)
-            coef_err = float(np.nanmedian(np.where(np.isfinite(rel), rel, np.nan))) if np.isfinite(rel).any() else 0.0
-            top, bot = max(r2o, r2p, 0.0), min(max(r2o, 0.0), max(r2p, 0.0))
-            r2_kept = 1.0 if top <= 1e-12 else bot / top
+            overlap, r2_kept, coef_err, r2o, r2p = _regression_kept(G0, G1, j, pred, nf)
         else:
             overlap, r2_kept, coef_err, r2o, r2p = 1.0, 1.0, 0.0, np.nan, np.nan
         dcor = float(np.abs(Ro[j, others] - Rp[j, others]).mean()) if others else 0.0
         cor_kept = max(0.0, 1.0 - dcor)
-        o = ok[:, j]
-        mu, sd = X[o, j].mean() if o.any() else 0.0, X[o, j].std() if o.any() else 0.0
-        if o.any() and sd > 0:
-            w = float(stats.wasserstein_distance((X[o, j] - mu) / sd, (Y[o, j] - mu) / sd))
-        else:
-            w = 0.0 if o.any() and np.array_equal(X[o, j], Y[o, j]) else float(o.any())
+        w = _marginal_distance(X[:, j], Y[:, j], ok[:, j])
         marginal = max(0.0, 1.0 - w)
         validity = (overlap + r2_kept + cor_kept + marginal) / 4
         rows.append({"overlap": overlap, "r2_kept": r2_kept, "cor_kept": cor_kept, "marginal_kept": marginal,
@@ -191,6 +175,32 @@ def validity_arrays(X, Y, check, observed=None, predictors=None):
     table = pd.DataFrame(rows, index=list(check))
     v = float(table["validity"].min()) if len(table) else 1.0
     return v, table
+
+
+def _regression_kept(G0, G1, j, pred, nf):
+    """What the release keeps of variable j's OLS on ``pred``: (interval overlap, R² kept,
+    median relative coefficient error, R² of the original, R² of the release)."""
+    bo, so, r2o, dfo = _ols(G0, j, pred, nf)
+    bp, sp, r2p, dfp = _ols(G1, j, pred, nf)
+    if r2o > 1.0 - 1e-9:  # an exact identity: kept when the release's coefficients are the same
+        J = (np.abs(bp - bo) <= 1e-6 * np.maximum(np.abs(bo), 1e-12)).astype(float)
+    else:
+        J = _overlap(bo, so, bp, sp, dfo, dfp)
+    overlap = float(np.clip(J, 0.0, 1.0).mean())
+    with np.errstate(divide="ignore", invalid="ignore"):
+        rel = np.abs(bp - bo) / np.abs(bo)
+    coef_err = float(np.nanmedian(np.where(np.isfinite(rel), rel, np.nan))) if np.isfinite(rel).any() else 0.0
+    top, bot = max(r2o, r2p, 0.0), min(max(r2o, 0.0), max(r2p, 0.0))
+    return overlap, 1.0 if top <= 1e-12 else bot / top, coef_err, r2o, r2p
+
+
+def _marginal_distance(x, y, o):
+    """The Wasserstein distance of the two distributions, in the original's sds (cells
+    observed in both)."""
+    mu, sd = x[o].mean() if o.any() else 0.0, x[o].std() if o.any() else 0.0
+    if o.any() and sd > 0:
+        return float(stats.wasserstein_distance((x[o] - mu) / sd, (y[o] - mu) / sd))
+    return 0.0 if o.any() and np.array_equal(x[o], y[o]) else float(o.any())
 
 
 def analysis_validity(original, protected, *, sensitive=None):
