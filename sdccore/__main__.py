@@ -146,12 +146,7 @@ def _protect(args):
     _check_paths(args)
     _out_format(args.out, None)  # an impossible format is refused before any work
     recipe, options = _recipe_options(args)
-    if args.strata is not None:
-        options["strata"] = _names(args.strata) or None
-        if options["strata"] is None:
-            options.pop("strata")
-    if args.weights is not None:
-        options["weights"] = args.weights.strip() or None
+    _design_options(args, options)
     drop = list(recipe.drop) + _names(args.drop)
     keep = list(recipe.keep) + _names(args.keep)
     src = _read(args.input)
@@ -183,21 +178,7 @@ def _protect(args):
     # .xlsx, .sav and .dta files carry their creation time: the file's hash differs between two
     # rebuilds of the same release; the content hash (of the values, as CSV) does not
     content = "" if fmt == "csv" else f", content sha256 {hashlib.sha256(rel.to_bytes('csv')).hexdigest()[:12]}"
-    if args.out == "-":
-        if pairs:
-            _atomic_write(pairs)
-        sys.stdout.buffer.write(body)
-        sys.stdout.buffer.flush()
-    else:
-        pairs.append((args.out, body))
-        inodes = _atomic_write(pairs)  # the recipe is renamed into place first, then the release
-        try:
-            replaced = os.stat(args.out).st_ino != inodes[-1]
-        except OSError:
-            replaced = True
-        if replaced:
-            print(f"note: another run replaced {args.out} right after this one wrote it (this run's file had "
-                  f"sha256 {digest}); the file there now is the other run's", file=sys.stderr)
+    _write_outputs(args.out, body, pairs, digest)
     _say(res.notes, res.risk.violations)
     _risk_lines(res.risk)
     print(f"wrote {'standard output' if args.out == '-' else args.out}: {out.shape[0]} records, {out.shape[1]} columns, "
@@ -206,6 +187,36 @@ def _protect(args):
           f"{'met' if res.risk.ok else 'BROKEN, released because: ' + res.unsafe_reason}"
           f"{'; ' + res.risk.floors.lowered_text() + ', released because: ' + res.unsafe_reason if res.risk.floors.lowered() else ''})",
           file=sys.stderr)
+
+
+def _design_options(args, options):
+    """--strata and --weights into the options (an empty value removes them)."""
+    if args.strata is not None:
+        options["strata"] = _names(args.strata) or None
+        if options["strata"] is None:
+            options.pop("strata")
+    if args.weights is not None:
+        options["weights"] = args.weights.strip() or None
+
+
+def _write_outputs(out, body, pairs, digest):
+    """The release (to standard output with --out -) and the recipe and codebook beside it,
+    each written whole or not at all."""
+    if out == "-":
+        if pairs:
+            _atomic_write(pairs)
+        sys.stdout.buffer.write(body)
+        sys.stdout.buffer.flush()
+        return
+    pairs.append((out, body))
+    inodes = _atomic_write(pairs)  # the recipe is renamed into place first, then the release
+    try:
+        replaced = os.stat(out).st_ino != inodes[-1]
+    except OSError:
+        replaced = True
+    if replaced:
+        print(f"note: another run replaced {out} right after this one wrote it (this run's file had "
+              f"sha256 {digest}); the file there now is the other run's", file=sys.stderr)
 
 
 def _evaluate_dask(args):
