@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass, replace
+from dataclasses import replace
 
 import numpy as np
 import pandas as pd
@@ -378,20 +378,16 @@ def _finish(prep, Xpk, full, o, shift_means=True):
         pos = [keep.index(j) for j in prep.log_cols]
         pl.inverse(Xpk, pos, prep.log_scales)
     X0k = prep.X0 if full else prep.X0[:, keep]
-    if prep.weights is not None and shift_means:
-        from ._strata import weighted_shift
-
-        weighted_shift(Xpk, X0k, prep.weights, None if prep.missing is None else
-                       prep.missing if full else prep.missing[:, keep])
-    elif prep.missing is not None and shift_means:
-        _observed_means(Xpk, X0k, prep.missing if full else prep.missing[:, keep])
-    obs_k = None if prep.missing is None else ~(prep.missing if full else prep.missing[:, keep])
+    missing_k = None if prep.missing is None else prep.missing if full else prep.missing[:, keep]
+    if shift_means:
+        _shift_means(Xpk, X0k, prep.weights, missing_k)
+    obs_k = None if missing_k is None else ~missing_k
     clipped_k = pl.apply_bounds(Xpk, X0k, o["bounds"], obs_k)
     clipped = {keep[i]: int(c) for i, c in enumerate(clipped_k)}
     dec = {}
     if o["rounding"] == "original":
         # decimals from the observed cells only (an imputed cell has arbitrary digits)
-        Xdec = X0k if prep.missing is None else _observed_only(X0k, prep.missing if full else prep.missing[:, keep])
+        Xdec = X0k if missing_k is None else _observed_only(X0k, missing_k)
         dec_k = pl.round_columns(Xpk, Xdec, range(len(keep)))
         dec = {keep[i]: d for i, d in dec_k.items()}
     if full:
@@ -405,10 +401,23 @@ def _finish(prep, Xpk, full, o, shift_means=True):
             Xp[:, d.target] = prep.mean0[d.target] + prep.sd0[d.target] * (Zp @ d.beta)
         if o["rounding"] == "original":
             dec.update(pl.round_columns(Xp, prep.X0, [d.target for d in prep.deps]))
-    as_int = []
-    if o["rounding"] == "original":
-        for j, c in enumerate(prep.numeric):
-            if (dec.get(j) == 0 and pd.api.types.is_integer_dtype(prep.data[c].dtype)
-                    and np.isfinite(Xp[:, j]).all() and np.abs(Xp[:, j]).max() < 2.0 ** 62):
-                as_int.append(c)
+    as_int = _integer_columns(prep, Xp, dec) if o["rounding"] == "original" else []
     return Xp, clipped, dec, as_int
+
+
+def _shift_means(Xpk, X0k, weights, missing_k):
+    """The weighted means (with sampling weights) or the observed cells' means kept: a
+    constant shift per column."""
+    if weights is not None:
+        from ._strata import weighted_shift
+
+        weighted_shift(Xpk, X0k, weights, missing_k)
+    elif missing_k is not None:
+        _observed_means(Xpk, X0k, missing_k)
+
+
+def _integer_columns(prep, Xp, dec):
+    """The columns integer in the original and rounded to whole numbers (released as int64)."""
+    return [c for j, c in enumerate(prep.numeric)
+            if (dec.get(j) == 0 and pd.api.types.is_integer_dtype(prep.data[c].dtype)
+                and np.isfinite(Xp[:, j]).all() and np.abs(Xp[:, j]).max() < 2.0 ** 62)]
