@@ -110,27 +110,13 @@ def _join(a, b):
     return [[tuple(np.concatenate([u, v]) for u, v in zip(ca, cb)) for ca, cb in zip(ra, rb)] for ra, rb in zip(a, b)]
 
 
-def whole_file_figures(X, Y, check, n, mean, vmin, vmax, sample, floors):
-    """For each checked column index j of the dask arrays ``X`` (original) and ``Y``
-    (release), chunked alike by partition: {"cor": |cor(x, x')|, "all": the share of
-    records within ``floors.tolerance`` of the truth, "bands": {label: (share, records,
-    smallest value, largest value)}} over all n records, labels "1".."bands" and "top 1 %"
-    as ``risk_profile`` names them.  ``sample``: original records drawn uniformly (rows x
-    columns), for the brackets; ``vmin``/``vmax``: the file's per-column minimum/maximum."""
+def _rank_statistics(xb, yb, offsets, check, tol, mean, ranks, sample, n, cmin, cmax):
+    """The passes over the whole file: the sums and close counts (``tot``), and at each rank
+    in ``ranks`` each column's value (``stat``) and the close records below it (``C``),
+    found in brackets from the sample, widened once where the sample missed."""
     import dask
     from dask import delayed
 
-    check = [int(j) for j in check]
-    tol = floors.tolerance
-    starts = band_starts(n, floors.bands)
-    top = max(floors.top_records, int(np.ceil(0.01 * n)))
-    cuts = sorted({k for k in starts[1:-1] if 0 < k < n} | ({n - top} if top < n else set()))
-    ranks = sorted(set(cuts) | {k - 1 for k in cuts})  # a band's largest value is at its end's rank - 1
-    labels = [str(b + 1) for b in range(floors.bands)] + (["top 1 %"] if top < n else [])
-    spans = [(starts[b], starts[b + 1]) for b in range(floors.bands)] + ([(n - top, n)] if top < n else [])
-    cmin, cmax = np.asarray(vmin)[check], np.asarray(vmax)[check]
-    xb, yb = X.rechunk({1: -1}).to_delayed()[:, 0], Y.rechunk({1: -1}).to_delayed()[:, 0]
-    offsets = np.concatenate([[0], np.cumsum(X.chunks[0])])[:-1]
     stat = np.empty((len(ranks), len(check)))
     C = np.zeros((len(ranks), len(check)), dtype=np.int64)
     if ranks:
@@ -166,27 +152,51 @@ def whole_file_figures(X, Y, check, n, mean, vmin, vmax, sample, floors):
     else:  # no cut: one band (or none), the sums alone
         (tot,) = dask.compute(_tree([delayed(_pass_counts)(a, b, check, tol, mean, np.zeros((0, len(check), 2)))
                                      for a, b in zip(xb, yb)], _add))
+    return tot, stat, C
+
+
+def _column_figures(a, tot, stat, C, at, n, cmin, cmax, labels, spans):
+    """One checked column's |cor|, close share and size bands over the whole file."""
+    total = int(tot["close"][a])
+
+    def closes(k):  # close records among the k smallest values
+        return 0 if k == 0 else total if k == n else int(C[at[k], a])
+
+    def value(k):
+        return float(cmin[a]) if k == 0 else float(cmax[a]) if k == n - 1 else float(stat[at[k], a])
+
+    bands = {}
+    for lab, (s0, s1) in zip(labels, spans):
+        if s1 > s0:
+            bands[lab] = ((closes(s1) - closes(s0)) / (s1 - s0), s1 - s0, value(s0), value(s1 - 1))
+    sx, sy, sxx, syy, sxy = tot["sums"][a]
+    vx, vy = sxx - sx * sx / n, syy - sy * sy / n
+    cov = sxy - sx * sy / n
+    if vx > 0 and vy > 0:
+        cor = abs(float(cov / np.sqrt(vx * vy)))
+    else:  # as in memory: a constant released unchanged is a copy
+        cor = 1.0 if vx == vy == 0 and sx == sy else 0.0
+    return {"cor": min(cor, 1.0), "all": total / n, "bands": bands}
+
+
+def whole_file_figures(X, Y, check, n, mean, vmin, vmax, sample, floors):
+    """For each checked column index j of the dask arrays ``X`` (original) and ``Y``
+    (release), chunked alike by partition: {"cor": |cor(x, x')|, "all": the share of
+    records within ``floors.tolerance`` of the truth, "bands": {label: (share, records,
+    smallest value, largest value)}} over all n records, labels "1".."bands" and "top 1 %"
+    as ``risk_profile`` names them.  ``sample``: original records drawn uniformly (rows x
+    columns), for the brackets; ``vmin``/``vmax``: the file's per-column minimum/maximum."""
+    check = [int(j) for j in check]
+    tol = floors.tolerance
+    starts = band_starts(n, floors.bands)
+    top = max(floors.top_records, int(np.ceil(0.01 * n)))
+    cuts = sorted({k for k in starts[1:-1] if 0 < k < n} | ({n - top} if top < n else set()))
+    ranks = sorted(set(cuts) | {k - 1 for k in cuts})  # a band's largest value is at its end's rank - 1
+    labels = [str(b + 1) for b in range(floors.bands)] + (["top 1 %"] if top < n else [])
+    spans = [(starts[b], starts[b + 1]) for b in range(floors.bands)] + ([(n - top, n)] if top < n else [])
+    cmin, cmax = np.asarray(vmin)[check], np.asarray(vmax)[check]
+    xb, yb = X.rechunk({1: -1}).to_delayed()[:, 0], Y.rechunk({1: -1}).to_delayed()[:, 0]
+    offsets = np.concatenate([[0], np.cumsum(X.chunks[0])])[:-1]
+    tot, stat, C = _rank_statistics(xb, yb, offsets, check, tol, mean, ranks, sample, n, cmin, cmax)
     at = {k: w for w, k in enumerate(ranks)}
-    out = {}
-    for a, j in enumerate(check):
-        total = int(tot["close"][a])
-
-        def closes(k):  # close records among the k smallest values
-            return 0 if k == 0 else total if k == n else int(C[at[k], a])
-
-        def value(k):
-            return float(cmin[a]) if k == 0 else float(cmax[a]) if k == n - 1 else float(stat[at[k], a])
-
-        bands = {}
-        for lab, (s0, s1) in zip(labels, spans):
-            if s1 > s0:
-                bands[lab] = ((closes(s1) - closes(s0)) / (s1 - s0), s1 - s0, value(s0), value(s1 - 1))
-        sx, sy, sxx, syy, sxy = tot["sums"][a]
-        vx, vy = sxx - sx * sx / n, syy - sy * sy / n
-        cov = sxy - sx * sy / n
-        if vx > 0 and vy > 0:
-            cor = abs(float(cov / np.sqrt(vx * vy)))
-        else:  # as in memory: a constant released unchanged is a copy
-            cor = 1.0 if vx == vy == 0 and sx == sy else 0.0
-        out[j] = {"cor": min(cor, 1.0), "all": total / n, "bands": bands}
-    return out
+    return {j: _column_figures(a, tot, stat, C, at, n, cmin, cmax, labels, spans) for a, j in enumerate(check)}
