@@ -86,24 +86,7 @@ def read_dask(pattern, *, blocksize="64MB", head=None):
     head = read_head(pattern) if head is None else head
     hd = head.data
     if kind == "parquet":
-        import pyarrow.parquet as pq
-
-        first = pq.read_schema(files[0])
-        for f in files[1:]:
-            s = pq.read_schema(f)
-            if s.names != first.names or [str(t) for t in s.types] != [str(t) for t in first.types]:
-                diff = sorted(set(map(str, zip(s.names, s.types))) ^ set(map(str, zip(first.names, first.types))))
-                raise ValueError(f"{os.path.basename(f)} has other columns or types than "
-                                 f"{os.path.basename(files[0])} ({'; '.join(diff[:4])}); every partition of the "
-                                 f"data set must have the same schema.")
-        # one partition a file (dask's read_parquet may fuse files when columns are selected,
-        # which would change the partitioning between two passes)
-        meta = pq.read_schema(files[0]).empty_table().to_pandas()
-        convert = {c: "." for c in meta.columns if c in hd.columns and not pd.api.types.is_numeric_dtype(meta[c])
-                   and pd.api.types.is_numeric_dtype(hd[c])}
-        if convert:
-            meta = meta.astype({c: np.float64 for c in convert})
-        return dd.from_map(_read_parquet_file, files, meta=meta, enforce_metadata=False, convert=convert)
+        return _read_parquet_files(files, hd)
     heads = []
     for f in files:
         with open(f, "rb") as fh:
@@ -126,6 +109,29 @@ def read_dask(pattern, *, blocksize="64MB", head=None):
         ddf = ddf.drop(columns=unnamed)  # empty columns without a name, as read_table drops them
     return ddf.map_partitions(_typed_partition, list(meta.columns), text_cols, head.decimal, ints, meta=meta,
                               enforce_metadata=False)
+
+
+def _read_parquet_files(files, hd):
+    """Parquet files with one schema as a Dask DataFrame, one partition a file (dask's
+    read_parquet may fuse files when columns are selected, which would change the
+    partitioning between two passes); text columns the head read as numbers converted."""
+    import dask.dataframe as dd
+    import pyarrow.parquet as pq
+
+    first = pq.read_schema(files[0])
+    for f in files[1:]:
+        s = pq.read_schema(f)
+        if s.names != first.names or [str(t) for t in s.types] != [str(t) for t in first.types]:
+            diff = sorted(set(map(str, zip(s.names, s.types))) ^ set(map(str, zip(first.names, first.types))))
+            raise ValueError(f"{os.path.basename(f)} has other columns or types than "
+                             f"{os.path.basename(files[0])} ({'; '.join(diff[:4])}); every partition of the "
+                             f"data set must have the same schema.")
+    meta = first.empty_table().to_pandas()
+    convert = {c: "." for c in meta.columns if c in hd.columns and not pd.api.types.is_numeric_dtype(meta[c])
+               and pd.api.types.is_numeric_dtype(hd[c])}
+    if convert:
+        meta = meta.astype({c: np.float64 for c in convert})
+    return dd.from_map(_read_parquet_file, files, meta=meta, enforce_metadata=False, convert=convert)
 
 
 def _typed_partition(df, columns, text_cols, decimal, ints=()):
