@@ -107,47 +107,14 @@ def suggest_roles(data, *, preset=None, value_labels=None) -> RoleSuggestion:
     for c in data.columns:
         s = data[c]
         distinct = int(s.nunique(dropna=True))
-        role, why, flag = "public", "", None
         if c in preset.get("identifier", ()):
             role, why, flag = "identifier", "the sample's documented identifier", "identifier"
         elif c in preset.get("exclude", ()):
             role, why, flag = "excluded", "the sample's documented code or date column", "code"
         elif c not in num:
-            if n >= 5 and distinct >= UNIQUE_SHARE * n:
-                role, why = "identifier", f"text with {distinct} distinct values in {n} records: unique per record"
-                flag = "identifier"
-            elif looks_like_id_name(c):
-                role, why, flag = "identifier", "text whose name says identifier", "identifier"
-            else:
-                role, flag = "excluded", "text"
-                why = f"text ({distinct} distinct values): released unchanged unless you drop it"
+            role, why, flag = _text_role(c, distinct, n)
         else:
-            x = pd.to_numeric(s, errors="coerce").to_numpy(dtype=float)
-            fin = x[np.isfinite(x)]
-            whole = fin.size > 0 and bool(np.all(fin == np.round(fin)))
-            if distinct <= 1:
-                role, flag = "excluded", "constant"
-                why = ("constant: the same value in every record, nothing to protect; released unchanged (a constant "
-                       "cannot be decomposed or protected)")
-            elif value_labels and value_labels.get(c):
-                role, flag = "excluded", "code"
-                why = (f"has value labels ({len(value_labels[c])} coded categories in the original file): a "
-                       f"categorical variable, released unchanged unless you decide otherwise")
-            elif looks_like_id_name(c) and whole:
-                role, why, flag = "identifier", "whole numbers under a name that says identifier", "identifier"
-            elif whole and n >= 5 and distinct == n and _is_sequence(fin):
-                role, why, flag = "identifier", "a different whole number on every record, in order: a record number", \
-                    "identifier"
-            elif whole and _is_time_index(fin, distinct, n, c):
-                role, flag = "excluded", "time"
-                lo_, hi_ = int(fin.min()), int(fin.max())
-                why = (f"looks like a time index ({distinct} consecutive whole numbers {lo_}-{hi_}, each in about "
-                       f"{n // distinct} records: years, months or periods of a panel); released unchanged. Decide: "
-                       f"keep it excluded, or make it public or sensitive if the period itself needs protection")
-            elif whole and distinct <= CODE_DISTINCT and n >= 4 * distinct and np.abs(fin).max() <= 1e5:
-                role, flag = "excluded", "code"
-                why = (f"only {distinct} distinct whole numbers: a code or category (sex, month, region); perturbing "
-                       f"it gives impossible values, so it is released unchanged unless you decide otherwise")
+            role, why, flag = _numeric_role(c, s, distinct, n, value_labels)
         roles[c] = role
         if why:
             reasons[c] = why
@@ -156,6 +123,43 @@ def suggest_roles(data, *, preset=None, value_labels=None) -> RoleSuggestion:
         rows.append({"column": str(c), "type": "numeric" if c in num else "text", "distinct": distinct,
                      "suggested role": role, "reason": why})
     return RoleSuggestion(roles, reasons, flags, pd.DataFrame(rows))
+
+
+def _text_role(c, distinct, n):
+    """A text column: an identifier when unique per record or so named, else excluded."""
+    if n >= 5 and distinct >= UNIQUE_SHARE * n:
+        return "identifier", f"text with {distinct} distinct values in {n} records: unique per record", "identifier"
+    if looks_like_id_name(c):
+        return "identifier", "text whose name says identifier", "identifier"
+    return "excluded", f"text ({distinct} distinct values): released unchanged unless you drop it", "text"
+
+
+def _numeric_role(c, s, distinct, n, value_labels):
+    """A numeric column: a constant, a code, an identifier, a time index, or a public
+    measurement (the default)."""
+    x = pd.to_numeric(s, errors="coerce").to_numpy(dtype=float)
+    fin = x[np.isfinite(x)]
+    whole = fin.size > 0 and bool(np.all(fin == np.round(fin)))
+    if distinct <= 1:
+        return ("excluded", "constant: the same value in every record, nothing to protect; released unchanged (a "
+                "constant cannot be decomposed or protected)", "constant")
+    if value_labels and value_labels.get(c):
+        return ("excluded", f"has value labels ({len(value_labels[c])} coded categories in the original file): a "
+                f"categorical variable, released unchanged unless you decide otherwise", "code")
+    if looks_like_id_name(c) and whole:
+        return "identifier", "whole numbers under a name that says identifier", "identifier"
+    if whole and n >= 5 and distinct == n and _is_sequence(fin):
+        return "identifier", "a different whole number on every record, in order: a record number", "identifier"
+    if whole and _is_time_index(fin, distinct, n, c):
+        lo_, hi_ = int(fin.min()), int(fin.max())
+        return ("excluded", f"looks like a time index ({distinct} consecutive whole numbers {lo_}-{hi_}, each in about "
+                f"{n // distinct} records: years, months or periods of a panel); released unchanged. Decide: "
+                f"keep it excluded, or make it public or sensitive if the period itself needs protection", "time")
+    if whole and distinct <= CODE_DISTINCT and n >= 4 * distinct and np.abs(fin).max() <= 1e5:
+        return ("excluded", f"only {distinct} distinct whole numbers: a code or category (sex, month, region); "
+                f"perturbing it gives impossible values, so it is released unchanged unless you decide otherwise",
+                "code")
+    return "public", "", None
 
 
 TIME_DISTINCT = 100  # a time index of a panel: at most this many periods
