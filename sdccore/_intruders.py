@@ -389,6 +389,36 @@ def residual_cor(Xr, Yr, j, known, obr, key=None):
         return abs(float(np.corrcoef(ex, ey)[0, 1]))
 
 
+def _reconstructions(X, Y, rows, j, known, linked, scaled, structure, selective, guesses):
+    """The reconstruction intruders' guesses (added to ``guesses``); returns the regression
+    intruder's guess where it is reported apart (general protection), else None."""
+    if not known or len(rows) <= 2:
+        return None
+    # the law of the changes: the sensitive change from the known variables' changes
+    regression = regression_estimate(X, Y, rows, j, known, None if selective else linked)
+    if selective:
+        guesses["reconstruction"].append(regression)
+        regression = None
+    if structure is not None:
+        s = structural_estimate(*scaled, j, known, structure)
+        if s is not None:
+            guesses["reconstruction"].append(s)
+    return regression
+
+
+def _assignments(preds, released, y_linked, window):
+    """The assignment intruder's guesses: the released values handed out in the order of each
+    prediction (and clipped to a published rank window)."""
+    out = []
+    for p in preds:
+        a = assignment(p, released)
+        if a is not None:
+            out.append(a)
+            if window is not None:
+                out.append(window_clip(a, y_linked, released, window))
+    return out
+
+
 def battery(X, Y, Xr, rows, j, known, linked, scaled, structure, ob, window, selective, tol, key):
     """Every intruder's hits (records within ``tol`` of x_j) on the sampled records ``rows``
     (``Xr`` = X[rows]), with the release, and every prior model's hits without it.
@@ -407,17 +437,7 @@ def battery(X, Y, Xr, rows, j, known, linked, scaled, structure, ob, window, sel
     PH = cached(("prior hits",) + kx + (tol,),
                 lambda: np.array([close(x, priors[m], tol) for m in models]).reshape(len(models), len(x)))
     guesses = {"own": [y[rows]], "linked": [y[linked]], "reconstruction": [], "assignment": []}
-    regression = None
-    if known and len(rows) > 2:
-        # the law of the changes: the sensitive change from the known variables' changes
-        regression = regression_estimate(X, Y, rows, j, known, None if selective else linked)
-        if selective:
-            guesses["reconstruction"].append(regression)
-            regression = None
-        if structure is not None:
-            s = structural_estimate(*scaled, j, known, structure)
-            if s is not None:
-                guesses["reconstruction"].append(s)
+    regression = _reconstructions(X, Y, rows, j, known, linked, scaled, structure, selective, guesses)
     identity = cached(("identity", key, j), lambda: find_identity(Xr, j, [k for k in range(X.shape[1]) if k != j])) \
         if X.shape[1] > 1 else None
     # the assignment orders the records by the prior model that predicts best overall (the
@@ -432,12 +452,7 @@ def battery(X, Y, Xr, rows, j, known, linked, scaled, structure, ob, window, sel
         preds.append(guesses["identity"][0])
     else:
         identity = None
-    for p in preds:
-        a = assignment(p, released)
-        if a is not None:
-            guesses["assignment"].append(a)
-            if window is not None:
-                guesses["assignment"].append(window_clip(a, y[linked], released, window))
+    guesses["assignment"] += _assignments(preds, released, y[linked], window)
     if regression is not None:
         guesses["regression"] = [regression]
     obr = np.ones(len(rows), dtype=bool) if ob is None else ob[rows]
