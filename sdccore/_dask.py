@@ -61,7 +61,7 @@ Modules: this one reads, computes moments, plans and perturbs (fa, pca, noise) a
 risk floors' per-record figures over every record, ``_dask_measures`` the measures at scale
 (``evaluate_dask``, ``exact_quantiles``).
 
-Reproducibility: the keys come from ``SeedSequence(seed, spawn_key=(7, stream, partition))``,
+Reproducibility: the keys come from ``_streams.dask_sequence(seed, stream, partition)``,
 so the same seed and the same partitioning give the same bytes (the swap's streams:
 ``_dask_exchange``).  What the engine does not do (refused with a message,
 ``scale_refusal``): selective M-AGG and its 'exact' noise, pca_remove, the log transform,
@@ -81,6 +81,7 @@ import numpy as np
 import pandas as pd
 
 from ._methods import hook, methods
+from ._streams import dask_sequence
 from ._dask_steps import (  # noqa: F401  (the steps between the plan and the written release)
     _assemble_part,
     _bounds_at_scale,
@@ -156,7 +157,7 @@ class DaskRelease:
 
 
 def _keys(seed, stream, part, n):
-    ss = np.random.SeedSequence(int(seed), spawn_key=(DASK_STREAM, stream, part))
+    ss = dask_sequence(seed, stream, part)
     return (np.random.default_rng(ss).integers(0, 2 ** 63 - 1, size=n, dtype=np.int64))
 
 
@@ -514,5 +515,5 @@ def shuffle_rows(ddf, seed):
     """The rows in a uniformly random order over all partitions (Dask's global sort on iid
     random keys), the key column dropped."""
     meta = ddf._meta.assign(_sdc_key=pd.Series([], dtype=np.int64))
-    keyed = ddf.map_partitions(_with_keys, seed, 2 ** 31 - 1, meta=meta)
+    keyed = ddf.map_partitions(_with_keys, seed, "shuffle_keys", meta=meta)
     return keyed.sort_values("_sdc_key").drop(columns="_sdc_key")

@@ -13,9 +13,11 @@ import os
 import numpy as np
 import pandas as pd
 
+from ._streams import STREAMS
+
 __all__ = []
 
-DASK_STREAM = 7  # spawn key of the engine's streams: SeedSequence(seed, spawn_key=(7, stream, partition))
+DASK_STREAM = STREAMS["dask"]  # the engine's streams: _streams.dask_sequence
 
 
 # ----------------------------------------------------------------------------- reading

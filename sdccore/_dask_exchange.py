@@ -36,7 +36,7 @@ import os
 
 import numpy as np
 
-from ._dask_base import DASK_STREAM
+from ._streams import dask_sequence
 
 MAX_RECORDS = 10 ** 9 - 1  # numpy's multivariate_hypergeometric ('marginals') needs sum(colors) < 1e9
 
@@ -62,7 +62,7 @@ def _write_counts(lengths, seed, groups, scratch):
 
 
 def _stream(seed, stream, part, side):
-    return np.random.default_rng(np.random.SeedSequence(int(seed), spawn_key=(DASK_STREAM, stream, part, side)))
+    return np.random.default_rng(dask_sequence(seed, stream, part, side))
 
 
 def _layout(counts_s, widths):

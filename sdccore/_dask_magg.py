@@ -11,7 +11,8 @@ import os
 import numpy as np
 import pandas as pd
 
-from ._dask_base import DASK_STREAM, _add, _read_parquet_file, _tree, _write
+from ._dask_base import _add, _read_parquet_file, _tree, _write
+from ._streams import dask_sequence
 
 BLOCK_MAX = 50_000  # MDAV within k-d blocks of at most this many records
 
@@ -117,7 +118,7 @@ def _magg_noise(df, c, Dh, seed):
         blocks = df["_block"].to_numpy()
         for b in np.unique(blocks):
             sel = np.flatnonzero(blocks == b)
-            ss = np.random.SeedSequence(int(seed), spawn_key=(DASK_STREAM, 10 ** 5 + 2, int(b)))
+            ss = dask_sequence(seed, "magg_noise", int(b))
             V[sel] += np.random.default_rng(ss).standard_normal((len(sel), c)) @ Dh
     for j, z in enumerate(zc):
         out[z] = V[:, j]
@@ -140,7 +141,7 @@ def _magg_dask(Xk, mean_k, sd_k, cov_k, lengths, n, o, seed, scratch, progress):
         raise ValueError(f"magg needs at least {2 * k} records for k={k}; the file has {n}.")
     c = Xk.shape[1]
     sdv = np.where(sd_k > 0, sd_k, 1.0)
-    rng = np.random.default_rng(np.random.SeedSequence(int(seed), spawn_key=(DASK_STREAM, 10 ** 6 + 2)))
+    rng = np.random.default_rng(dask_sequence(seed, "magg_sample"))
     s = int(min(n, 200_000))
     rows = np.sort(rng.choice(n, size=s, replace=False))
     Zs = (np.asarray(Xk[rows].compute(), np.float64) - mean_k) / sdv

@@ -11,7 +11,8 @@ import numpy as np
 import pandas as pd
 
 from ._dask import moments
-from ._dask_base import DASK_STREAM, _add, _tree, _workers_ready
+from ._dask_base import _add, _tree, _workers_ready
+from ._streams import dask_sequence
 
 
 @dataclass(frozen=True)
@@ -194,7 +195,7 @@ def evaluate_dask(original, protected, *, sensitive=None, sample=5000, groups=5,
     n = sum(la)
     _, mean_x, cov_x, min_x, max_x, _ = moments(original, num)
     _, mean_y, _, min_y, max_y, _ = moments(protected[num], num)
-    rng = np.random.default_rng(np.random.SeedSequence(int(seed), spawn_key=(DASK_STREAM, 10 ** 6 + 1)))
+    rng = np.random.default_rng(dask_sequence(seed, "evaluate_sample"))
     s = int(min(n, sample))
     rows = np.sort(rng.choice(n, size=s, replace=False))
     X = original[num].to_dask_array(lengths=la)

@@ -8,7 +8,8 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-from ._dask_base import DASK_STREAM, _assemble_part
+from ._dask_base import _assemble_part
+from ._streams import dask_sequence
 from ._methods import hook
 
 
@@ -85,7 +86,7 @@ def _scale_risk(X, Yw, method, prep, o, plan, planned, seed, s, num, mean, lo, h
     from ._protect import _link_columns
     from ._safety import RiskFloors, risk_profile
 
-    rng = np.random.default_rng(np.random.SeedSequence(int(seed), spawn_key=(DASK_STREAM, 10 ** 6)))
+    rng = np.random.default_rng(dask_sequence(seed, "floors_sample"))
     rows = np.sort(rng.choice(n, size=s, replace=False))
     X0s, Xps = da.compute(X[rows], Yw[rows])
     window = hook(method, "risk_window")

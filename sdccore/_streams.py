@@ -15,7 +15,25 @@ __all__ = []
 # 3: option names noise_sd / noise_model / noise_cov, versions stamped, SeedSequence streams
 # 2: transform, bounds, rounding and floors recorded; no stamp: recipes from before them
 RECIPE_VERSION = 3
-STREAMS = {"shuffle": 1, "runs": 2, "search": 3, "bw_map": 4, "impute": 5, "strata": 6}
+STREAMS = {"shuffle": 1, "runs": 2, "search": 3, "bw_map": 4, "impute": 5, "strata": 6, "dask": 7}
+# the Dask engine's sub-streams, SeedSequence(seed, spawn_key=(STREAMS["dask"], sub-stream,
+# partition, ...)); the exchange of factor j uses sub-stream j (j < 10 ** 5)
+DASK_STREAMS = {
+    "residual_rows": 10 ** 5,         # the exchange of whole residual rows
+    "noise": 10 ** 5 + 1,             # correlated noise, per partition
+    "magg_noise": 10 ** 5 + 2,        # M-AGG's noise, per k-d block
+    "floors_sample": 10 ** 6,         # the records the floors' intruders are measured on
+    "evaluate_sample": 10 ** 6 + 1,   # the records evaluate --engine dask links
+    "magg_sample": 10 ** 6 + 2,       # the sample M-AGG's k-d split is built on
+    "shuffle_keys": 2 ** 31 - 1,      # the random sort keys of the shuffled release
+}
+
+
+def dask_sequence(seed, sub, *more):
+    """The SeedSequence of one of the Dask engine's streams: ``sub`` a name of DASK_STREAMS
+    or a factor's number, ``more`` the partition (and side) numbers."""
+    key = DASK_STREAMS[sub] if isinstance(sub, str) else int(sub)
+    return np.random.SeedSequence(int(seed), spawn_key=(STREAMS["dask"], key) + tuple(int(m) for m in more))
 
 
 def child_seeds(seed, stream, count=None):

@@ -179,3 +179,19 @@ def test_no_function_above_cyclomatic_complexity_25():
                 if b.complexity > 25 and (rel, b.name) not in COMPLEX_KERNELS:
                     too.append((rel, b.name, b.complexity))
     assert not too, too
+
+
+def test_every_random_stream_is_named_in_one_table():
+    """Issue 30, point 2: every SeedSequence spawn key, the Dask engine's included, is built
+    in _streams from its table (STREAMS, DASK_STREAMS); no module spells a key itself."""
+    from sdccore._streams import DASK_STREAMS, STREAMS
+
+    for p in ROOT.rglob("*.py"):
+        if p.name == "_streams.py":
+            continue
+        for node in ast.walk(ast.parse(p.read_text())):
+            if isinstance(node, ast.keyword) and node.arg == "spawn_key":
+                raise AssertionError(f"{p.relative_to(ROOT)} builds a spawn key itself (line {node.lineno})")
+    assert len(set(STREAMS.values())) == len(STREAMS)
+    assert len(set(DASK_STREAMS.values())) == len(DASK_STREAMS)
+    assert min(DASK_STREAMS.values()) >= 10 ** 5  # above every factor's own sub-stream

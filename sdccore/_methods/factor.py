@@ -10,6 +10,7 @@ import numpy as np
 
 from .. import _decomp as dc
 from .._perturb import PARAMETERS, PERTURBATIONS, RESIDUALS, perturb_columns, perturb_residual_rows
+from .._streams import DASK_STREAMS
 from ._base import Option, Perturbed, Plan, loadings_frame, planned_share
 
 PERTURBATION_TEXT = {
@@ -276,7 +277,7 @@ def perturb_scale(method, s):
     if s.o["residuals"] == "swap_rows" and not zero_residuals:  # one permutation for the whole residual row
         E = Zk - (Zk @ G) @ L.T
         A = da.concatenate([F, E], axis=1)
-        groups.append((10 ** 5, list(range(k, k + E.shape[1]))))
+        groups.append((DASK_STREAMS["residual_rows"], list(range(k, k + E.shape[1]))))
     P = exchange(A, s.lengths, s.seed, groups, s.scratch, s.progress)
     Xpk = s.Xk + (P[:, :k] - F) @ scale
     if len(groups) > k:

@@ -42,10 +42,9 @@ def perturb_scale(method, s):
 def _noise_block(B, seed, cols, S, block_info=None):
     """One partition's values with correlated noise added to ``cols``: standard normals from
     the partition's own keyed stream, times S (the noise covariance's square root)."""
-    from .._dask_base import DASK_STREAM
+    from .._streams import dask_sequence
 
-    part = block_info[0]["chunk-location"][0]
-    ss = np.random.SeedSequence(int(seed), spawn_key=(DASK_STREAM, 10 ** 5 + 1, part))
+    ss = dask_sequence(seed, "noise", block_info[0]["chunk-location"][0])
     out = np.array(B, dtype=np.float64, copy=True)
     out[:, cols] += np.random.default_rng(ss).standard_normal((B.shape[0], len(cols))) @ S
     return out
