@@ -18,7 +18,7 @@ The public names, by the step of the work they belong to:
   ``removal_curve``, ``RemovalCurve``;
 * protecting: ``protect``, ``ProtectionResult``, ``decompose``, ``Decomposition``,
   ``option_schema``, ``Option``, ``METHODS``, ``CONDITIONAL_METHODS``, ``methods``, ``method_info``, ``MethodInfo``, ``min_swap_percent``,
-  ``mdav_groups``; at scale (Dask): ``protect_dask``, ``DaskRelease``, ``scale_refusal``;
+  ``mdav_groups``; plug-in methods: ``register_method``, ``unregister_method``, ``Perturbed``; at scale (Dask): ``protect_dask``, ``DaskRelease``, ``scale_refusal``;
 * releasing: ``Recipe``, ``Release``, ``make_release``, ``RECIPE_VERSION``, ``codebook``, ``codebook_bytes``;
 * risk floors: ``RiskFloors``, ``RiskProfile``, ``UnsafeReleaseError``;
 * measuring: ``evaluate``, ``Evaluation``, ``Scores``, ``dbrl``, ``interval_disclosure``,
@@ -51,7 +51,8 @@ if TYPE_CHECKING:  # pragma: no cover
     from ._writing import neutralize_formulas
     from ._linkage import ID_REFERENCE_TEXT, ID_REFERENCES, default_id_reference
     from ._mdav import mdav_groups
-    from ._methods import MethodInfo, method_info, methods
+    from ._methods import MethodInfo, method_info, methods, register_method, unregister_method
+    from ._methods._base import Perturbed
     from ._options import CONDITIONAL_METHODS, Option, option_schema
     from ._validity import AnalysisValidity, analysis_validity
     from ._protect import METHODS, Decomposition, ProtectionResult, decompose, min_swap_percent, protect
@@ -80,6 +81,7 @@ _EXPORTS = {
     "METHODS": "_protect",
     "MethodInfo": "_methods",
     "Option": "_options",
+    "Perturbed": "_methods._base",
     "Problem": "_inspect",
     "ProtectionResult": "_protect",
     "RECIPE_VERSION": "_recipe",
@@ -128,6 +130,7 @@ _EXPORTS = {
     "protect": "_protect",
     "protect_dask": "_dask",
     "read_table": "_io",
+    "register_method": "_methods",
     "recommend": "_recommend",
     "release_format": "_formats",
     "regression_check": "_regression",
@@ -140,6 +143,7 @@ _EXPORTS = {
     "simulate_bw_map": "_recommend",
     "stronger_settings": "_recommend",
     "suggest_roles": "_roles",
+    "unregister_method": "_methods",
     "warm_workers": "_compare",
     "write_table": "_formats",
 }
@@ -173,9 +177,9 @@ __all__ = [
     "Adequacy", "Audit", "CorrelationIndices", "RemovalCurve",
     "audit_factor_scores", "correlation_indices", "correlation_matrix", "removal_curve", "sampling_adequacy", "scree",
     # protecting
-    "CONDITIONAL_METHODS", "DaskRelease", "Decomposition", "METHODS", "MethodInfo", "Option", "ProtectionResult",
-    "decompose", "mdav_groups", "method_info", "methods", "min_swap_percent", "option_schema", "protect", "protect_dask",
-    "scale_refusal",
+    "CONDITIONAL_METHODS", "DaskRelease", "Decomposition", "METHODS", "MethodInfo", "Option", "Perturbed",
+    "ProtectionResult", "decompose", "mdav_groups", "method_info", "methods", "min_swap_percent", "option_schema", "protect",
+    "protect_dask", "register_method", "scale_refusal", "unregister_method",
     # releasing
     "RECIPE_VERSION", "Recipe", "Release",
     "codebook", "codebook_bytes", "make_release",

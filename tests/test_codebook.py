@@ -11,7 +11,7 @@ import pytest
 
 import sdccore
 from sdccore.__main__ import main as cli_main
-from sdccore._codebook import codebook_bytes
+from sdccore import codebook_bytes
 
 
 @pytest.fixture(scope="module")

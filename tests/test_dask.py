@@ -17,8 +17,9 @@ distributed = pytest.importorskip("distributed")
 
 import sdccore  # noqa: E402
 from sdccore.__main__ import main as cli_main  # noqa: E402
-from sdccore._dask import moments, protect_dask, read_dask, stand_in  # noqa: E402
-from sdccore._io import neutralize_formulas  # noqa: E402
+from sdccore import protect_dask  # noqa: E402
+from sdccore._dask import moments, read_dask, stand_in  # noqa: E402
+from sdccore import neutralize_formulas  # noqa: E402
 
 NUM = [f"amount{j}" for j in range(6)] + ["total"]
 

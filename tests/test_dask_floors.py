@@ -12,7 +12,7 @@ dd = pytest.importorskip("dask.dataframe")
 
 import dask  # noqa: E402
 
-from sdccore._dask import protect_dask  # noqa: E402
+from sdccore import protect_dask  # noqa: E402
 from sdccore._dask_floors import band_starts, whole_file_figures  # noqa: E402
 from sdccore._safety import RiskFloors, risk_profile  # noqa: E402
 

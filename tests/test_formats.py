@@ -13,7 +13,7 @@ import pyreadstat
 import pytest
 
 import sdccore
-from sdccore._formats import write_table
+from sdccore import write_table
 
 ROOT = Path(__file__).resolve().parents[1]
 LABELS = {"SALES": "Sales (thousand EUR)", "NET_PROFIT": "Net profit (thousand EUR)"}

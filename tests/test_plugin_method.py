@@ -12,7 +12,7 @@ import pandas as pd
 import pytest
 
 import sdccore
-from sdccore._methods import register, unregister
+from sdccore import register_method as register, unregister_method as unregister
 
 ROOT = Path(__file__).resolve().parents[1]
 TOY = sdccore.MethodInfo("toy", "Toy", keeps_values=True, steps="toy_method")

@@ -179,7 +179,7 @@ def test_a_carriage_return_in_a_kept_text_column_round_trips(tarr, tmp_path):
 
 
 def test_the_codebook_csv_neutralises_formula_cells(tarr):
-    from sdccore._codebook import codebook_bytes
+    from sdccore import codebook_bytes
     res = sdccore.protect(tarr, "pca", rng=1)
     cb = sdccore.codebook(res, tarr, labels={"SALES": "=HYPERLINK(\"http://x\",\"y\")",
                                              "TREASURY": "=cmd|' /C calc'!A0"})

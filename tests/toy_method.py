@@ -4,7 +4,7 @@ the records.  Registered by ``tests/test_plugin_method.py``."""
 
 import numpy as np
 
-from sdccore._methods._base import Option, Perturbed
+from sdccore import Option, Perturbed
 
 
 def options(method):

@@ -30,7 +30,7 @@ from __future__ import annotations
 import importlib
 from dataclasses import dataclass, field
 
-__all__ = ["MethodInfo", "methods", "method_info", "register", "unregister", "steps"]
+__all__ = ["MethodInfo", "methods", "method_info", "register", "unregister", "register_method", "unregister_method", "steps"]
 
 
 @dataclass(frozen=True)
@@ -185,11 +185,10 @@ def register(info, *, replace=False):
     Examples
     --------
     >>> import types, sdccore
-    >>> from sdccore._methods import register, unregister
     >>> toy = types.SimpleNamespace(options=lambda method: [], perturb=None)
-    >>> register(sdccore.MethodInfo("toy", "Toy", steps=toy)).label
+    >>> sdccore.register_method(sdccore.MethodInfo("toy", "Toy", steps=toy)).label
     'Toy'
-    >>> unregister("toy").name
+    >>> sdccore.unregister_method("toy").name
     'toy'
     """
     if not isinstance(info, MethodInfo):
@@ -207,9 +206,32 @@ def register(info, *, replace=False):
 
 
 def unregister(name):
-    """Remove a method from the registry and return its entry."""
+    """Remove a method from the registry.
+
+    Parameters
+    ----------
+    name : str
+        A registered method's name.
+
+    Returns
+    -------
+    MethodInfo
+        Its entry.
+
+    Examples
+    --------
+    >>> import types, sdccore
+    >>> toy = types.SimpleNamespace(options=lambda method: [], perturb=None)
+    >>> _ = sdccore.register_method(sdccore.MethodInfo("toy2", "Toy", steps=toy))
+    >>> sdccore.unregister_method("toy2").label
+    'Toy'
+    """
     info = method_info(name)
     del REGISTRY[name]
     for fn in _LISTENERS:
         fn()
     return info
+
+
+register_method = register  # the public names (sdccore.register_method, sdccore.unregister_method)
+unregister_method = unregister

@@ -108,13 +108,31 @@ class Plan:
 
 @dataclass(frozen=True)
 class Perturbed:
-    """A method's perturbation of the decomposed columns."""
+    """What a method's ``perturb`` step returns (a plug-in method builds one).
 
-    X: np.ndarray           # the protected values of the decomposed columns (protection scale)
+    Attributes
+    ----------
+    X : ndarray
+        The protected values of the decomposed columns, on the protection scale (records x
+        ``prep.keep``); bounds, rounding and the original scale are the pipeline's.
+    loadings : DataFrame or None
+        The loadings shown for a decomposing method.
+    perturbed : tuple
+        The 1-based factors or components perturbed (empty for other methods).
+    planned : list or None
+        Per checked variable, the planned perturbed variance share (None: the floors use
+        1 - cor(x, x')²).
+    basis : ndarray or None
+        The span of every record's change, for the structural intruder (None: unknown).
+    notes : tuple of str
+        What the step did, in words (the result's notes).
+    """
+
+    X: np.ndarray
     loadings: pd.DataFrame | None
-    perturbed: tuple        # 1-based labels
-    planned: list | None    # per checked variable, the planned perturbed share
-    basis: np.ndarray | None  # span of every record's change, for the structural intruder
+    perturbed: tuple
+    planned: list | None
+    basis: np.ndarray | None
     notes: tuple
 
 
