@@ -5,6 +5,8 @@ words it."""
 
 from __future__ import annotations
 
+from ._methods import REGISTRY
+
 __all__ = []
 
 INTRUDERS = {
@@ -19,30 +21,18 @@ INTRUDERS = {
 }
 
 
-# what strengthens each method, in its own settings (the setting named as the option is called)
-STRONGER = {
-    "fa": "perturb the factors that carry it (factors='auto', or add them to the mask on the Configure page)",
-    "pca": "perturb the components that load on it (components='auto', or add them to the mask)",
-    "magg": "a larger group size k (e.g. k=10); M-AGG of the sensitive variables alone changes little of them, "
-            "so IPSO or rank swapping may serve better",
-    "rankswap": "a larger rank-swap window p (e.g. p=60 or p=80)",
-    "noise": "more noise (a larger noise_cov)",
-    "pca_remove": "remove more components (a larger removed, or a lower threshold)",
-    "ipso": "fewer size classes (classes=1), or mark the public variables that predict it sensitive too",
-    "shuffle": "another method (IPSO keeps the regression and changes the values), or mark the public variables "
-               "that predict it sensitive too",
-    "cfa": "another method (IPSO), or mark the public variables that predict it sensitive too",
-}
 # the methods that leave the public variables unchanged, by what they keep
 UNCHANGED_PUBLIC = "IPSO (keeps the regression on the public variables), rank swapping or M-AGG of the sensitive " \
                    "variables alone"
 
 
 def _fix(floor, method=None):
-    if floor in ("perturbed share", "|cor|", "closeness") and method in STRONGER:
+    info = REGISTRY.get(method) if isinstance(method, str) else None
+    if floor in ("perturbed share", "|cor|", "closeness") and info is not None and info.stronger:
+        # what strengthens the method, in its own settings (the registry says)
         tail = "; if public variables predict it closely, mark them sensitive too" if floor == "closeness" and \
-            method in ("fa", "pca", "magg", "rankswap") else ""
-        return STRONGER[method] + tail
+            info.public_hint else ""
+        return info.stronger + tail
     return {
         "perturbed share": "perturb the factors that carry it (factors='auto' or add them to the mask), "
                            "or choose a method that protects it",

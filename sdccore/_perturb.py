@@ -205,24 +205,24 @@ def round_grid(f, rng=None):
     return lo + np.round((f - lo) / step) * step
 
 
-def perturb_column(f, method, param, rng):
-    if method == "swap":
-        return swap(f, rng)
-    if method == "rankswap":
-        return rankswap(f, param, rng)
-    if method == "noise":
-        return noise(f, param, rng)
-    if method == "microagg":
-        return microagg(f, int(param))
-    if method == "microagg_noise":
-        return microagg_noise(f, int(param), rng)
-    if method == "bootstrap":
-        return bootstrap(f, rng)
-    if method == "synthetic":
-        return synthetic(f, rng)
-    if method == "round":
-        return round_grid(f)
-    raise ValueError(f"unknown perturbation {method!r}")
+# each perturbation of one factor's (or component's) scores: (scores, parameter, rng) -> scores
+COLUMN_PERTURBATIONS = {
+    "swap": lambda f, param, rng: swap(f, rng),
+    "rankswap": lambda f, param, rng: rankswap(f, param, rng),
+    "noise": lambda f, param, rng: noise(f, param, rng),
+    "microagg": lambda f, param, rng: microagg(f, int(param)),
+    "microagg_noise": lambda f, param, rng: microagg_noise(f, int(param), rng),
+    "bootstrap": lambda f, param, rng: bootstrap(f, rng),
+    "synthetic": lambda f, param, rng: synthetic(f, rng),
+    "round": lambda f, param, rng: round_grid(f),
+}
+
+
+def perturb_column(f, kind, param, rng):
+    """One column of scores perturbed by the perturbation ``kind`` (COLUMN_PERTURBATIONS)."""
+    if kind not in COLUMN_PERTURBATIONS:
+        raise ValueError(f"unknown perturbation {kind!r}")
+    return COLUMN_PERTURBATIONS[kind](f, param, rng)
 
 
 def perturb_columns(F, method, param, rng):

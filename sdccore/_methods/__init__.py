@@ -60,6 +60,12 @@ class MethodInfo:
         shuffling): nothing to shift back to the original's means.
     searchable : bool
         ``search`` can tune it.
+    stronger : str
+        What strengthens it, in its own settings (the fix a violation of the floors names).
+    public_hint : bool
+        A closeness violation also suggests marking the public variables that predict the
+        variable sensitive (methods that change the public variables or leave them as
+        released predictors).
     steps : str or object
         The module (dotted name, imported on first use) or object holding its options and
         steps (see the module docstring).
@@ -75,23 +81,40 @@ class MethodInfo:
     dask: bool = False
     keeps_values: bool = False
     searchable: bool = False
+    stronger: str = field(default="", repr=False)
+    public_hint: bool = False
     steps: object = field(default=None, repr=False, compare=False)
 
 
 _HERE = __name__
 REGISTRY = {m.name: m for m in (
-    MethodInfo("fa", "FA", decomposes=True, strata=True, dask=True, searchable=True, steps=_HERE + ".factor"),
-    MethodInfo("pca", "PCA", decomposes=True, strata=True, dask=True, searchable=True, steps=_HERE + ".factor"),
-    MethodInfo("magg", "M-AGG", strata=True, dask=True, searchable=True, steps=_HERE + ".magg"),
-    MethodInfo("rankswap", "Rank swap", dask=True, keeps_values=True, steps=_HERE + ".rankswap"),
-    MethodInfo("noise", "Noise", dashboard=False, dask=True, steps=_HERE + ".noise"),
-    MethodInfo("pca_remove", "PCA-R", decomposes=True, deterministic=True, steps=_HERE + ".removal"),
-    MethodInfo("ipso", "IPSO", conditional=True, steps=_HERE + ".conditional"),
-    MethodInfo("shuffle", "Shuffle", conditional=True, keeps_values=True, steps=_HERE + ".conditional"),
-    MethodInfo("cfa", "FA-cond", conditional=True, steps=_HERE + ".conditional"),
+    MethodInfo("fa", "FA", decomposes=True, strata=True, dask=True, searchable=True, public_hint=True,
+               stronger="perturb the factors that carry it (factors='auto', or add them to the mask on the Configure "
+                        "page)", steps=_HERE + ".factor"),
+    MethodInfo("pca", "PCA", decomposes=True, strata=True, dask=True, searchable=True, public_hint=True,
+               stronger="perturb the components that load on it (components='auto', or add them to the mask)",
+               steps=_HERE + ".factor"),
+    MethodInfo("magg", "M-AGG", strata=True, dask=True, searchable=True, public_hint=True,
+               stronger="a larger group size k (e.g. k=10); M-AGG of the sensitive variables alone changes little of "
+                        "them, so IPSO or rank swapping may serve better", steps=_HERE + ".magg"),
+    MethodInfo("rankswap", "Rank swap", dask=True, keeps_values=True, public_hint=True,
+               stronger="a larger rank-swap window p (e.g. p=60 or p=80)", steps=_HERE + ".rankswap"),
+    MethodInfo("noise", "Noise", dashboard=False, dask=True, stronger="more noise (a larger noise_cov)",
+               steps=_HERE + ".noise"),
+    MethodInfo("pca_remove", "PCA-R", decomposes=True, deterministic=True,
+               stronger="remove more components (a larger removed, or a lower threshold)", steps=_HERE + ".removal"),
+    MethodInfo("ipso", "IPSO", conditional=True,
+               stronger="fewer size classes (classes=1), or mark the public variables that predict it sensitive too",
+               steps=_HERE + ".conditional"),
+    MethodInfo("shuffle", "Shuffle", conditional=True, keeps_values=True,
+               stronger="another method (IPSO keeps the regression and changes the values), or mark the public "
+                        "variables that predict it sensitive too", steps=_HERE + ".conditional"),
+    MethodInfo("cfa", "FA-cond", conditional=True,
+               stronger="another method (IPSO), or mark the public variables that predict it sensitive too",
+               steps=_HERE + ".conditional"),
 )}
 BUILT_IN = tuple(REGISTRY)  # the methods this package defines (every process knows them without a register call)
-_CAPABILITIES = tuple(f for f in MethodInfo.__dataclass_fields__ if f not in ("name", "label", "steps"))
+_CAPABILITIES = tuple(f for f in MethodInfo.__dataclass_fields__ if f not in ("name", "label", "steps", "stronger"))
 
 
 def methods(**capabilities) -> tuple:
