@@ -23,12 +23,15 @@ def _perturbation_widgets(prefix, cfg, out):
             out[o.name] = widgets.number(st, prefix, o.name, cfg, f"{prefix}_param_{o.name}", high=1000.0)
 
 
-def _selection_widgets(prefix, cfg, out, key, word, sens, n_items):
+def _selection_widgets(prefix, cfg, out, key, word, sens, names):
+    """The factors (components) to perturb: 'all', 'auto' (a criterion) or a mask of
+    ``names`` (the decomposition's F1.. or PC1..), as the schema's option ``key`` takes them."""
+    spec = widgets.spec(prefix, key)
     modes = ["all", "criterion", "manual"] if sens else ["all", "manual"]
-    cur = cfg.get(key, "auto" if sens else "all")
+    cur = cfg.get(key, widgets.default(prefix, key, bool(sens)))
     mode_now = "criterion" if cur == "auto" else ("all" if cur == "all" else "manual")
     labels = {"all": f"all {word}s", "criterion": "by a criterion on the loadings", "manual": "choose by hand"}
-    mode = st.radio(f"{word.capitalize()}s to perturb", modes, index=modes.index(mode_now) if mode_now in modes else 0,
+    mode = st.radio(spec.label, modes, index=modes.index(mode_now) if mode_now in modes else 0, help=spec.help,
                     format_func=labels.get, horizontal=True, key=f"{prefix}_selection")
     if mode == "all":
         out[key] = "all"
@@ -42,11 +45,10 @@ def _selection_widgets(prefix, cfg, out, key, word, sens, n_items):
                                          key=f"{prefix}_threshold", help=thr.help)
     else:
         chosen = cur if isinstance(cur, list) else [1]
-        cols = st.columns(min(n_items, 7) or 1)
+        cols = st.columns(min(len(names), 7) or 1)
         picked = []
-        for i in range(n_items):
-            if cols[i % len(cols)].checkbox(f"{'F' if prefix == 'fa' else 'PC'}{i + 1}", value=(i + 1) in chosen,
-                                            key=f"{prefix}_mask_{i + 1}"):
+        for i, name in enumerate(names):
+            if cols[i % len(cols)].checkbox(name, value=(i + 1) in chosen, key=f"{prefix}_mask_{i + 1}"):
                 picked.append(i + 1)
         out[key] = picked or [1]
         if not picked:
@@ -147,15 +149,15 @@ def fa_tab(sens, m):
     out["extraction"] = widgets.choice(c2, "fa", "extraction", cfg, "fa_extraction")
     out["rotation"] = widgets.choice(c3, "fa", "rotation", cfg, "fa_rotation",
                                      choices=widgets.spec("fa", "rotation").allowed(bool(sens)),
-                                     default="isolate_sensitive" if sens else "none")
+                                     default=widgets.default("fa", "rotation", bool(sens)))
     probe = compute.decompose("fa", {**out, "factors": "all"})
-    _selection_widgets("fa", cfg, out, "factors", "factor", sens, probe.loadings.shape[1])
+    _selection_widgets("fa", cfg, out, "factors", "factor", sens, list(probe.loadings.columns))
     c4, c5 = st.columns(2)
     with c4:
         _perturbation_widgets("fa", cfg, out)
     with c5:
         out["residuals"] = widgets.choice(st, "fa", "residuals", cfg, "fa_residuals",
-                                          default="keep" if sens else "swap_rows")
+                                          default=widgets.default("fa", "residuals", bool(sens)))
         out["scores"] = widgets.choice(st, "fa", "scores", cfg, "fa_scores")
     session.set_config("fa", out)
     _plots("fa", out, sens, "fa")
@@ -165,7 +167,8 @@ def fa_tab(sens, m):
 def pca_tab(sens, m):
     cfg = session.config("pca")
     out = {"method": "pca"}
-    _selection_widgets("pca", cfg, out, "components", "component", sens, m)
+    names = list(compute.decompose("pca", {"method": "pca", "components": "all"}).loadings.columns)
+    _selection_widgets("pca", cfg, out, "components", "component", sens, names)
     _perturbation_widgets("pca", cfg, out)
     session.set_config("pca", out)
     _plots("pca", out, sens, "pca")

@@ -124,3 +124,46 @@ def test_the_configure_page_draws_the_floors_from_the_schema(monkeypatch):
     app.number_input(key="floor_top").set_value(9).run()
     app.number_input(key="floor_tolerance").set_value(10.0).run()
     assert app.session_state["floors"]["top_records"] == 9 and app.session_state["floors"]["tolerance"] == 0.1
+
+
+# the Configure page's input widgets by key, and the option whose label, help and default they show
+CONFIGURE_WIDGETS = {
+    "FA": {"fa_n_factors": ("fa", "n_factors"), "fa_extraction": ("fa", "extraction"), "fa_rotation": ("fa", "rotation"),
+           "fa_selection": ("fa", "factors"), "fa_perturbation": ("fa", "perturbation"),
+           "fa_residuals": ("fa", "residuals"), "fa_scores": ("fa", "scores")},
+    "PCA": {"pca_selection": ("pca", "components"), "pca_perturbation": ("pca", "perturbation")},
+    "M-AGG": {"magg_k": ("magg", "k"), "magg_noise": ("magg", "noise_model")},
+    "Rank swap": {"rankswap_p": ("rankswap", "p")},
+    "IPSO": {"ipso_classes": ("ipso", "classes")},
+    "FA-cond": {"cfa_n_factors": ("cfa", "n_factors"), "cfa_extraction": ("cfa", "extraction")},
+    "PCA-R": {"pcar_metric": ("pca_remove", "metric")},
+}
+
+
+def test_the_configure_page_labels_every_method_widget_from_the_schema(monkeypatch):
+    from pathlib import Path
+
+    from streamlit.testing.v1 import AppTest
+
+    root = Path(__file__).resolve().parents[1]
+    monkeypatch.chdir(root)
+    app = AppTest.from_file(str(root / "app.py"), default_timeout=120).run()
+    app.multiselect(key="sensitive_select").set_value(["SALES"]).run()
+    app.switch_page("pages/3_configure.py").run()
+    widgets_by_key = {}
+    for label, keys in CONFIGURE_WIDGETS.items():
+        app.radio(key="config_method").set_value(label).run()
+        assert not app.exception, [e.value for e in app.exception]
+        for w in list(app.number_input) + list(app.selectbox) + list(app.radio):
+            widgets_by_key[w.key] = w
+        for key, (method, name) in keys.items():
+            o = next(o for o in sdccore.option_schema(method) if o.name == name)
+            w = widgets_by_key[key]
+            assert w.label.startswith(o.label) and w.help == o.help, (key, w.label, o.label)
+    # with SALES sensitive the schema's selective defaults are the page's
+    assert app.session_state["cfg_fa"]["rotation"] == sdccore.option_schema("fa")[2].default_for({}, _Selective())
+    assert app.session_state["cfg_fa"]["residuals"] == "keep"
+
+
+class _Selective:
+    selective, n, m, m_total = True, None, None, None

@@ -13,6 +13,20 @@ def spec(method: str, name: str):
     raise KeyError(f"{method} has no option {name!r}")
 
 
+def default(method: str, name: str, selective: bool):
+    """The schema's default of an option that depends on whether variables are sensitive
+    (rotation, factors, components, residuals): never restated on a page."""
+    return spec(method, name).default_for({}, _Context(selective))
+
+
+class _Context:
+    """What a default may ask before the data are bound: whether protection is selective."""
+
+    def __init__(self, selective):
+        self.selective = bool(selective)
+        self.n = self.m = self.m_total = None
+
+
 def _label(o):
     return o.label + (f" ({o.unit})" if o.unit else "")
 
