@@ -11,12 +11,20 @@ import streamlit as st
 
 from ui.common import METHOD_LABELS, WIDGETS_TIED_TO_DATA, _key
 
-SETTINGS = ("roles", "design", "seed", "floors", "plausible", "models", "max_risk", "passthrough_confirmed") + tuple(
-    f"cfg_{m}" for m in METHOD_LABELS)
-SETTING_NAMES = {"roles": "roles", "design": "strata/weights", "seed": "seed", "floors": "risk floors",
-                 "plausible": "plausible values", "models": "regressions", "max_risk": "risk ceiling",
-                 "passthrough_confirmed": "pass-through confirmation",
-                 **{f"cfg_{m}": f"{label} settings" for m, label in METHOD_LABELS.items()}}
+BASE_SETTINGS = ("roles", "design", "seed", "floors", "plausible", "models", "max_risk", "passthrough_confirmed")
+BASE_NAMES = {"roles": "roles", "design": "strata/weights", "seed": "seed", "floors": "risk floors",
+              "plausible": "plausible values", "models": "regressions", "max_risk": "risk ceiling",
+              "passthrough_confirmed": "pass-through confirmation"}
+
+
+def settings_keys() -> tuple:
+    """The session keys a snapshot holds: the base settings and each offered method's
+    configuration (from the registry, so a registered method's settings are undone too)."""
+    return BASE_SETTINGS + tuple(f"cfg_{m}" for m in METHOD_LABELS)
+
+
+def setting_name(key: str) -> str:
+    return BASE_NAMES.get(key) or f"{METHOD_LABELS.get(key[4:], key[4:])} settings"
 # widget state that must be dropped when settings are restored (the widgets are drawn again
 # from the restored values)
 WIDGET_PREFIXES = ("fa_", "pca_", "magg_", "rankswap_", "pcar_", "floor_", "pv_", "seed_input", "run_models",
@@ -30,7 +38,7 @@ def _snapshot() -> dict:
 
     ss = st.session_state
     return {"token": ss.get("data_token"), "data_name": ss.get("data_name"),
-            **{k: copy.deepcopy(ss.get(k)) for k in SETTINGS}}
+            **{k: copy.deepcopy(ss.get(k)) for k in settings_keys()}}
 
 
 def _changed(a: dict, b: dict) -> list:
@@ -39,7 +47,8 @@ def _changed(a: dict, b: dict) -> list:
     def filled(old, new):
         return old is None or (isinstance(old, dict) and isinstance(new, dict)
                                and all(k in new and _key(new[k]) == _key(v) for k, v in old.items()))
-    return [SETTING_NAMES[k] for k in SETTINGS if _key(a.get(k)) != _key(b.get(k)) and not filled(a.get(k), b.get(k))]
+    return [setting_name(k) for k in settings_keys()
+            if _key(a.get(k)) != _key(b.get(k)) and not filled(a.get(k), b.get(k))]
 
 
 def track_settings():
@@ -66,7 +75,7 @@ def undo_steps() -> list:
 
 def _restore(settings: dict):
     ss = st.session_state
-    for k in SETTINGS:
+    for k in settings_keys():
         if k in settings and settings[k] is not None:
             ss[k] = settings[k]
     for k in list(ss.keys()):
