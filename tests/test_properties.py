@@ -71,7 +71,14 @@ def test_same_seed_same_output_and_finite(df, method, seed):
        st.booleans())
 def test_every_score_within_unit_interval(df, method, selective):
     sens = [df.columns[0]] if selective else None
-    res = raw_protect(df, method=method, sensitive=sens, rng=1)
+    try:
+        res = raw_protect(df, method=method, sensitive=sens, rng=1)
+    except ValueError as exc:
+        # a sensitive variable no factor loads on (uncorrelated with the others: FA gives it no
+        # communality) is refused with the fix, not protected by nothing; found by this test on
+        # a generated frame, and refused the same way before the method registry
+        assert method == "fa" and selective and "select no factor to perturb" in str(exc), str(exc)
+        return
     ev = sdccore.evaluate(df, res.data, sensitive=sens)
     for k, v in ev.scores.items():
         assert 0.0 <= v <= 1.0, (k, v)
