@@ -60,3 +60,19 @@ def test_version_and_console_script():
     for dep in proj["dependencies"]:
         name = next(iter(_names([dep])))
         assert name in pins, f"{name} is a dependency but requirements.txt does not pin it"
+
+
+def test_every_subpackage_is_in_the_distribution():
+    """`pip install .` ships every package of sdccore (a subpackage missing from the build
+    config gave an installed `sdccore` command that failed on `import sdccore._methods`)."""
+    import tomllib
+
+    from setuptools import find_packages
+
+    root = Path(__file__).resolve().parents[1]
+    cfg = tomllib.loads((root / "pyproject.toml").read_text())["tool"]["setuptools"]["packages"]["find"]
+    shipped = set(find_packages(str(root), include=cfg["include"]))
+    present = {".".join(p.parent.relative_to(root).parts) for p in (root / "sdccore").rglob("__init__.py")
+               if "__pycache__" not in p.parts}
+    assert present <= shipped, sorted(present - shipped)
+    assert "sdccore._methods" in present
