@@ -313,7 +313,7 @@ def method_section(method, sens, m):
     """The chosen method's widgets and live plots.  A fragment: changing one of its widgets
     reruns only this part of the page (not the floors, the method choice or the sidebar),
     which is what keeps each Configure interaction quick in the browser."""
-    code = LABEL_METHOD[method]
+    code = common.method_of(method)
     tab = TABS.get(code)
     if tab is not None:
         session.safe(lambda: tab(code, sens, m))
@@ -341,16 +341,6 @@ TABS = {
     "cfa": lambda code, sens, m: cfa_tab(m),
     "pca_remove": lambda code, sens, m: pca_remove_tab(m),
 }
-
-
-class _LabelMethod(dict):
-    """Label -> method name, read from the registry at each use."""
-
-    def __getitem__(self, label):
-        return {lab: code for code, lab in common.METHOD_LABELS.items()}[label]
-
-
-LABEL_METHOD = _LabelMethod()
 
 
 session.safe(body)

@@ -8,7 +8,6 @@ import streamlit as st
 import sdccore
 from ui import common, compute, figures, release, runs, session
 st.title("Run and compare")
-LABELS = {label: m for m, label in common.METHOD_LABELS.items()}
 
 
 def run_section():
@@ -45,7 +44,7 @@ def run_section():
                 shown[0] = time.perf_counter()
                 live.dataframe(figures.live_runs_table(runs, bool(session.sensitive())), hide_index=True)
 
-        runs.run_comparison([LABELS[m] for m in methods], int(reps), progress, partial)
+        runs.run_comparison([common.method_of(m) for m in methods], int(reps), progress, partial)
         bar.empty()
         cancel.empty()
         live.empty()
@@ -182,7 +181,7 @@ def stronger_section():
 def pick_section(c, best):
     # each configured method with its CURRENT settings (a fix made on the Configure page is what
     # gets released); the search's best as it was found
-    options = session.current_configs([LABELS[lab] for lab in c["configs"] if lab in LABELS])
+    options = session.current_configs([common.method_of(lab) for lab in c["configs"] if common.method_of(lab)])
     options.update({lab: cfg for lab, cfg in c["configs"].items() if lab not in options})
     follows = set(options)
     sr = runs.search_result()
@@ -197,7 +196,7 @@ def pick_section(c, best):
         st.info("No configuration is pre-selected because none met the risk floors within the ceiling; pick one to "
                 "see its figures, or change the configuration.")
         return
-    release.choose_release(pick, options[pick], follow=pick in follows and pick in LABELS)
+    release.choose_release(pick, options[pick], follow=pick in follows and common.method_of(pick) is not None)
     with st.spinner(f"Protecting and checking the release with {pick} ..."):
         res, ev, refused = release.release(options[pick])
     st.subheader(f"The release with {pick} (seed {session.seed()})")

@@ -17,9 +17,8 @@ def _choice():
         if best is None:
             st.error(f"No release: {why}.")
             return None, None
-        follows = {lab: m for m, lab in common.METHOD_LABELS.items()}
-        if best in follows:
-            cfg = session.current_configs([follows[best]])[best]
+        if common.method_of(best) is not None:
+            cfg = session.current_configs([common.method_of(best)])[best]
         else:
             cfg = c["configs"][best]
         st.info(f"No configuration was picked on page 4, so the comparison's suggestion is used: {best}.")

@@ -28,6 +28,11 @@ class _Labels(Mapping):
 
 METHOD_LABELS = _Labels()
 
+
+def method_of(label):
+    """The method a dashboard label names (None for a label that names no offered method)."""
+    return next((m for m, lab in METHOD_LABELS.items() if lab == label), None)
+
 # widget keys whose options depend on the columns: reset when new data arrive
 WIDGETS_TIED_TO_DATA = ("sensitive_select", "identifier_select", "excluded_select", "release_pick", "strata_select",
                         "weight_select")

@@ -11,9 +11,9 @@ import pandas as pd
 import streamlit as st
 
 import sdccore
-from ui.common import WIDGETS_TIED_TO_DATA
+from ui.common import METHOD_LABELS, WIDGETS_TIED_TO_DATA
 from ui.session import (
-    DEFAULT_CFG, DEFAULT_MAX_RISK, DEFAULT_SEED, data, data_name, design, numeric_columns, passthrough_text, read_format, read_notes, roles,
+    DEFAULT_MAX_RISK, DEFAULT_SEED, data, data_name, design, numeric_columns, passthrough_text, read_format, read_notes, roles,
 )
 from ui.compute import prefetch_explore
 
@@ -42,8 +42,8 @@ def init():
     ss.setdefault("seed", DEFAULT_SEED)
     ss.setdefault("floors", sdccore.RiskFloors().to_dict())
     ss.setdefault("max_risk", DEFAULT_MAX_RISK)
-    for m, cfg in DEFAULT_CFG.items():
-        ss.setdefault(f"cfg_{m}", dict(cfg))
+    for m in METHOD_LABELS:  # every offered method starts from its schema's defaults
+        ss.setdefault(f"cfg_{m}", {"method": m})
     ss.setdefault("comparison", None)
     ss.setdefault("search", None)
     ss.setdefault("release_label", None)
@@ -89,8 +89,8 @@ def set_data(df: pd.DataFrame, name: str, notes=(), sample=False, sep=None, deci
     ss["roles"] = dict(sug.roles)
     ss["design"] = {}
     ss["passthrough_confirmed"] = False
-    for m, cfg in DEFAULT_CFG.items():
-        ss[f"cfg_{m}"] = dict(cfg)
+    for m in METHOD_LABELS:
+        ss[f"cfg_{m}"] = {"method": m}
     ss["comparison"] = None
     ss["search"] = None
     ss["release_label"] = None
@@ -138,8 +138,8 @@ def reset_method_settings():
     """Every method's settings back to the library's defaults (and the Configure page's
     widgets with them)."""
     ss = st.session_state
-    for m, cfg in DEFAULT_CFG.items():
-        ss[f"cfg_{m}"] = dict(cfg)
+    for m in METHOD_LABELS:
+        ss[f"cfg_{m}"] = {"method": m}
     for k in list(ss.keys()):
         if isinstance(k, str) and k.startswith(CONFIG_WIDGETS):
             del ss[k]

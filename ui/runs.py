@@ -8,7 +8,7 @@ import streamlit as st
 
 import sdccore
 from ui import history as hist
-from ui.common import METHOD_LABELS, _key
+from ui.common import METHOD_LABELS, _key, method_of
 from ui.session import (
     config, current_configs, data, design_columns, floors, models, protect_columns, roles, seed, sensitive, set_config, token,
 )
@@ -119,8 +119,7 @@ def comparison_changes(c=None) -> list:
     c = c if c is not None else comparison()
     if c is None:
         return []
-    labels = {label: m for m, label in METHOD_LABELS.items()}
-    now = current_configs([labels[lab] for lab in c["configs"] if lab in labels])
+    now = current_configs([method_of(lab) for lab in c["configs"] if method_of(lab)])
     out = [f"{lab} settings" for lab, cfg in c["configs"].items() if lab in now and _key(now[lab]) != _key(cfg)]
     if c.get("seed") is not None and c["seed"] != seed():
         out.append("seed")

@@ -8,7 +8,6 @@ from __future__ import annotations
 import math
 import os
 import sys
-from collections.abc import Mapping
 
 import pandas as pd
 import streamlit as st
@@ -38,20 +37,6 @@ SELECTIVE_ONLY = tuple(sdccore.CONDITIONAL_METHODS)  # the built-in ones; offere
 
 
 # every option left to the library's schema (sdccore.option_schema): the pages show its defaults
-class _DefaultConfigs(Mapping):
-    """Each offered method's starting configuration ({"method": m}), from the registry."""
-
-    def __getitem__(self, key):
-        return {"method": key} if key in METHOD_LABELS else {}[key]
-
-    def __iter__(self):
-        return iter(METHOD_LABELS)
-
-    def __len__(self):
-        return len(METHOD_LABELS)
-
-
-DEFAULT_CFG = _DefaultConfigs()
 
 
 def passthrough_text(roles_=None) -> list:
@@ -233,14 +218,11 @@ def with_floors(config: dict) -> dict:
     design (strata for the methods that take them, sampling weights)."""
     cfg = {**config, **plausible(), "floors": floors()}
     d = design()
-    if d.get("strata") and config.get("method") in STRATA_METHODS:
+    if d.get("strata") and config.get("method") in sdccore.methods(strata=True):  # the registry, asked now
         cfg["strata"] = list(d["strata"])
     if d.get("weights"):
         cfg["weights"] = d["weights"]
     return cfg
-
-
-STRATA_METHODS = sdccore.methods(strata=True)
 
 
 def design() -> dict:
