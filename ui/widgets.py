@@ -16,15 +16,7 @@ def spec(method: str, name: str):
 def default(method: str, name: str, selective: bool):
     """The schema's default of an option that depends on whether variables are sensitive
     (rotation, factors, components, residuals): never restated on a page."""
-    return spec(method, name).default_for({}, _Context(selective))
-
-
-class _Context:
-    """What a default may ask before the data are bound: whether protection is selective."""
-
-    def __init__(self, selective):
-        self.selective = bool(selective)
-        self.n = self.m = self.m_total = None
+    return spec(method, name).default_given(selective)
 
 
 def _label(o):

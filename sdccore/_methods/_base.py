@@ -84,6 +84,11 @@ class Option:
         """The default given the options bound so far and the data context."""
         return self.default(bound, ctx) if callable(self.default) else self.default
 
+    def default_given(self, selective):
+        """The default before the data are bound, with (or without) sensitive variables (the
+        rotation, factors, components and residuals depend on it): what a form shows."""
+        return self.default_for({}, Context(bool(selective)))
+
     def allowed(self, selective):
         """The choices allowed with (or without) sensitive variables."""
         return tuple(c for c in self.choices if selective or c not in self.sensitive_only)
