@@ -163,4 +163,3 @@ def test_the_configure_page_labels_every_method_widget_from_the_schema(monkeypat
     # with SALES sensitive the schema's selective defaults are the page's
     assert app.session_state["cfg_fa"]["rotation"] == sdccore.option_schema("fa")[2].default_given(True)
     assert app.session_state["cfg_fa"]["residuals"] == "keep"
-

@@ -13,17 +13,16 @@ class _Labels(Mapping):
     """The dashboard's methods and their labels, read from the registry at each use (a method
     registered after the app started is offered too)."""
 
-    def _now(self):
-        return {m: sdccore.method_info(m).label for m in sdccore.methods(dashboard=True)}
-
     def __getitem__(self, key):
-        return self._now()[key]
+        if key not in sdccore.methods(dashboard=True):
+            raise KeyError(key)
+        return sdccore.method_info(key).label
 
     def __iter__(self):
-        return iter(self._now())
+        return iter(sdccore.methods(dashboard=True))
 
     def __len__(self):
-        return len(self._now())
+        return len(sdccore.methods(dashboard=True))
 
 
 METHOD_LABELS = _Labels()
