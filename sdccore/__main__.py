@@ -32,6 +32,7 @@ from ._cli_files import (  # noqa: F401  (the command line's files: inputs, path
 )
 from ._cli_cluster import SCHEDULER_WAIT, _children_ignore_sigint, _client  # noqa: F401
 from ._cli_report import _COEF_COLUMNS, _digits, _print_coefficients, _regression_json, _risk_lines, _say  # noqa: F401
+from ._cli_report import cli_words
 from ._methods import methods
 
 # the heavy modules (scipy, scikit-learn, numba) are imported by the command that needs them:
@@ -302,12 +303,11 @@ def _sens(args):
 
 
 def _compare(args):
-    from ._compare import _WARMING, compare, warm_workers
+    from ._compare import compare, warm_workers
 
-    with _children_ignore_sigint():  # the workers start now, ignoring the terminal's Ctrl-C
-        warm_workers()
-        for t in _WARMING:
-            t.join()
+    # the workers start now, ignoring the terminal's Ctrl-C while they start (never while
+    # they import and work: a Ctrl-C held back then was lost and the run went on, issue 36)
+    warm_workers(wait=True)
 
     data = _read_csv(args.input)
     configs = {"FA": {"method": "fa"}, "PCA": {"method": "pca"}, "M-AGG": {"method": "magg"}}
@@ -441,27 +441,13 @@ class _UsageError(Exception):
     pass
 
 
-# the library's messages name its keywords; on the command line they name the flags instead
-_CLI_WORDS = [
-    ("pass allow_unsafe='reason' (on the command line --allow-unsafe \"reason\")", "pass --allow-unsafe \"reason\""),
-    ("--allow-unsafe \"reason\" (allow_unsafe='reason' in the library)", "--allow-unsafe \"reason\""),
-    ("pass allow_unsafe='reason'", "pass --allow-unsafe \"reason\""),
-    ("allow_unsafe='internal test file, not published'", "--allow-unsafe \"internal test file, not published\""),
-    ("allow_unsafe must be", "--allow-unsafe must be"),
-    ("(exclude=[...])", "(--keep COLUMNS, released unchanged)"),
-    ("exclude it (exclude=[...])", "keep it unchanged (--keep COLUMN)"),
-    ("pass sensitive=[...]", "pass --sensitive COLUMNS"),
-    ("pass for example rng=12345", "pass for example --seed 12345"),
-    ("or leave those columns out (exclude)", "or release those columns unchanged (--keep COLUMNS)"),
-    ("pass either rng= or seed=, not both", "give the seed once (--seed)"),
-]
+_SET_KEYS = []  # the options given with --set: a message naming one says --set key=value
 
 
 def _one_line(text):
-    text = " ".join(str(text).split()) or "unknown error"
-    for lib, cli in _CLI_WORDS:
-        text = text.replace(lib, cli)
-    return text
+    """A message on one line, the library's keywords as the command line's flags
+    (``_cli_report.cli_words``)."""
+    return cli_words(" ".join(str(text).split()) or "unknown error", set(_SET_KEYS))
 
 
 def main(argv=None):
@@ -471,6 +457,7 @@ def main(argv=None):
         parser = build_parser()
         try:
             args = parser.parse_args(argv)
+            _SET_KEYS[:] = [str(item).split("=", 1)[0].strip() for item in getattr(args, "set", None) or []]
         except _UsageError as exc:
             print(f"error: {_one_line(exc)}", file=sys.stderr)
             return 2
@@ -511,7 +498,7 @@ def main(argv=None):
 
 
 def _on_sigint(signum, frame):
-    """Ctrl-C on the command line: one line, this process's worker processes ended, its
+    """Ctrl-C (or SIGTERM, exit 143) on the command line: one line, this process's worker processes ended, its
     temporary files and partial folders removed, exit 130, at once.  Raising
     KeyboardInterrupt into the running work instead let compiled kernels report it as a
     SystemError or crash (a segfault seen 1 time in 5), and worker processes and Dask's
@@ -519,8 +506,10 @@ def _on_sigint(signum, frame):
     import shutil
 
     signal.signal(signal.SIGINT, signal.SIG_IGN)
+    signal.signal(signal.SIGTERM, signal.SIG_IGN)
+    what = "interrupted" if signum == signal.SIGINT else "stopped (SIGTERM)"
     try:
-        sys.stderr.write("error: interrupted; nothing was written (an earlier output file is left as it was).\n")
+        sys.stderr.write(f"error: {what}; nothing was written (an earlier output file is left as it was).\n")
         sys.stderr.flush()
     except Exception:
         pass
@@ -559,7 +548,7 @@ def _on_sigint(signum, frame):
             t.kill()
         except Exception:
             pass
-    os._exit(130)
+    os._exit(128 + int(signum))
 
 
 def _interrupted():
@@ -571,6 +560,7 @@ def _interrupted():
 def cli():
     """The ``sdccore`` command (``python -m sdccore`` and the console script of ``pip install``)."""
     signal.signal(signal.SIGINT, _on_sigint)
+    signal.signal(signal.SIGTERM, _on_sigint)  # a SIGTERM left the workers running with the pipes open
     code = main()
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # the interpreter's shutdown is not interrupted
     sys.exit(code)

@@ -4,30 +4,12 @@ workers ignore Ctrl-C so that the command line stops them itself)."""
 
 from __future__ import annotations
 
-import contextlib
 import os
-import signal
 import threading
 
+from ._pool import children_block_sigint, children_ignore_sigint as _children_ignore_sigint  # noqa: F401
+
 __all__ = []
-
-
-@contextlib.contextmanager
-def _children_ignore_sigint():
-    """Start worker processes (Dask's nannies and workers, compare's loky workers) with SIGINT
-    ignored: a process started so inherits the ignored signal and Python installs no
-    KeyboardInterrupt handler in it, so Ctrl-C in the terminal (sent to every process of the
-    foreground group) reaches only this process, which prints one line and stops them; the
-    workers printed 19 to 101 lines of tracebacks before.  A Ctrl-C during the start itself
-    is ignored (the next one counts)."""
-    if threading.current_thread() is not threading.main_thread():
-        yield
-        return
-    old = signal.signal(signal.SIGINT, signal.SIG_IGN)
-    try:
-        yield
-    finally:
-        signal.signal(signal.SIGINT, old)
 
 
 SCHEDULER_WAIT = 15  # seconds a --scheduler address may take to answer (the whole refusal within 20 s)
@@ -63,7 +45,7 @@ def _client(args):
         why = type(got["error"]).__name__ if "error" in got else f"no answer within {SCHEDULER_WAIT} s"
         raise ValueError(f"no Dask scheduler answers at {args.scheduler} ({why}); start one (dask scheduler), check "
                          f"the address and port, or leave out --scheduler for a local cluster.")
-    with _children_ignore_sigint():
+    with children_block_sigint():  # its workers never see the terminal's Ctrl-C; this process does
         cluster = LocalCluster(n_workers=max(1, os.cpu_count() or 1), threads_per_worker=1, processes=True,
                                dashboard_address=None, silence_logs=logging.CRITICAL)
     return Client(cluster), cluster

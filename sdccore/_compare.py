@@ -6,7 +6,6 @@ from __future__ import annotations
 import itertools
 import json
 import os
-import warnings
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -126,34 +125,10 @@ def _check_jobs(n_jobs):
     return check_number(n_jobs, "n_jobs", low=1, integer=True)
 
 
-WORKER_NICENESS = 5  # worker processes yield the CPU to the process that serves the user
-
-
-def _lower_priority():
-    """Called only in worker processes (``_warm``, ``_worker_run``)."""
-    if hasattr(os, "nice") and not _NICED:
-        try:
-            os.nice(WORKER_NICENESS)
-        except OSError:  # not allowed here: run at normal priority
-            pass
-        _NICED.append(True)
-
-
-_NICED = []
-
-
-def _warm():
-    _lower_priority()
-    from . import _evaluate, _protect  # noqa: F401  (imports scipy, scikit-learn, numba's cached kernels)
-
-    return os.getpid()
-
-
 def _worker_run(*args, _plugin=None):
-    """One run in a worker process: at a lower priority than the dashboard's own process
-    (so that its pages stay responsive while runs are going), single-threaded.  A plug-in
-    method (``_plugin``, its registry entry) is registered in the worker first."""
-    _lower_priority()
+    """One run in a worker process (``_pool``: lower priority, Ctrl-C left to the parent),
+    single-threaded.  A plug-in method (``_plugin``, its registry entry) is registered in
+    the worker first."""
     if _plugin is not None:
         from ._methods import register
 
@@ -162,10 +137,10 @@ def _worker_run(*args, _plugin=None):
 
 
 _WARMING = []          # the warming thread
-_WARMED = [0.0]        # when the workers last answered (loky stops idle workers after 300 s)
+_WARMED = [0.0]        # when the workers last answered (idle workers stop after _pool.IDLE_SECONDS)
 
 
-def warm_workers(*, n_jobs=None):
+def warm_workers(*, n_jobs=None, wait=False):
     """Start the worker processes of ``compare`` in the background, so that the first
     comparison does not wait for their imports (about 3 s on a 2-core machine).
 
@@ -173,11 +148,13 @@ def warm_workers(*, n_jobs=None):
     ----------
     n_jobs : int, optional
         As ``compare`` takes it (None: one process per core); 1 starts nothing.
+    wait : bool
+        Return only when the workers are ready (the command line); by default at once,
+        the workers starting in a background thread.
 
     Returns
     -------
     None
-        At once; the workers start in a background thread.
 
     Examples
     --------
@@ -186,17 +163,20 @@ def warm_workers(*, n_jobs=None):
     True
     """
     import threading
-
     import time
+
+    from . import _pool
 
     jobs = _check_jobs(n_jobs)
     if jobs <= 1 or any(t.is_alive() for t in _WARMING) or time.monotonic() - _WARMED[0] < 120:
         return
+    if wait:
+        _pool.warm(jobs, wait=True)
+        _WARMED[0] = time.monotonic()
+        return
 
     def start():
-        from joblib import Parallel, delayed
-
-        Parallel(n_jobs=jobs, backend="loky", max_nbytes=None)(delayed(_warm)() for _ in range(jobs))
+        _pool.warm(jobs, wait=True)
         _WARMED[0] = time.monotonic()
 
     t = threading.Thread(target=start, name="sdccore-warm-workers", daemon=True)
@@ -206,17 +186,17 @@ def warm_workers(*, n_jobs=None):
 
 def _runs(data, tasks, jobs):
     """The outputs of ``tasks`` in order, as a generator: in this process, or in ``jobs``
-    worker processes (joblib's loky backend, kept warm between calls) when there are enough
-    runs.  Closing the generator cancels the runs not yet started."""
+    worker processes (``_pool``: shared by the callers of this process, kept warm between
+    calls) when there are enough runs.  Closing the generator cancels this caller's runs
+    not yet started, and never another caller's (a dashboard session's)."""
     if jobs <= 1 or len(tasks) < MIN_PARALLEL_TASKS:
         return (_one_run_single_threaded(data, *t) for t in tasks)
-    from joblib import Parallel, delayed
+    from . import _pool
 
-    parallel = Parallel(n_jobs=min(jobs, len(tasks)), backend="loky", return_as="generator", batch_size=1,
-                        max_nbytes=None)
     # a method registered in this process (a plug-in) travels with its task to the workers
     plugins = {t[0]: method_info(t[0]) for t in tasks if t[0] not in BUILT_IN}
-    return parallel(delayed(_worker_run)(data, *t, _plugin=plugins.get(t[0])) for t in tasks)
+    calls = (((data, *t), {"_plugin": plugins.get(t[0])}) for t in tasks)
+    return _pool.ordered_runs(_worker_run, calls, min(jobs, len(tasks)))
 
 
 def compare(data, configs, *, sensitive=None, reps=30, rng=None, progress=None, evaluate_options=None,
@@ -304,9 +284,7 @@ def compare(data, configs, *, sensitive=None, reps=30, rng=None, progress=None, 
                 cancelled = True
                 break
     finally:
-        with warnings.catch_warnings():  # joblib says how many runs it dropped: that is the point
-            warnings.simplefilter("ignore", UserWarning)
-            results.close()  # a cancelled comparison stops the runs not yet started
+        results.close()  # a cancelled comparison stops its runs not yet started (never another caller's)
     if len(errors) == len(items):
         raise ValueError(next(iter(errors.values())))
     if errors:  # a configuration that failed in some run is left out whole

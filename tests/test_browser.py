@@ -285,3 +285,52 @@ def test_missing_cells_and_regression_check(server, browser, tmp_path):
     few = [c for c in num if 0 < (d[c] < 0).sum() <= 0.05 * d[c].notna().sum()]
     assert few and all((out[c] < 0).sum() <= (d[c] < 0).sum() for c in few)
     assert "Does the analysis still hold?" in report and "LABOR.COSTS" in report
+
+
+def _run_page_with_reps(page, server, reps):
+    page.goto(server)
+    page.get_by_role("heading", name="Data").wait_for(timeout=60000)
+    _idle(page)
+    _pick_sensitive(page, "SALES")
+    _goto(page, "4 Run and compare")
+    page.get_by_role("slider").first.focus()
+    page.keyboard.press("Home")
+    for _ in range(reps - 2):
+        page.keyboard.press("ArrowRight")
+    _idle(page)
+
+
+@pytest.mark.parametrize("how", ["close the tab", "cancel"])
+def test_one_session_stopping_never_breaks_another(server, browser, how):
+    """Two sessions compare on the Tarragona sample (SALES sensitive); one stops mid-run (its
+    tab closed, or its Cancel clicked); the other finishes with its suggestion and no error.
+    Before (issue 36), the stop aborted the worker pool both shared: the other session said
+    'Something went wrong in this step (RuntimeError)' or froze at '9 of 80 runs'."""
+    ca, cb = browser.new_context(), browser.new_context()
+    A, B = ca.new_page(), cb.new_page()
+    _run_page_with_reps(A, server, 6)
+    _run_page_with_reps(B, server, 3)
+    A.get_by_role("button", name="Run comparison").click()
+    A.get_by_text("runs, about").first.wait_for(timeout=120000)
+    B.get_by_role("button", name="Run comparison").click()
+    B.get_by_text("runs, about").first.wait_for(timeout=120000)
+    A.wait_for_timeout(2000)
+    if how == "cancel":
+        A.get_by_role("button", name="Cancel").click()
+        A.get_by_role("button", name="Cancel").wait_for(state="detached", timeout=60000)
+    else:
+        A.close()
+    t = time.perf_counter()
+    B.get_by_text("Suggested release:").first.wait_for(timeout=240000)
+    _idle(B)
+    assert B.get_by_text("Something went wrong").count() == 0
+    assert B.locator("[data-testid='stException']").count() == 0
+    _shot(B, f"stop_{how.replace(' ', '_')}_other_session")
+    if how == "cancel":  # the cancelled session can run again at once, and finishes
+        assert A.get_by_text("Something went wrong").count() == 0
+        A.get_by_role("button", name="Run comparison").click()
+        A.get_by_text("Suggested release:").first.wait_for(timeout=240000)
+        assert A.get_by_text("Something went wrong").count() == 0
+    print(f"{how}: the other session finished {time.perf_counter() - t:.1f} s later")
+    ca.close()
+    cb.close()

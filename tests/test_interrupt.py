@@ -79,3 +79,43 @@ def test_ctrl_c_of_the_dask_engine_is_one_line_and_leaves_nothing(tmp_path):
     assert not out.exists()
     assert not [p for p in tmp_path.iterdir() if "sdccore-partial" in p.name]
     assert _gone(kids), "Dask's worker processes were left running"
+
+
+@pytest.mark.parametrize("after, sig, code, word", [
+    (0.3, signal.SIGINT, 130, "interrupted"),    # the workers are still importing (the warm-up)
+    (12.0, signal.SIGINT, 130, "interrupted"),   # the runs are going (issue 36: ignored after 10-25 s)
+    (12.0, signal.SIGTERM, 143, "stopped (SIGTERM)"),
+])
+def test_compare_stops_at_any_moment_with_one_line_and_no_process_left(tmp_path, after, sig, code, word):
+    """Ctrl-C (the whole process group, as a terminal sends it) or SIGTERM (the driver
+    alone, as a service manager sends it) at any moment of compare: exit within 20 s, one
+    line, no worker process left.  The Ctrl-C used to be ignored while the workers started,
+    which on a busy machine took 10-25 s; SIGTERM left the workers running with the pipes
+    open for more than 120 s."""
+    sdccore.load_dataset("tarragona").to_csv(tmp_path / "t.csv", index=False)
+    p = subprocess.Popen([sys.executable, "-m", "sdccore", "compare", str(tmp_path / "t.csv"), "--sensitive",
+                          "SALES", "--reps", "60", "--seed", "1"], cwd=ROOT, stdout=subprocess.DEVNULL,
+                         stderr=subprocess.PIPE, start_new_session=True, env=dict(os.environ, PYTHONUNBUFFERED="1"))
+    proc = psutil.Process(p.pid)
+    deadline = time.time() + 120
+    while time.time() < deadline and p.poll() is None and len(proc.children(recursive=True)) < 2:
+        time.sleep(0.05)
+    time.sleep(after)
+    assert p.poll() is None, "the comparison finished before it could be stopped"
+    kids = [c.pid for c in proc.children(recursive=True)]
+    t = time.time()
+    if sig == signal.SIGINT:
+        os.killpg(p.pid, sig)
+    else:
+        os.kill(p.pid, sig)
+    try:
+        err = p.communicate(timeout=20)[1].decode()
+    except subprocess.TimeoutExpired:
+        os.killpg(p.pid, signal.SIGKILL)
+        pytest.fail(f"compare did not end within 20 s of {sig.name}")
+    took = time.time() - t
+    assert p.returncode == code, err
+    lines = [ln for ln in err.splitlines() if ln.strip() and not ln.strip().endswith(" runs")]
+    assert lines == [f"error: {word}; nothing was written (an earlier output file is left as it was)."], err
+    assert _gone(kids), "worker processes were left running"
+    print(f"{sig.name} after {after} s: ended in {took:.1f} s")

@@ -5,9 +5,12 @@ regressions) and what is read from it, plus ``safe``, the page guard.  Everythin
 
 from __future__ import annotations
 
+import logging
 import math
 import os
 import sys
+import traceback
+import uuid
 
 import pandas as pd
 import streamlit as st
@@ -324,14 +327,43 @@ def safe(fn):
         _show_error(sys.exc_info()[1])
 
 
+LOG = logging.getLogger("sdccore.app")
+if not LOG.handlers:  # the server's log (its standard error): whoever runs the server can act on it
+    _handler = logging.StreamHandler()
+    _handler.setFormatter(logging.Formatter("%(asctime)s %(levelname)s %(name)s: %(message)s"))
+    LOG.addHandler(_handler)
+    LOG.setLevel(logging.INFO)
+    LOG.propagate = False
+
+
+def _places(exc, k=4) -> str:
+    """Where an exception was raised: the last ``k`` frames as file:line in function, the
+    project's files by their path in it (never a value: messages can hold data)."""
+    frames = traceback.extract_tb(exc.__traceback__)[-k:]
+    out = []
+    for f in frames:
+        path = f.filename.replace(os.sep, "/")
+        for root in ("/sdccore/", "/ui/", "/pages/", "/site-packages/"):
+            if root in path:
+                path = path[path.rindex(root) + 1:]
+                break
+        else:
+            path = os.path.basename(path)
+        out.append(f"{path}:{f.lineno} in {f.name}")
+    return " <- ".join(reversed(out)) or "unknown place"
+
+
 def _show_error(exc):
-    try:
-        raise exc
-    except (ValueError, TypeError) as exc:
+    ref = uuid.uuid4().hex[:8]
+    where = _places(exc)
+    if isinstance(exc, (ValueError, TypeError)):  # the library's refusals are written for the user
+        LOG.info("refused [%s] %s at %s", ref, type(exc).__name__, where)
         st.error(f"This step could not be completed: {str(exc).splitlines()[0] if str(exc) else type(exc).__name__}")
-    except Exception as exc:  # noqa: BLE001 - the user gets a plain message, not internals
-        st.error(f"Something went wrong in this step ({type(exc).__name__}). Your data and settings are kept; "
-                 f"change the settings or reload the page.")
+        return
+    LOG.error("failed [%s] %s at %s", ref, type(exc).__name__, where)
+    st.error(f"Something went wrong in this step ({type(exc).__name__}, reference {ref}). Your data and settings are "
+             f"kept: run the step again; if it fails again, give the reference {ref} to whoever runs this server "
+             f"(its log says where it failed).")
 
 
 def numeric_summary(df: pd.DataFrame) -> pd.DataFrame:
