@@ -6,6 +6,7 @@ Pages hold no statistics: they lay out widgets and call the adapter around sdcco
 ``ui.compute``, ``ui.loading``, ``ui.release``, ``ui.runs``) and ``ui.figures`` (pure plotly builders).
 """
 
+import ui.privacy  # noqa: F401  first: Streamlit's outbound IP look-ups switched off (ui/privacy.py)
 from pathlib import Path
 
 import streamlit as st

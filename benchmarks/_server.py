@@ -16,7 +16,7 @@ def start_streamlit():
     with socket.socket() as sock:
         sock.bind(("127.0.0.1", 0))
         port = sock.getsockname()[1]
-    proc = subprocess.Popen([sys.executable, "-m", "streamlit", "run", "app.py", "--server.headless", "true",
+    proc = subprocess.Popen([sys.executable, "-m", "ui", "--server.headless", "true",
                              "--server.port", str(port), "--server.address", "127.0.0.1"], cwd=ROOT,
                             env=dict(os.environ, STREAMLIT_BROWSER_GATHER_USAGE_STATS="false"),
                             stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)

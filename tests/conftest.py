@@ -96,7 +96,7 @@ def streamlit_url(tmp_path_factory):
         s.bind(("127.0.0.1", 0))
         port = s.getsockname()[1]
     log = open(tmp_path_factory.mktemp("streamlit") / "server.log", "wb")
-    proc = subprocess.Popen([sys.executable, "-m", "streamlit", "run", "app.py", "--server.headless", "true",
+    proc = subprocess.Popen([sys.executable, "-m", "ui", "--server.headless", "true",
                              "--server.port", str(port), "--server.address", "127.0.0.1"], cwd=root,
                             env=dict(os.environ, STREAMLIT_BROWSER_GATHER_USAGE_STATS="false"),
                             stdout=log, stderr=subprocess.STDOUT)
