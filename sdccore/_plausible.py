@@ -33,6 +33,9 @@ options of ``protect`` (all methods) deal with it; each changes what is exact:
   against 3 of 5, mean change 0 against 0.19-0.21 sd, 0 % new zeros against 6.5-6.9 %.  So
   'sign' stays the default and 'tail' is offered where the floors pass.  'none'.
   Exact linear combinations rebuilt from other columns are not clipped (the identity wins).
+  A method may hold the clipped share to a floor (``clipping_violations``, at most
+  ``CLIP_SHARE`` = 5 % of records under 'plausible', 'sign' or 'observed'): the conditional
+  methods do, since a heap at the bound is no redraw given the public variables.
 * ``rounding`` -- 'original' (default): each variable is rounded to the number of decimals
   its original values use (integers stay integers, up to 6 decimals; a variable that uses
   more is not rounded).  Rounding moves each value by at most half a unit of its last
@@ -223,6 +226,40 @@ def report(names, X, Y, log_cols, clipped, dec, bounds):
             "negative_released": int((Y[:, j] < 0).sum()),
         })
     return pd.DataFrame(rows).set_index("variable")
+
+
+CLIP_SHARE = 0.05  # more of a variable's released values clipped by the bounds than this breaks a floor
+HEAPS = ("plausible", "sign", "observed")  # the bounds that set values to a bound ('tail' hands out original ones)
+
+
+def clipping_violations(plaus, names, bounds, n, fix):
+    """Per variable of ``names`` whose values clipped (``plaus``, the ``report`` frame) exceed
+    ``CLIP_SHARE`` of the ``n`` records under a clipping bound: (variable, message naming the
+    share and ``fix``, which may name the variable as ``{v}``).  Counts only, no value."""
+    if bounds not in HEAPS:
+        return []
+    out = []
+    for v in names:
+        k = int(plaus.loc[v, "clipped"]) if v in plaus.index else 0
+        if n and k > CLIP_SHARE * n:
+            out.append((v, f"{v}: {k / n:.1%} of its released values ({k} of {n}) were clipped by bounds={bounds!r} "
+                           f"(floor: at most {CLIP_SHARE:.0%}; a heap at the bound is no protection of the variable and "
+                           f"distorts it); fix: {fix.format(v=v)}"))
+    return out
+
+
+def with_violations(risk, found):
+    """``risk`` (a RiskProfile) with the (variable, message) pairs ``found`` added as broken
+    floors: the release gate refuses it unless a reason is given, and a comparison counts it."""
+    if not found:
+        return risk
+    from dataclasses import replace
+
+    variables = risk.variables.copy()
+    if "ok" in variables.columns:
+        variables.loc[[v for v, _ in found if v in variables.index], "ok"] = False
+    return replace(risk, variables=variables, violations=tuple(risk.violations) + tuple(m for _, m in found),
+                   failing=tuple(dict.fromkeys(tuple(risk.failing) + tuple(v for v, _ in found))))
 
 
 def close(x, y, tol):

@@ -315,6 +315,9 @@ def _protect(data, method, sensitive, rng, options):
                         link_on=_link_columns(prep), structure=change_structure(prep, step.basis),
                         observed=observed, window=window(method, o) if window else None, method=method)
     plaus = pl.report(prep.numeric, prep.X0, Xp, {prep.numeric[j] for j in prep.log_cols}, clipped, dec, o["bounds"])
+    own = hook(method, "release_check")  # the method's own check of the finished release (its module)
+    if own is not None:
+        risk = own(method, o, prep, plaus, risk)
     notes = list(prep.notes) + list(step.notes)
     for c, k in clipped.items():
         if k:
