@@ -137,10 +137,11 @@ def _check_regular(oname, opath):
 
 
 def _load_recipe(path):
-    from ._recipe import RECIPE_VERSION, Recipe
+    from ._recipe import RECIPE_VERSION, Recipe, read_recipe
+    if os.path.isdir(path):
+        raise ValueError(f"--recipe {path} is a folder; give the recipe file (JSON) the tool wrote.")
     try:
-        with open(path, "rb") as fh:
-            raw = fh.read()
+        raw = read_recipe(path)  # bounded: /dev/zero or a FIFO is refused past MAX_RECIPE_BYTES
     except FileNotFoundError:
         raise ValueError(f"recipe file not found: {path}") from None
     try:

@@ -59,11 +59,15 @@ def read_head(pattern):
     if kind == "parquet":
         import pyarrow.parquet as pq
 
-        pf = pq.ParquetFile(files[0])
-        if pf.metadata.num_rows == 0 or pf.num_row_groups == 0:
-            head = pf.schema_arrow.empty_table().to_pandas()
-        else:
-            head = pf.read_row_group(0).slice(0, 5000).to_pandas()
+        try:
+            pf = pq.ParquetFile(files[0])
+            if pf.metadata.num_rows == 0 or pf.num_row_groups == 0:
+                head = pf.schema_arrow.empty_table()
+            else:
+                head = pf.read_row_group(0).slice(0, 5000)
+        except Exception as exc:
+            raise _unreadable(files[0], exc) from None
+        head = head.to_pandas()
         buf = __import__("io").BytesIO()
         head.to_parquet(buf)
         return read_table(buf.getvalue(), "head.parquet")
@@ -92,7 +96,10 @@ def read_dask(pattern, *, blocksize="64MB", head=None):
     heads = []
     for f in files:
         with open(f, "rb") as fh:
-            heads.append(fh.readline().strip())
+            heads.append(fh.readline(HEAD_BYTES + 1).strip())  # bounded: a file of one 150 MB line
+        if len(heads[-1]) > HEAD_BYTES:
+            raise ValueError(f"{os.path.basename(f)}: its header line is longer than {HEAD_BYTES // 2**20} MB; check "
+                             f"that it is a CSV file with one record a line.")
     for f, h in zip(files[1:], heads[1:]):
         if h != heads[0]:
             raise ValueError(f"{os.path.basename(f)} has another header than {os.path.basename(files[0])}; every "
@@ -120,20 +127,52 @@ def _read_parquet_files(files, hd):
     import dask.dataframe as dd
     import pyarrow.parquet as pq
 
-    first = pq.read_schema(files[0])
-    for f in files[1:]:
-        s = pq.read_schema(f)
+    schemas = []
+    for f in files:
+        try:
+            schemas.append(pq.read_schema(f))
+        except Exception as exc:
+            raise _unreadable(f, exc) from None
+    first = schemas[0]
+    for f, s in zip(files[1:], schemas[1:]):
         if s.names != first.names or [str(t) for t in s.types] != [str(t) for t in first.types]:
-            diff = sorted(set(map(str, zip(s.names, s.types))) ^ set(map(str, zip(first.names, first.types))))
-            raise ValueError(f"{os.path.basename(f)} has other columns or types than "
-                             f"{os.path.basename(files[0])} ({'; '.join(diff[:4])}); every partition of the "
-                             f"data set must have the same schema.")
+            raise ValueError(f"{os.path.basename(f)} has other columns or types than {os.path.basename(files[0])} "
+                             f"({_schema_difference(first, s, os.path.basename(files[0]))}); every partition of the data set must have the same "
+                             f"schema.")
     meta = first.empty_table().to_pandas()
     convert = {c: "." for c in meta.columns if c in hd.columns and not pd.api.types.is_numeric_dtype(meta[c])
                and pd.api.types.is_numeric_dtype(hd[c])}
     if convert:
         meta = meta.astype({c: np.float64 for c in convert})
     return dd.from_map(_read_parquet_file, files, meta=meta, enforce_metadata=False, convert=convert)
+
+
+def _unreadable(path, exc):
+    """A file of the data set that is no Parquet file (or a damaged one), named."""
+    why = " ".join(str(exc).split()).split(". ")[0][:200] or type(exc).__name__
+    return ValueError(f"{path} could not be read as Parquet ({why}); remove it from the data set or write it again.")
+
+
+def _schema_difference(first, other, first_name):
+    """What differs between two files' schemas, in words: columns missing or extra, types
+    that differ, or the same columns in another order."""
+    a = dict(zip(first.names, map(str, first.types)))
+    b = dict(zip(other.names, map(str, other.types)))
+    missing = [c for c in a if c not in b]
+    extra = [c for c in b if c not in a]
+    retyped = [f"{c} is {b[c]}, not {a[c]}" for c in a if c in b and a[c] != b[c]]
+    parts = ([f"missing column(s) {_some(missing)}"] if missing else []) + \
+        ([f"extra column(s) {_some(extra)}"] if extra else []) + \
+        ([f"other type(s) than in {first_name}: {_some(retyped, 4)}"] if retyped else [])
+    if not parts and len(set(other.names)) != len(other.names):
+        parts.append("a column name repeated")
+    if not parts:
+        parts.append(f"the same columns in another order: {_some(list(other.names), 8)}")
+    return "; ".join(parts)
+
+
+def _some(items, k=5):
+    return ", ".join(items[:k]) + (f" and {len(items) - k} more" if len(items) > k else "")
 
 
 def _typed_partition(df, columns, text_cols, decimal, ints=()):
@@ -165,7 +204,10 @@ def _typed_partition(df, columns, text_cols, decimal, ints=()):
 def _read_parquet_file(path, columns=None, convert=None):
     import pyarrow as pa
 
-    frame = pd.read_parquet(path, columns=columns)
+    try:
+        frame = pd.read_parquet(path, columns=columns)
+    except Exception as exc:  # a file damaged after its footer was read: named, not Arrow's words alone
+        raise _unreadable(path, exc) from None
     for c, decimal in (convert or {}).items():  # numbers stored as text, as read_table converts them
         if c in frame.columns:
             frame[c] = _typed_partition(frame[[c]].astype(object).where(frame[[c]].notna(), ""), [c], [], decimal)[c]

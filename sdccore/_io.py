@@ -19,6 +19,8 @@ from decimal import Decimal as decimal_type
 import pandas as pd
 
 
+from ._bounds import (binary_as_text, budget, check_values, check_xlsx_zip, describe, header_fields, long_line,
+                      size_text, unplain_columns)
 from ._cells import (MISSING_MARKERS, _NUM_COMMA, _clean_cells, _number_cells, _parse_core,  # noqa: F401
                      _to_number, looks_numeric)
 from ._writing import csv_bytes, neutralize_formulas, prepare_release, release_csv  # noqa: F401  (re-exported)
@@ -30,6 +32,9 @@ MAX_COLUMNS = 2000
 EMPTY_SHARE = 0.5  # a numeric column with at least this share missing is "mostly empty"
 MOSTLY_NUMERIC = 0.5  # a text column with at least this share of number cells is "mostly numbers"
 MAX_BYTES = 200 * 2**20  # as server.maxUploadSize in .streamlit/config.toml
+MAX_LINE_BYTES = 4 * 2**20  # a CSV line (a record of 2,000 columns of 2,000 characters); pandas needs 10x that
+MAX_VALUE_CHARS = 1_000_000  # one cell's text (a quoted value may span lines)
+SNIFF_CHARS = 1 << 20  # the separator and decimal-mark guesses look at the first lines within this
 
 
 @dataclass(frozen=True)
@@ -91,7 +96,7 @@ def _head_lines(text, k=200):
 
 
 def _sniff_sep(head):
-    sample = "\n".join(head[:50])
+    sample = "\n".join(budget(head[:50], SNIFF_CHARS))  # csv.Sniffer is quadratic in long lines
     try:
         return csv.Sniffer().sniff(sample, delimiters="".join(SEPARATORS)).delimiter
     except csv.Error:
@@ -103,7 +108,7 @@ def _sniff_sep(head):
 def _guess_decimal(head, sep):
     if sep == ",":
         return "."
-    cells = [c for line in head[1:200] for c in line.split(sep)]
+    cells = [c for line in budget(head[1:200], 2 * SNIFF_CHARS) for c in line.split(sep)]
     comma = sum(bool(_NUM_COMMA.match(c.strip('"'))) for c in cells)
     return "," if comma > 0 else "."
 
@@ -189,6 +194,7 @@ def _excel_formula_notes(raw, df, sheet=None):
 MAX_CELLS = 20_000_000        # records x columns held in memory (160 MB as float64)
 MAX_EXCEL_CELLS = 1_000_000   # Excel reads at about 17 microseconds a cell (measured): 1 million is ~17 s
 MAX_UNPACKED = 1 << 30        # bytes an .xlsx may unpack to
+MAX_SHEET_BYTES = 200 * 2**20  # bytes one XML part (a sheet) may unpack to: 1 million cells are 20-60 MB
 
 
 _SAS7BDAT_MAGIC = bytes.fromhex("000000000000000000000000c2ea8160b31411cfbd92080009c7318c181f1011")
@@ -245,6 +251,11 @@ def read_bounded(path):
         st_ = os.fstat(fh.fileno())
         if _stat.S_ISREG(st_.st_mode) and st_.st_size > MAX_BYTES:
             raise _too_big(st_.st_size)
+        if _stat.S_ISREG(st_.st_mode):  # one read: no chunks joined (a second copy of the file)
+            raw = fh.read(MAX_BYTES + 1)
+            if len(raw) > MAX_BYTES:
+                raise _too_big(len(raw))
+            return raw
         return _read_stream(fh)
 
 
@@ -274,6 +285,10 @@ def _read_parquet(raw):
     except Exception as exc:
         raise ValueError(f"the Parquet file could not be read ({type(exc).__name__}).") from None
     _too_many(meta.num_rows, meta.num_columns, MAX_CELLS, "Parquet file")  # before anything is unpacked
+    nested = unplain_columns(pf.schema_arrow)
+    if nested:
+        raise ValueError(f"the Parquet file has column(s) {describe(nested)} holding lists, structs or maps, not one "
+                         f"value a cell; flatten them into plain columns, or drop them, before reading.")
     text = [f.name for f in pf.schema_arrow if pa.types.is_string(f.type) or pa.types.is_large_string(f.type)
             or pa.types.is_binary(f.type) or pa.types.is_large_binary(f.type)]
     try:
@@ -292,7 +307,7 @@ def _read_parquet(raw):
                     size += chunk.nbytes
         if size > MAX_BYTES:
             raise _too_big(size)
-        return table.to_pandas()
+        return binary_as_text(table).to_pandas()
     except ValueError:
         raise
     except Exception as exc:
@@ -302,15 +317,7 @@ def _read_parquet(raw):
 def _read_excel(raw):
     """The first sheet that holds data; sizes checked from the workbook before reading;
     duplicated names refused as in CSV; other sheets named in a note."""
-    import zipfile
-
-    try:
-        unpacked = sum(i.file_size for i in zipfile.ZipFile(io.BytesIO(raw)).infolist())
-    except zipfile.BadZipFile:
-        raise ValueError("the Excel file could not be read (it is damaged); save it again as .xlsx or CSV.") from None
-    if unpacked > MAX_UNPACKED:
-        raise ValueError(f"the Excel file unpacks to {unpacked / 2**30:.1f} GB; at most {MAX_UNPACKED / 2**30:.0f} GB can "
-                         f"be read here. Save the sheet you need as CSV.")
+    check_xlsx_zip(raw, MAX_UNPACKED, MAX_EXCEL_CELLS, MAX_SHEET_BYTES)
     try:
         from openpyxl import load_workbook
 
@@ -492,12 +499,28 @@ def _source_bytes(source, filename):
     return raw, filename
 
 
+def _check_lines(raw):
+    long = long_line(raw, MAX_LINE_BYTES)
+    if long is not None:
+        raise ValueError(f"line {long[0]:,} of the file is {size_text(long[1])} long; a line is at most "
+                         f"{size_text(MAX_LINE_BYTES)} here (sdccore._io.MAX_LINE_BYTES). Check that it is a CSV file "
+                         f"with one record a line.")
+
+
+def _check_width(header, sep):
+    width = header_fields(header, sep, MAX_COLUMNS)
+    if width > MAX_COLUMNS:
+        raise ValueError(f"the header line has {width:,} columns (separator {sep!r}); at most {MAX_COLUMNS:,} can be "
+                         f"handled (sdccore._io.MAX_COLUMNS). Select the variables to protect before uploading.")
+
+
 def _read_csv_text(raw, kind, sep, decimal, notes):
     """A CSV file: (frame, encoding, separator, decimal mark); what was guessed or skipped is
     added to ``notes``."""
     if kind == "binary":
         raise ValueError("this looks like a binary file, not CSV text; upload CSV, Excel (.xlsx), Parquet, SPSS "
                          "(.sav), Stata (.dta) or SAS (.sas7bdat, .xpt).")
+    _check_lines(raw)  # before decoding: a 150 MB line is refused in a second
     text, enc, enc_notes = _decode(raw)
     notes.extend(enc_notes)
     if not text.strip():
@@ -512,10 +535,13 @@ def _read_csv_text(raw, kind, sep, decimal, notes):
         notes.append(f"{comments} comment or blank line(s) before the header were skipped")
         head = head[comments:]
     sep_used = sep or _sniff_sep(head)
+    _check_width(head[0], sep_used)  # before pandas: 200,000 columns took 150 s
     dec_used = decimal or _guess_decimal(head, sep_used)
     try:
-        df = pd.read_csv(io.StringIO(text), sep=sep_used, decimal=dec_used, skipinitialspace=True,
-                         thousands=None, low_memory=False, skiprows=comments, skip_blank_lines=False)
+        # from UTF-8 bytes: a StringIO holds 4 bytes a character (a 144 MB file took 1.2 GB)
+        df = pd.read_csv(io.BytesIO(text.encode("utf-8", errors="surrogatepass")), encoding="utf-8",
+                         sep=sep_used, decimal=dec_used, skipinitialspace=True, thousands=None, low_memory=False,
+                         skiprows=comments, skip_blank_lines=False)
     except pd.errors.EmptyDataError:
         raise ValueError("the file has no columns; check that it is a CSV with a header row.") from None
     except (pd.errors.ParserError, csv.Error) as exc:
@@ -525,7 +551,12 @@ def _read_csv_text(raw, kind, sep, decimal, notes):
         where = f" near line {line.group(1)}" if line else ""
         raise ValueError(f"the file could not be read as CSV{where}: rows have different numbers of fields. "
                          f"Check the separator (detected {sep_used!r}) and quoting.") from None
-    header = next(csv.reader(io.StringIO(head[0]), delimiter=sep_used), [])
+    if text.count("\n") > len(df) + comments + 1:  # line breaks inside quoted values: check their length
+        check_values(df, MAX_VALUE_CHARS)
+    try:
+        header = next(csv.reader(io.StringIO(head[0]), delimiter=sep_used), [])
+    except csv.Error:  # a name longer than csv's field limit
+        header = [str(c) for c in df.columns]
     names = [h.strip() for h in header]
     dup = sorted({h for h in names if h and names.count(h) > 1})
     if dup:

@@ -18,6 +18,7 @@ from dataclasses import dataclass, field
 import numpy as np
 import pandas as pd
 
+from ._bounds import size_text
 from ._options import LEGACY_DEFAULTS, translate_legacy
 from ._validation import check_dataframe
 from ._streams import RECIPE_VERSION, STREAMS, child_rng, child_seeds  # noqa: F401  (re-exported)
@@ -25,6 +26,8 @@ from ._streams import RECIPE_VERSION, STREAMS, child_rng, child_seeds  # noqa: F
 __all__ = ["Recipe", "child_seeds", "child_rng", "RECIPE_VERSION"]
 
 _TOP = ("recipe_version", "release", "unsafe_reason", "versions")
+MAX_RECIPE_BYTES = 4 * 2**20  # a recipe the tool writes is a few KB
+MAX_RECIPE_DEPTH = 20         # and nested 3 deep (floors.bands)
 
 
 def _versions():
@@ -63,6 +66,11 @@ class Recipe:
     version: int | None = RECIPE_VERSION
     versions: dict = field(default_factory=dict)
     unsafe_reason: str | None = None
+
+    def __post_init__(self):
+        if not isinstance(self.options, dict):
+            raise TypeError(f"options must be a dict of option names and values, not {type(self.options).__name__}.")
+        _check_reserved(self.options, "the recipe")
 
     @property
     def seed(self):
@@ -138,12 +146,25 @@ class Recipe:
                 d.setdefault(key, val)
         if version is None or version < 3:
             d = translate_legacy(method, d, warn=False)
+        _check_keys(d, method, source)
         return cls(d, tuple(release.get("drop", [])), tuple(release.get("keep", [])),
                    bool(release.get("shuffle", False)), version, dict(versions), unsafe)
 
     @classmethod
     def from_json(cls, text, *, source="the recipe"):
-        """A recipe from JSON text (see ``from_dict``)."""
+        """A recipe from JSON text (see ``from_dict``); at most ``MAX_RECIPE_BYTES`` long and
+        ``MAX_RECIPE_DEPTH`` levels deep, both checked before the text is parsed."""
+        if isinstance(text, (bytes, bytearray)):
+            text = bytes(text).decode("utf-8-sig", errors="replace")
+        if not isinstance(text, str):
+            raise TypeError(f"{source} must be JSON text, not {type(text).__name__}.")
+        if len(text) > MAX_RECIPE_BYTES:
+            raise ValueError(f"{source} is {size_text(len(text))}; a recipe is at most {size_text(MAX_RECIPE_BYTES)} "
+                             f"(sdccore._recipe.MAX_RECIPE_BYTES). Give the recipe the tool wrote.")
+        depth = json_depth(text)
+        if depth > MAX_RECIPE_DEPTH:
+            raise ValueError(f"{source} is nested too deeply to be a recipe ({depth} levels; at most "
+                             f"{MAX_RECIPE_DEPTH}, sdccore._recipe.MAX_RECIPE_DEPTH). Give the recipe the tool wrote.")
         try:
             d = json.loads(text)
         except RecursionError:
@@ -166,3 +187,57 @@ class Recipe:
     def to_json(self):
         """The recipe as the tool writes it (sorted keys, two-space indent)."""
         return json.dumps(self.to_dict(), indent=2, sort_keys=True)
+
+
+def json_depth(text):
+    """How deeply JSON text nests arrays and objects, brackets inside strings ignored; linear
+    in the text, no recursion (a 4 MB run of '[' takes a fraction of a second)."""
+    import re
+
+    plain = re.sub(r'"[^"]*"', "", re.sub(r"\\.", "", text, flags=re.S))  # escapes out, then strings out
+    codes = np.frombuffer(plain.encode("utf-8", errors="replace"), dtype=np.uint8)
+    table = np.zeros(256, dtype=np.int32)
+    table[[91, 123]], table[[93, 125]] = 1, -1  # [ { open, ] } close
+    return int(np.cumsum(table[codes], dtype=np.int32).max()) if len(codes) else 0
+
+
+def read_recipe(path):
+    """A recipe file's bytes, never more than ``MAX_RECIPE_BYTES`` + 1 read: /dev/zero, a FIFO
+    or a huge file is refused without being read whole."""
+    with open(path, "rb") as fh:
+        raw = fh.read(MAX_RECIPE_BYTES + 1)
+    if len(raw) > MAX_RECIPE_BYTES:
+        raise ValueError(f"{path} holds more than {size_text(MAX_RECIPE_BYTES)}; a recipe is at most "
+                         f"{size_text(MAX_RECIPE_BYTES)} (sdccore._recipe.MAX_RECIPE_BYTES). Give the recipe the tool "
+                         f"wrote with --save-recipe.")
+    return raw
+
+
+def _check_reserved(options, source):
+    """protect's own arguments ``data`` and ``allow_unsafe`` are never options (passed with
+    the options they gave "protect() got multiple values for keyword argument")."""
+    if "data" in options:
+        raise ValueError(f"{source} holds 'data', which is not an option (the data are given apart from the recipe); "
+                         f"remove the key.")
+    if "allow_unsafe" in options:
+        raise ValueError(f"{source} holds 'allow_unsafe', which is not an option: the reason for a release "
+                         f"that breaks a floor is given each time with --allow-unsafe \"reason\" (allow_unsafe='reason' "
+                         f"in the library), and recorded as unsafe_reason; remove the key.")
+
+
+def _check_keys(d, method, source):
+    """Every key of a recipe is an option of its method (``option_schema``), method, seed or
+    sensitive; an unknown one is refused naming it and the valid ones."""
+    from ._methods import methods
+    from ._options import LEGACY_NAMES, option_schema
+
+    _check_reserved(d, source)
+    if not isinstance(method, str) or method not in methods():
+        return  # protect names the supported methods
+    valid = {"method", "seed", "sensitive"} | {o.name for o in option_schema(method)}
+    valid |= {old for (m, old) in LEGACY_NAMES if m == method}
+    unknown = sorted(str(k) for k in d if k not in valid)
+    if unknown:
+        raise ValueError(f"{source} holds key(s) {', '.join(map(repr, unknown))} that are not options of method "
+                         f"{method!r}; its keys are {', '.join(sorted(valid - {o for (_, o) in LEGACY_NAMES}))} and "
+                         f"{', '.join(_TOP)}. Remove or rename them.")
