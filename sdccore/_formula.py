@@ -21,6 +21,11 @@ The language (a subset of patsy's, refused outside it with one line naming the p
 Records with a missing cell in a variable the model uses, or a transformed value that is
 NaN (the log of a negative number), are left out (patsy's ``NA_action="drop"``); terms are ordered by degree (intercept, main effects, interactions),
 as patsy orders them.
+
+A formula may make at most ``MAX_TERMS`` terms and design columns (the intercept aside):
+the terms are counted before they are built (``a*b*...*k`` of k variables makes 2**k - 1; a
+categorical variable makes a column a level but the first), so ``x0 ~ x1*x2*...*x20``
+(2**20 - 1 terms) is refused in milliseconds with one line naming the formula and the count.
 """
 
 from __future__ import annotations
@@ -41,6 +46,7 @@ _WORD = re.compile(r"[A-Za-z_][A-Za-z0-9_]*(\.[A-Za-z_][A-Za-z0-9_]*)*")
 _STRING = re.compile(r'"([^"\\]*)"|\'([^\'\\]*)\'')
 _OPS = ("**", "+", "-", "*", "/", ":", "(", ")", ",", "~")
 _MAX_LEN = 2000
+MAX_TERMS = 300  # terms, and design columns, a model may have (the intercept aside)
 
 
 class FormulaError(ValueError):
@@ -217,18 +223,16 @@ class _Parser:
             if op == "+":
                 node = _union(node, rhs)
             else:
-                gone = {frozenset(t) for t in rhs}
-                if frozenset() in gone:
+                if _shape(rhs)[3]:
                     self.no_intercept = True
-                node = [t for t in node if frozenset(t) not in gone]
+                node = _remove(node, rhs)
         return node
 
     def tprod(self):
         node = self.tinter()
         while self.is_op("*"):
             self.take()
-            other = self.tinter()
-            node = _union(_union(node, other), _product(node, other))
+            node = _star(node, self.tinter())
         return node
 
     def tinter(self):
@@ -263,23 +267,88 @@ class _Parser:
         return [(key,)]
 
 
-def _union(a, b):
+class _Many:
+    """A term list too long to build (more than ``MAX_TERMS``): only how many terms it would
+    hold, counted combinatorially (exact while the factors joined are distinct, else an upper
+    bound), the factor keys it uses and whether it holds the intercept."""
+
+    __slots__ = ("n", "keys", "exact", "empty", "peak")
+
+    def __init__(self, n, keys, exact, empty, *parts):
+        self.n, self.keys, self.exact, self.empty = n, keys, exact, empty
+        self.peak = max([n] + [p.peak for p in parts if isinstance(p, _Many)])  # the widest part on the way
+
+
+def _shape(a):
+    """(count, factor keys, exact, holds the intercept) of a term list or a ``_Many``."""
+    if isinstance(a, _Many):
+        return a.n, a.keys, a.exact, a.empty
+    return len(a), frozenset(f for t in a for f in t), True, () in a
+
+
+def _bounded(terms):
+    """A built term list, or a ``_Many`` when it holds more than ``MAX_TERMS`` terms."""
+    if len(terms) <= MAX_TERMS:
+        return terms
+    return _Many(*_shape(terms))
+
+
+def _union(a, b, cap=True):
+    if isinstance(a, _Many) or isinstance(b, _Many):
+        (na, ka, ea, za), (nb, kb, eb, zb) = _shape(a), _shape(b)
+        return _Many(na + nb - (za and zb), ka | kb, ea and eb and not (ka & kb), za or zb, a, b)
     seen = {frozenset(t) for t in a}
     out = list(a)
     for t in b:
         if frozenset(t) not in seen:
             seen.add(frozenset(t))
             out.append(t)
-    return out
+    return _bounded(out) if cap else out
 
 
-def _product(a, b):
-    out = []
+def _product(a, b, cap=True):
+    """The interaction a:b, each term of a joined with each of b (built while both sides are
+    lists of at most ``MAX_TERMS`` terms: at most MAX_TERMS**2 joins; counted beyond)."""
+    if isinstance(a, _Many) or isinstance(b, _Many):
+        (na, ka, ea, za), (nb, kb, eb, zb) = _shape(a), _shape(b)
+        return _Many(na * nb, ka | kb, ea and eb and not (ka & kb), za and zb, a, b)
+    out, seen = [], set()
     for x in a:
         for y in b:
             t = tuple(dict.fromkeys(x + y))
-            out = _union(out, [t])
-    return out
+            if frozenset(t) not in seen:
+                seen.add(frozenset(t))
+                out.append(t)
+    return _bounded(out) if cap else out
+
+
+def _star(a, b):
+    """a*b = a + b + a:b; counted as |a||b| + |a| + |b| (less the intercept's share), exact
+    when a and b share no variable, once either side is too long to build."""
+    if isinstance(a, _Many) or isinstance(b, _Many):
+        (na, ka, ea, za), (nb, kb, eb, zb) = _shape(a), _shape(b)
+        return _Many(na * nb + (0 if zb else na) + (0 if za else nb), ka | kb, ea and eb and not (ka & kb),
+                     za or zb, a, b)
+    return _bounded(_union(_union(a, b, cap=False), _product(a, b, cap=False), cap=False))
+
+
+def _remove(a, b):
+    """a - b: the terms of a not in b (when either is too long to build, a count: at least
+    |a| - |b|)."""
+    if isinstance(a, _Many) or isinstance(b, _Many):
+        (na, ka, _, za), (nb, _, _, zb) = _shape(a), _shape(b)
+        return _Many(max(na - nb, 0), ka, False, za and not zb, a, b)
+    gone = {frozenset(t) for t in b}
+    return [t for t in a if frozenset(t) not in gone]
+
+
+def _too_many(model, terms):
+    n, _, exact, empty = _shape(terms)
+    n -= bool(empty)
+    many = (f"would make {'' if exact else 'about '}{n} terms (design columns)" if n > MAX_TERMS else
+            f"has a part that would make {terms.peak} terms")
+    raise FormulaError(f"model {model!r} {many}, more than the {MAX_TERMS} a model may have; use fewer "
+                       f"interactions (a*b*c of k variables makes 2**k - 1 terms, a:b only the interaction).")
 
 
 def _canonical(text):
@@ -313,6 +382,8 @@ def parse_model(model, columns):
     terms = p.terms()
     if p.peek().kind != "end":
         p.fail(p.peek(), "unexpected text")
+    if isinstance(terms, _Many):
+        _too_many(model, terms)
     intercept = not p.no_intercept
     return ylabel, response, [t for t in terms if t], p.factors, intercept
 
@@ -414,6 +485,25 @@ def _factor_columns(key, node, df, model, full=False):
     return [(key, _eval(node, df, model))]
 
 
+def _check_width(coded, factors, df, model):
+    """Refuse, before building any column, a model whose categorical variables would make
+    more than ``MAX_TERMS`` design columns (a level each, or a level but the first)."""
+    levels, width = {}, 0
+    for term, full in coded:
+        n = 1 if term else 0  # the intercept aside
+        for f in term:
+            if _is_categorical(factors[f], df):
+                if f not in levels:
+                    levels[f] = int(df[factors[f][1]].nunique(dropna=True))  # as _levels counts them
+                n *= levels[f] if full else max(levels[f] - 1, 0)
+        width += n
+    if width > MAX_TERMS:
+        many = ", ".join(f"{f} has {k} levels" for f, k in sorted(levels.items(), key=lambda i: -i[1])[:3])
+        raise FormulaError(f"model {model!r} would make {width} design columns, more than the {MAX_TERMS} a "
+                           f"model may have ({many or 'too many terms'}); use fewer interactions or a "
+                           f"categorical variable with fewer levels.")
+
+
 def design_matrices(model, df):
     """(y, X) as DataFrames for OLS of ``model`` on ``df``, records with a missing cell in a
     variable of the model left out; X's columns in patsy's order and with patsy's names.  No
@@ -425,9 +515,11 @@ def design_matrices(model, df):
     keep = ~df[sorted(used)].isna().any(axis=1).to_numpy() if used else np.ones(len(df), bool)
     d = df.loc[keep]
     cols = {}
+    coded = _ordered(terms, factors, d, intercept, model)
+    _check_width(coded, factors, d, model)
     with np.errstate(all="ignore"):
         y = pd.DataFrame({ylabel: _eval(response, d, model)}, index=d.index)
-        for term, full in _ordered(terms, factors, d, intercept, model):
+        for term, full in coded:
             if not term:
                 cols["Intercept"] = np.ones(len(d))
                 continue

@@ -64,14 +64,14 @@ def _fit(df, model, level, which):
     """OLS of the formula on ``df``: records with a missing cell in the model's variables,
     or whose transformed values are not finite (the log of 0), are left out of the fit.  The
     formula is read by ``_formula`` (never evaluated as code)."""
-    import statsmodels.api as sm
-
     from ._formula import design_matrices
 
     try:
         y, X = design_matrices(model, df)
     except ValueError as exc:
         raise ValueError(f"the model could not be read on the {which} data: {exc}") from None
+    import statsmodels.api as sm  # after the formula is read: a refusal need not wait for its import (~2 s)
+
     ok = np.isfinite(y.to_numpy()).all(axis=1) & np.isfinite(X.to_numpy()).all(axis=1)
     y, X = y[ok], X[ok]
     if len(y) - X.shape[1] < 1:

@@ -23,6 +23,9 @@ A method's steps module (or any object with these attributes) provides:
   ``search_candidates(data, method, sensitive, base)`` (the search).
 
 ``register`` adds a method (a plug-in, or a test's toy method); ``unregister`` removes it.
+A plug-in's steps are called through ``_base.PluginSteps``: what each returns is checked
+(a ``Perturbed`` whose X has the shape of the columns handed to it, a ``Plan``, a list of
+``Option`` ...) and a failure is one ValueError naming the plug-in and the step.
 """
 
 from __future__ import annotations
@@ -171,9 +174,18 @@ def method_info(name) -> MethodInfo:
 
 
 def steps(name):
-    """The object holding a method's options and steps (its module, imported on first use)."""
+    """The object holding a method's options and steps (its module, imported on first use);
+    a plug-in's wrapped so that what each step returns is checked at this boundary
+    (``_base.PluginSteps``: one ValueError naming the plug-in and the step)."""
     info = method_info(name)
-    return importlib.import_module(info.steps) if isinstance(info.steps, str) else info.steps
+    if isinstance(info.steps, str) and info.steps.startswith(_HERE + "."):
+        return importlib.import_module(info.steps)  # a built-in method: called directly
+    try:
+        obj = importlib.import_module(info.steps) if isinstance(info.steps, str) else info.steps
+    except ImportError as exc:
+        raise ValueError(f"plug-in method {info.name!r}: its steps module {info.steps!r} could not be imported "
+                         f"({type(exc).__name__}: {exc}); check steps= in its MethodInfo.") from exc
+    return importlib.import_module(_HERE + "._base").PluginSteps(info.name, obj)  # numpy: loaded by now
 
 
 def hook(name, attr, default=None):

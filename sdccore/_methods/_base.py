@@ -153,3 +153,130 @@ def loadings_frame(plan, prep, prefix):
     names = [prep.numeric[j] for j in prep.keep]
     return pd.DataFrame(plan.dec.loadings, index=names,
                         columns=[f"{prefix}{i + 1}" for i in range(plan.dec.L.shape[1])])
+
+
+# ----------------------------------------------------------------------------- plug-in boundary
+
+def _what(x):
+    """What a step returned, in words: its type, and its shape, length or value."""
+    shape = getattr(x, "shape", None)
+    if x is None:
+        return "None"
+    if isinstance(shape, tuple):
+        return f"{type(x).__name__} of shape {shape}"
+    if isinstance(x, (list, tuple, dict)):
+        return f"{type(x).__name__} of length {len(x)}"
+    if isinstance(x, (str, int, float)):
+        return f"{type(x).__name__} {x!r}"[:80]
+    return type(x).__name__
+
+
+def _arg(args, kwargs, i, name):
+    return kwargs[name] if name in kwargs else args[i] if len(args) > i else None
+
+
+def _check_perturbed(out, args, kwargs):
+    """A ``Perturbed`` whose X has the shape of the columns handed to perturb (records x
+    decomposed columns); int arrays become float.  Returns (the result, what was wrong or
+    None, what it must be)."""
+    Xk, prep = _arg(args, kwargs, 5, "Xk"), _arg(args, kwargs, 0, "prep")
+    shape = getattr(Xk, "shape", None)
+    if not isinstance(out, Perturbed):
+        return out, _what(out), (f"it must return sdccore.Perturbed(X=array of shape {shape}, loadings=None, "
+                                 f"perturbed=(), planned=None, basis=None, notes=())")
+    X, n_check = out.X, len(getattr(prep, "check", ()))
+    if not isinstance(X, np.ndarray) or X.shape != shape or X.dtype.kind not in "fiu":
+        got = f"X of dtype {X.dtype} and shape {X.shape}" if isinstance(X, np.ndarray) else f"X as {_what(X)}"
+        return out, f"a Perturbed with {got}", f"X must be a numeric array of shape {shape} (records x protected columns)"
+    if out.planned is not None and (not isinstance(out.planned, (list, tuple)) or len(out.planned) != n_check):
+        return out, f"a Perturbed with planned={_what(out.planned)}", f"planned must be None or {n_check} shares"
+    if not isinstance(out.notes, (list, tuple)) or not all(isinstance(s, str) for s in out.notes):
+        return out, f"a Perturbed with notes={_what(out.notes)}", "notes must be a tuple of str"
+    if out.loadings is not None and not isinstance(out.loadings, pd.DataFrame):
+        return out, f"a Perturbed with loadings={_what(out.loadings)}", "loadings must be None or a DataFrame"
+    if out.basis is not None and not (isinstance(out.basis, np.ndarray) and out.basis.ndim == 2
+                                      and out.basis.shape[0] == shape[1]):
+        return out, f"a Perturbed with basis={_what(out.basis)}", f"basis must be None or an array of {shape[1]} rows"
+    if X.dtype.kind != "f":
+        from dataclasses import replace
+
+        out = replace(out, X=X.astype(np.float64))
+    return out, None, None
+
+
+def _kind(ok, want):
+    """A result check: ``ok(out, args, kwargs)`` true for a good result, else ``want``."""
+    return lambda out, args, kwargs: (out, None, None) if ok(out, args, kwargs) else \
+        (out, _what(out), f"it must return {want}")
+
+
+_STR2 = _kind(lambda out, a, k: isinstance(out, tuple) and len(out) == 2 and all(isinstance(s, str) for s in out),
+              "two strings (what is kept exactly, what in expectation)")
+_RESULTS = {
+    "perturb": _check_perturbed,
+    "plan": _kind(lambda out, a, k: isinstance(out, Plan), "a Plan (sdccore._methods._base.Plan)"),
+    "options": _kind(lambda out, a, k: isinstance(out, (list, tuple)) and all(isinstance(o, Option) for o in out),
+                     "a list of sdccore.Option (empty for none)"),
+    "keeps": _STR2,
+    "loadings_prefix": _kind(lambda out, a, k: isinstance(out, str), "a str such as 'F'"),
+    "risk_window": _kind(lambda out, a, k: out is None or isinstance(out, (int, float, np.number))
+                         and not isinstance(out, bool) and 0 <= out <= 1, "None or a share of the records in [0, 1]"),
+    "min_stratum_size": _kind(lambda out, a, k: isinstance(out, (int, np.integer)) and not isinstance(out, bool)
+                              and out >= 2, "a whole number of records of at least 2"),
+    "scale_refusal": _kind(lambda out, a, k: out is None or isinstance(out, str), "None or a str (why not at scale)"),
+    "release_check": _kind(lambda out, a, k: isinstance(out, type(_arg(a, k, 4, "risk"))),
+                           "the risk profile it was given (with its violations added)"),
+    "perturb_scale": _kind(lambda out, a, k: isinstance(out, tuple) and len(out) == 4, "a tuple (Xpk, notes, plan, "
+                                                                                       "planned)"),
+    "search_candidates": _kind(lambda out, a, k: isinstance(out, tuple) and len(out) == 4,
+                               "a tuple (candidates, space, what, unit)"),
+}
+_REQUIRED = ("options", "perturb")
+_VALIDATES = ("check",)  # steps whose ValueError/TypeError is their message to the user: passed through
+_PASSED = (MemoryError, RecursionError, SystemError)  # the caller's own one-line answers (SystemError: Ctrl-C)
+
+
+def _first_line(exc):
+    text = str(exc).strip()
+    return text.splitlines()[0] if text else "(no message)"
+
+
+class PluginSteps:
+    """A plug-in method's steps as the pipeline calls them: what each step returns is
+    checked (type, shape) and a failure inside a step is one ``ValueError`` naming the
+    plug-in, the step and the cause (kept as ``__cause__``).  Built-in methods are called
+    directly (``steps``), at no cost."""
+
+    __slots__ = ("_name", "_obj")
+
+    def __init__(self, name, obj):
+        self._name, self._obj = name, obj
+
+    def __getattr__(self, attr):
+        if attr.startswith("__") or attr in self.__slots__:
+            raise AttributeError(attr)
+        fn = getattr(self._obj, attr)  # AttributeError for an optional step the plug-in has not
+        if not callable(fn):
+            if attr in _REQUIRED:
+                raise ValueError(f"plug-in method {self._name!r} has {attr}={_what(fn)}; it must be a function (see "
+                                 f"sdccore._methods for its arguments and what it returns).")
+            return fn
+        name, check = self._name, _RESULTS.get(attr)
+
+        def call(*args, **kwargs):
+            try:
+                out = fn(*args, **kwargs)
+            except Exception as exc:
+                if isinstance(exc, _PASSED) or attr in _VALIDATES and isinstance(exc, (ValueError, TypeError)):
+                    raise
+                raise ValueError(f"plug-in method {name!r} failed in {attr}: {type(exc).__name__}: "
+                                 f"{_first_line(exc)}") from exc
+            if check is None:
+                return out
+            out, got, must = check(out, args, kwargs)
+            if got is not None:
+                raise ValueError(f"plug-in method {name!r} returned {got} from {attr}; {must}.")
+            return out
+
+        call.__name__ = getattr(fn, "__name__", attr)
+        return call
