@@ -303,13 +303,13 @@ def _sens(args):
 
 
 def _compare(args):
-    from ._compare import compare, warm_workers
+    from ._compare import _check_models, compare, warm_workers
 
+    data = _read_csv(args.input)
+    _check_models(data, args.model)  # a formula's fault is said before the workers start (about 15 s)
     # the workers start now, ignoring the terminal's Ctrl-C while they start (never while
     # they import and work: a Ctrl-C held back then was lost and the run went on, issue 36)
     warm_workers(wait=True)
-
-    data = _read_csv(args.input)
     configs = {"FA": {"method": "fa"}, "PCA": {"method": "pca"}, "M-AGG": {"method": "magg"}}
     def progress(d, t):
         if not args.json and (d == t or d % max(1, t // 10) == 0):

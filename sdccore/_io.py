@@ -510,8 +510,8 @@ def _check_lines(raw):
 def _check_width(header, sep):
     width = header_fields(header, sep, MAX_COLUMNS)
     if width > MAX_COLUMNS:
-        raise ValueError(f"the header line has {width:,} columns (separator {sep!r}); at most {MAX_COLUMNS:,} can be "
-                         f"handled (sdccore._io.MAX_COLUMNS). Select the variables to protect before uploading.")
+        raise ValueError(f"the file has {width} columns; at most {MAX_COLUMNS} can be handled (counted in its header "
+                         f"line, separator {sep!r}). Select the variables to protect before uploading.")
 
 
 def _read_csv_text(raw, kind, sep, decimal, notes):

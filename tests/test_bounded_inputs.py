@@ -207,7 +207,7 @@ def test_csv_of_200000_columns_is_refused_from_its_header(tmp_path):
     path = tmp_path / "wide.csv"
     path.write_text(",".join(f"c{i}" for i in range(200_000)) + "\n" + ",".join(["1"] * 200_000) + "\n")
     t = time.perf_counter()
-    with pytest.raises(ValueError, match=r"the header line has 200,000 columns \(separator ','\); at most 2,000"):
+    with pytest.raises(ValueError, match=r"the file has 200000 columns; at most 2000 can be handled \(counted in its header line"):
         sdccore.read_table(path)
     assert time.perf_counter() - t < 5
 
