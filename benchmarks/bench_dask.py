@@ -53,7 +53,7 @@ def main():
     from distributed.diagnostics import MemorySampler
 
     import sdccore
-    from sdccore._dask import moments, protect_dask, read_dask
+    from sdccore._scale.engine import moments, protect_dask, read_dask
 
     root = Path(args.folder)
     data = root / f"data_{args.records}x{args.variables}"

@@ -12,7 +12,8 @@ import pandas as pd
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 import sdccore  # noqa: E402
-from sdccore import _linkage, _utility  # noqa: E402
+from sdccore._risk import linkage as _linkage
+from sdccore._measures import utility as _utility  # noqa: E402
 
 
 def timed(label, f):

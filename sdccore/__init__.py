@@ -36,116 +36,116 @@ The public names, by the step of the work they belong to:
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:  # pragma: no cover
-    from ._audit import Audit, audit_factor_scores
-    from ._codebook import codebook, codebook_bytes
-    from ._compare import SearchResult, compare, search, warm_workers
-    from ._explore import CorrelationIndices, correlation_indices
-    from ._comparison import Comparison
-    from ._dask import DaskRelease, protect_dask
-    from ._datasets import dataset_roles, list_datasets, load_dataset
-    from ._evaluate import Evaluation, Scores, evaluate
-    from ._explore import Adequacy, correlation_matrix, sampling_adequacy, scree
-    from ._formats import release_format, write_table
-    from ._inspect import Problem, drop_incomplete_columns, drop_incomplete_rows, inspect_data
-    from ._io import ReadResult, read_table
-    from ._writing import neutralize_formulas
-    from ._linkage import ID_REFERENCE_TEXT, ID_REFERENCES, default_id_reference
-    from ._mdav import mdav_groups
+    from ._data.audit import Audit, audit_factor_scores
+    from ._release.codebook import codebook, codebook_bytes
+    from ._choose.compare import SearchResult, compare, search, warm_workers
+    from ._data.explore import CorrelationIndices, correlation_indices
+    from ._choose.comparison import Comparison
+    from ._scale.engine import DaskRelease, protect_dask
+    from ._io.datasets import dataset_roles, list_datasets, load_dataset
+    from ._measures.evaluate import Evaluation, Scores, evaluate
+    from ._data.explore import Adequacy, correlation_matrix, sampling_adequacy, scree
+    from ._io.formats import release_format, write_table
+    from ._data.inspect import Problem, drop_incomplete_columns, drop_incomplete_rows, inspect_data
+    from ._io.read import ReadResult, read_table
+    from ._io.write import neutralize_formulas
+    from ._risk.linkage import ID_REFERENCE_TEXT, ID_REFERENCES, default_id_reference
+    from ._methods.mdav import mdav_groups
     from ._methods import MethodInfo, method_info, methods, register_method, unregister_method
     from ._methods._base import Perturbed
-    from ._options import CONDITIONAL_METHODS, Option, option_schema
-    from ._validity import AnalysisValidity, analysis_validity
-    from ._protect import METHODS, Decomposition, ProtectionResult, decompose, min_swap_percent, protect
-    from ._recipe import RECIPE_VERSION, Recipe
-    from ._release import Release, make_release
-    from ._recommend import Recommendation, load_bw_map, recommend, simulate_bw_map, stronger_settings
-    from ._regression import RegressionCheck, regression_check
-    from ._removal import UTILITY_METRICS, RemovalCurve, removal_curve
-    from ._risk import dbrl, interval_disclosure
-    from ._roles import RoleSuggestion, suggest_roles
-    from ._safety import RiskFloors, RiskProfile, UnsafeReleaseError
-    from ._utility import pil, propensity_score, propensity_score_shape, selectivity
+    from ._protect.options import CONDITIONAL_METHODS, Option, option_schema
+    from ._measures.validity import AnalysisValidity, analysis_validity
+    from ._protect.pipeline import METHODS, Decomposition, ProtectionResult, decompose, min_swap_percent, protect
+    from ._release.recipe import RECIPE_VERSION, Recipe
+    from ._release.release import Release, make_release
+    from ._choose.recommend import Recommendation, load_bw_map, recommend, simulate_bw_map, stronger_settings
+    from ._measures.regression import RegressionCheck, regression_check
+    from ._methods.removal_kernel import UTILITY_METRICS, RemovalCurve, removal_curve
+    from ._risk.scores import dbrl, interval_disclosure
+    from ._data.roles import RoleSuggestion, suggest_roles
+    from ._risk.floors import RiskFloors, RiskProfile, UnsafeReleaseError
+    from ._measures.utility import pil, propensity_score, propensity_score_shape, selectivity
 
 _EXPORTS = {
-    "Adequacy": "_explore",
-    "AnalysisValidity": "_validity",
-    "CONDITIONAL_METHODS": "_options",
-    "Audit": "_audit",
-    "Comparison": "_comparison",
-    "CorrelationIndices": "_explore",
-    "DaskRelease": "_dask",
-    "Decomposition": "_protect",
-    "Evaluation": "_evaluate",
-    "ID_REFERENCES": "_linkage",
-    "ID_REFERENCE_TEXT": "_linkage",
-    "METHODS": "_protect",
+    "Adequacy": "_data.explore",
+    "AnalysisValidity": "_measures.validity",
+    "CONDITIONAL_METHODS": "_protect.options",
+    "Audit": "_data.audit",
+    "Comparison": "_choose.comparison",
+    "CorrelationIndices": "_data.explore",
+    "DaskRelease": "_scale.engine",
+    "Decomposition": "_protect.pipeline",
+    "Evaluation": "_measures.evaluate",
+    "ID_REFERENCES": "_risk.linkage",
+    "ID_REFERENCE_TEXT": "_risk.linkage",
+    "METHODS": "_protect.pipeline",
     "MethodInfo": "_methods",
-    "Option": "_options",
+    "Option": "_protect.options",
     "Perturbed": "_methods._base",
-    "Problem": "_inspect",
-    "ProtectionResult": "_protect",
-    "RECIPE_VERSION": "_recipe",
-    "ReadResult": "_io",
-    "Recipe": "_recipe",
-    "Recommendation": "_recommend",
-    "RegressionCheck": "_regression",
-    "Release": "_release",
-    "RemovalCurve": "_removal",
-    "RiskFloors": "_safety",
-    "RiskProfile": "_safety",
-    "RoleSuggestion": "_roles",
-    "Scores": "_evaluate",
-    "SearchResult": "_compare",
-    "UTILITY_METRICS": "_removal",
-    "UnsafeReleaseError": "_safety",
-    "analysis_validity": "_validity",
-    "audit_factor_scores": "_audit",
-    "codebook": "_codebook",
-    "codebook_bytes": "_codebook",
-    "compare": "_compare",
-    "correlation_indices": "_explore",
-    "correlation_matrix": "_explore",
-    "dataset_roles": "_datasets",
-    "dbrl": "_risk",
-    "decompose": "_protect",
-    "default_id_reference": "_linkage",
-    "drop_incomplete_columns": "_inspect",
-    "drop_incomplete_rows": "_inspect",
-    "evaluate": "_evaluate",
-    "inspect_data": "_inspect",
-    "interval_disclosure": "_risk",
-    "list_datasets": "_datasets",
-    "load_bw_map": "_recommend",
-    "load_dataset": "_datasets",
-    "make_release": "_release",
-    "mdav_groups": "_mdav",
+    "Problem": "_data.inspect",
+    "ProtectionResult": "_protect.pipeline",
+    "RECIPE_VERSION": "_release.recipe",
+    "ReadResult": "_io.read",
+    "Recipe": "_release.recipe",
+    "Recommendation": "_choose.recommend",
+    "RegressionCheck": "_measures.regression",
+    "Release": "_release.release",
+    "RemovalCurve": "_methods.removal_kernel",
+    "RiskFloors": "_risk.floors",
+    "RiskProfile": "_risk.floors",
+    "RoleSuggestion": "_data.roles",
+    "Scores": "_measures.evaluate",
+    "SearchResult": "_choose.compare",
+    "UTILITY_METRICS": "_methods.removal_kernel",
+    "UnsafeReleaseError": "_risk.floors",
+    "analysis_validity": "_measures.validity",
+    "audit_factor_scores": "_data.audit",
+    "codebook": "_release.codebook",
+    "codebook_bytes": "_release.codebook",
+    "compare": "_choose.compare",
+    "correlation_indices": "_data.explore",
+    "correlation_matrix": "_data.explore",
+    "dataset_roles": "_io.datasets",
+    "dbrl": "_risk.scores",
+    "decompose": "_protect.pipeline",
+    "default_id_reference": "_risk.linkage",
+    "drop_incomplete_columns": "_data.inspect",
+    "drop_incomplete_rows": "_data.inspect",
+    "evaluate": "_measures.evaluate",
+    "inspect_data": "_data.inspect",
+    "interval_disclosure": "_risk.scores",
+    "list_datasets": "_io.datasets",
+    "load_bw_map": "_choose.recommend",
+    "load_dataset": "_io.datasets",
+    "make_release": "_release.release",
+    "mdav_groups": "_methods.mdav",
     "method_info": "_methods",
     "methods": "_methods",
-    "min_swap_percent": "_protect",
-    "neutralize_formulas": "_writing",
-    "option_schema": "_options",
-    "pil": "_utility",
-    "propensity_score": "_utility",
-    "propensity_score_shape": "_utility",
-    "protect": "_protect",
-    "protect_dask": "_dask",
-    "read_table": "_io",
+    "min_swap_percent": "_protect.pipeline",
+    "neutralize_formulas": "_io.write",
+    "option_schema": "_protect.options",
+    "pil": "_measures.utility",
+    "propensity_score": "_measures.utility",
+    "propensity_score_shape": "_measures.utility",
+    "protect": "_protect.pipeline",
+    "protect_dask": "_scale.engine",
+    "read_table": "_io.read",
     "register_method": "_methods",
-    "recommend": "_recommend",
-    "release_format": "_formats",
-    "regression_check": "_regression",
-    "removal_curve": "_removal",
-    "sampling_adequacy": "_explore",
-    "scale_refusal": "_dask",
-    "scree": "_explore",
-    "search": "_compare",
-    "selectivity": "_utility",
-    "simulate_bw_map": "_recommend",
-    "stronger_settings": "_recommend",
-    "suggest_roles": "_roles",
+    "recommend": "_choose.recommend",
+    "release_format": "_io.formats",
+    "regression_check": "_measures.regression",
+    "removal_curve": "_methods.removal_kernel",
+    "sampling_adequacy": "_data.explore",
+    "scale_refusal": "_scale.engine",
+    "scree": "_data.explore",
+    "search": "_choose.compare",
+    "selectivity": "_measures.utility",
+    "simulate_bw_map": "_choose.recommend",
+    "stronger_settings": "_choose.recommend",
+    "suggest_roles": "_data.roles",
     "unregister_method": "_methods",
-    "warm_workers": "_compare",
-    "write_table": "_formats",
+    "warm_workers": "_choose.compare",
+    "write_table": "_io.formats",
 }
 
 

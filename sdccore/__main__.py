@@ -13,26 +13,10 @@ import os
 import signal
 import sys
 
-from ._cli_files import (  # noqa: F401  (the command line's files: inputs, paths, recipes, atomic writes)
-    OUT_FORMATS,
-    _CLEANUP,
-    _atomic_write,
-    _check_paths,
-    _check_regular,
-    _check_roles,
-    _load_recipe,
-    _missing_cells,
-    _names,
-    _out_format,
-    _read,
-    _read_csv,
-    _same_file,
-    _umask,
-    _value,
-)
-from ._cli_cluster import SCHEDULER_WAIT, _children_ignore_sigint, _client  # noqa: F401
-from ._cli_report import _COEF_COLUMNS, _digits, _print_coefficients, _regression_json, _risk_lines, _say  # noqa: F401
-from ._cli_report import cli_words
+from ._cli.files import OUT_FORMATS, _CLEANUP, _atomic_write, _check_paths, _check_regular, _check_roles, _load_recipe, _missing_cells, _names, _out_format, _read, _read_csv, _same_file, _umask, _value
+from ._cli.cluster import SCHEDULER_WAIT, _children_ignore_sigint, _client  # noqa: F401
+from ._cli.report import _COEF_COLUMNS, _digits, _print_coefficients, _regression_json, _risk_lines, _say  # noqa: F401
+from ._cli.report import cli_words
 from ._methods import methods
 
 # the heavy modules (scipy, scikit-learn, numba) are imported by the command that needs them:
@@ -43,7 +27,7 @@ METHODS = methods()  # the built-in methods (sdccore._methods imports nothing, s
 def _recipe_options(args):
     """The recipe (or an empty one) and its options with --set, --method, --sensitive and
     --seed applied on top."""
-    from ._recipe import Recipe
+    from ._release.recipe import Recipe
 
     recipe = _load_recipe(args.recipe) if args.recipe else Recipe({}, shuffle=False)
     options = dict(recipe.options)
@@ -67,7 +51,7 @@ def _recipe_options(args):
 
 def _protect_dask(args):
     """protect with --engine dask: a Parquet data set (a folder) from Parquet or CSV files."""
-    from ._dask import _check_out, protect_dask, read_dask, read_head, scale_refusal
+    from ._scale.engine import _check_out, protect_dask, read_dask, read_head, scale_refusal
     if args.out == "-" or args.out.lower().endswith((".csv", ".xlsx", ".sav", ".dta", ".xpt")):
         raise ValueError(f"--engine dask writes a Parquet data set into a folder; give --out a folder, e.g. "
                          f"--out released/ (not {args.out}).")
@@ -140,8 +124,8 @@ def _protect_dask(args):
 
 
 def _protect(args):
-    from ._recipe import Recipe
-    from ._release import make_release
+    from ._release.recipe import Recipe
+    from ._release.release import make_release
     if args.engine == "dask":
         return _protect_dask(args)
     _check_paths(args)
@@ -172,7 +156,7 @@ def _protect(args):
     if args.save_recipe:
         pairs.append((args.save_recipe, rel.recipe.to_json().encode("utf-8")))
     if args.codebook:
-        from ._codebook import codebook_bytes
+        from ._release.codebook import codebook_bytes
         fmt_cb = "json" if args.codebook.lower().endswith(".json") else "csv"
         pairs.append((args.codebook, codebook_bytes(rel.codebook(data, src.labels), fmt_cb)))
     digest = hashlib.sha256(body).hexdigest()[:12]
@@ -223,8 +207,8 @@ def _write_outputs(out, body, pairs, digest):
 def _evaluate_dask(args):
     import math
 
-    from ._dask import read_dask
-    from ._dask_measures import evaluate_dask
+    from ._scale.engine import read_dask
+    from ._scale.measures import evaluate_dask
 
     client, cluster = _client(args)
     try:
@@ -251,13 +235,13 @@ def _evaluate_dask(args):
 def _evaluate(args):
     if args.engine == "dask":
         return _evaluate_dask(args)
-    from ._evaluate import evaluate
+    from ._measures.evaluate import evaluate
     orig = _read_csv(args.original)
     prot = _read_csv(args.protected)
     sens = [c.strip() for c in args.sensitive.split(",") if c.strip()] if args.sensitive else None
     checks = []
     if args.model:
-        from ._regression import regression_check
+        from ._measures.regression import regression_check
         checks = [regression_check(orig, prot, m) for m in args.model]  # a bad formula fails before the scores
     ev = evaluate(orig, prot, sensitive=sens, **({"weights": args.weights} if args.weights else {}))
     if args.json:
@@ -303,7 +287,7 @@ def _sens(args):
 
 
 def _compare(args):
-    from ._compare import _check_models, compare, warm_workers
+    from ._choose.compare import _check_models, compare, warm_workers
 
     data = _read_csv(args.input)
     _check_models(data, args.model)  # a formula's fault is said before the workers start (about 15 s)
@@ -341,7 +325,7 @@ def _compare(args):
 
 
 def _recommend(args):
-    from ._recommend import recommend
+    from ._choose.recommend import recommend
     data = _read_csv(args.input)
     r = recommend(data, sensitive=_sens(args))
     print(f"recommended: {r.label}" if r.label else
@@ -351,7 +335,7 @@ def _recommend(args):
 
 
 def _datasets(args):
-    from ._datasets import list_datasets
+    from ._io.datasets import list_datasets
     print(list_datasets().to_string(index=False))
 
 

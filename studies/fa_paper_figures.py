@@ -27,7 +27,7 @@ import pandas as pd
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 import sdccore  # noqa: E402
-from sdccore import _recommend as rec  # noqa: E402
+from sdccore._choose import recommend as rec  # noqa: E402
 
 
 def fig3(reps, n=300, grid=np.round(np.arange(0.0, 0.96, 0.05), 2)):

@@ -13,7 +13,7 @@ import numpy as np
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 import sdccore  # noqa: E402
-from sdccore._audit import factor_scores  # noqa: E402
+from sdccore._data.audit import factor_scores  # noqa: E402
 
 
 def planted(n=2000, seed=0):

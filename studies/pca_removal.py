@@ -26,8 +26,8 @@ import pandas as pd
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 import sdccore  # noqa: E402
-from sdccore import _decomp as dc  # noqa: E402
-from sdccore import _removal as rm  # noqa: E402
+from sdccore._core import decomp as dc  # noqa: E402
+from sdccore._methods import removal_kernel as rm  # noqa: E402
 
 OUT = Path(__file__).resolve().parent / "output"
 PAPER_TABLE_I = {1: (0.9335, 20.0081), 2: (0.9036, 17.9902), 5: (0.8614, 16.1854)}

@@ -17,7 +17,7 @@ import pandas as pd
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 import sdccore  # noqa: E402
-from sdccore._compare import bootstrap_interval  # noqa: E402
+from sdccore._choose.compare import bootstrap_interval  # noqa: E402
 
 # parms, PS2, PS3, PIL, DBRL, ID, Score2, Score3 (PCA paper, Table 4)
 PAPER = {

@@ -15,7 +15,7 @@ import pandas as pd
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 import sdccore  # noqa: E402
-from sdccore._protect import _protect  # noqa: E402
+from sdccore._protect.pipeline import _protect  # noqa: E402
 
 CASES = [("tarragona", ["SALES", "NET.PROFIT"], []), ("casc", ["FEDTAX"], []),
          ("eia", ["TOTREVENUE", "RESREVENUE"], ["UTILITYID", "UTILNAME", "STATE", "YEAR", "MONTH"])]

@@ -30,7 +30,7 @@ METHODS = {"FA": {"method": "fa"}, "PCA": {"method": "pca"}, "M-AGG": {"method":
 def _validity_detail(d, c, sens, label, reps):
     """The worst overlap and R^2 kept over the runs and variables, and the values clipped,
     re-protecting each run with its recorded seed (the comparison keeps no data)."""
-    from sdccore._protect import _protect
+    from sdccore._protect.pipeline import _protect
 
     runs = c.runs[c.runs.config == label]
     worst_o, worst_r, clipped = 1.0, 1.0, 0

@@ -43,7 +43,7 @@ def raw_protect(data, **kw):
     """protect without its gate (the engine sdccore.protect wraps), plausible-value steps off:
     the floors are reported, not enforced, and an unchanged column is not refused, so the
     mechanics (e.g. exact reconstruction without perturbation) can be tested."""
-    from sdccore._protect import _protect
+    from sdccore._protect.pipeline import _protect
 
     kw = {**RAW, **kw}
     kw.pop("allow_unsafe", None)

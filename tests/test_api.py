@@ -159,7 +159,7 @@ def test_lazy_imports_keep_the_cli_light():
     import sys
 
     from sdccore import __main__ as cli
-    from sdccore._options import METHODS
+    from sdccore._protect.options import METHODS
 
     assert cli.METHODS == METHODS
     code = ("import sys, runpy; sys.argv = ['sdccore', 'datasets']\n"

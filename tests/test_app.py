@@ -9,7 +9,7 @@ import pytest
 from streamlit.testing.v1 import AppTest
 
 import sdccore
-from sdccore import _io
+from sdccore._io import read as _io
 
 ROOT = Path(__file__).resolve().parents[1]
 PAGES = ["pages/1_data.py", "pages/2_explore.py", "pages/3_configure.py", "pages/4_run.py", "pages/5_download.py",
@@ -474,7 +474,7 @@ def test_download_page_protects_its_configuration_once(app, monkeypatch):
     # protection (it protected twice: once to evaluate, once in make_release)
     import streamlit as st
 
-    import sdccore._protect as prot
+    import sdccore._protect.pipeline as prot
 
     st.cache_data.clear()  # another test's session may have cached this very release
     calls = []

@@ -19,9 +19,10 @@ import pyarrow.parquet as pq
 import pytest
 
 import sdccore
-from sdccore import _io, _recipe
-from sdccore._bounds import _over, budget, header_fields, long_line
-from sdccore._recipe import Recipe, json_depth
+from sdccore._io import read as _io
+from sdccore._release import recipe as _recipe
+from sdccore._io.limits import _over, budget, header_fields, long_line
+from sdccore._release.recipe import Recipe, json_depth
 from conftest import run_cli
 
 RECIPES = os.path.join(os.path.dirname(__file__), "data", "recipes")
@@ -296,7 +297,7 @@ def parts(tmp_path):
 
 def test_a_corrupt_file_in_the_glob_is_named(parts):
     pytest.importorskip("dask")
-    from sdccore._dask_base import read_dask
+    from sdccore._scale.base import read_dask
 
     folder, _ = parts
     (folder / "p1.parquet").write_bytes(b"PAR1 not a parquet file")
@@ -311,7 +312,7 @@ def test_a_corrupt_file_in_the_glob_is_named(parts):
 ])
 def test_a_file_with_other_columns_says_which(parts, change, expect):
     pytest.importorskip("dask")
-    from sdccore._dask_base import read_dask
+    from sdccore._scale.base import read_dask
 
     folder, df = parts
     change(df).to_parquet(folder / "p1.parquet")

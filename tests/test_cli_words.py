@@ -1,14 +1,14 @@
 """The command line's messages name its flags, not the library's keywords (issue "hostile
 inputs"): ``exclude=['P1']`` is said ``--keep P1``, ``weights='w'`` ``--weights w``, a
 method's option ``k=500`` ``--set k=500``; an option the user gave with --set stays
-``--set key=value``.  One mapping, in ``sdccore._cli_report.cli_words``."""
+``--set key=value``.  One mapping, in ``sdccore._cli.report.cli_words``."""
 
 import numpy as np
 import pandas as pd
 import pytest
 
 from sdccore.__main__ import main
-from sdccore._cli_report import cli_words
+from sdccore._cli.report import cli_words
 
 
 @pytest.fixture(scope="module")

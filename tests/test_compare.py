@@ -5,8 +5,8 @@ import pandas as pd
 import pytest
 
 import sdccore
-from sdccore import _recommend as rec
-from sdccore._compare import bootstrap_interval
+from sdccore._choose import recommend as rec
+from sdccore._choose.compare import bootstrap_interval
 
 
 # ------------------------------------------------------------------ indices
@@ -187,7 +187,7 @@ def test_mean_interval_keeps_its_coverage_with_few_runs(runs):
     """Coverage of the nominal 95 % interval of the mean over 4000 simulated comparisons,
     normal and skewed (log-normal) run scores; the percentile bootstrap it replaces reached
     0.85 at 5 runs and 0.88 at 10."""
-    from sdccore._compare import bootstrap_interval, mean_interval
+    from sdccore._choose.compare import bootstrap_interval, mean_interval
 
     rng = np.random.default_rng(runs)
     for draw, mu, floor in ((lambda k: 0.3 + 0.02 * rng.standard_normal(k), 0.3, 0.935),
@@ -206,7 +206,7 @@ def test_mean_interval_keeps_its_coverage_with_few_runs(runs):
 
 
 def test_run_range_is_the_spread_of_single_runs():
-    from sdccore._compare import mean_interval, run_range
+    from sdccore._choose.compare import mean_interval, run_range
 
     v = np.arange(1.0, 101.0)
     lo, hi = run_range(v)
@@ -228,7 +228,7 @@ def test_comparison_reports_both_intervals(tarragona):
 def test_search_keeps_a_planted_best(monkeypatch):
     """k = 10 is planted as truly best (mean 0.300; the others 0.303 to 0.35, run sd 0.02).
     Over 100 searches it is never eliminated early."""
-    from sdccore import _compare
+    from sdccore._choose import compare as _compare
 
     class Fake:
         def __init__(self, vals):

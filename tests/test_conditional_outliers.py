@@ -11,8 +11,8 @@ import pandas as pd
 import pytest
 
 import sdccore
-from sdccore import _conditional as cd
-from sdccore import _plausible as pl
+from sdccore._methods import conditional_kernel as cd
+from sdccore._core import plausible as pl
 
 CONDITIONAL = ("ipso", "cfa", "shuffle")
 REASON = "test: the release is inspected, not published"

@@ -18,7 +18,7 @@ distributed = pytest.importorskip("distributed")
 import sdccore  # noqa: E402
 from sdccore.__main__ import main as cli_main  # noqa: E402
 from sdccore import protect_dask  # noqa: E402
-from sdccore._dask import moments, read_dask, stand_in  # noqa: E402
+from sdccore._scale.engine import moments, read_dask, stand_in  # noqa: E402
 from sdccore import neutralize_formulas  # noqa: E402
 
 NUM = [f"amount{j}" for j in range(6)] + ["total"]
@@ -251,7 +251,7 @@ def test_magg_in_blocks_on_a_cluster(client, files, tmp_path, monkeypatch):
     """M-AGG at scale without noise on 300,000 records (blocks of at most 40,000 here): every
     released record is its group's mean, groups have k to 2k - 1 records, and no group
     crosses a k-d block (the groups of one block are what MDAV makes of that block)."""
-    import sdccore._dask_magg as eng
+    import sdccore._scale.magg as eng
 
     monkeypatch.setattr(eng, "BLOCK_MAX", 40_000)
     d, folder = files
@@ -279,7 +279,7 @@ def test_magg_noise_at_scale_keeps_the_covariance_in_expectation(tmp_path, monke
     gives the same bytes, another seed other values."""
     import dask
 
-    import sdccore._dask_magg as eng
+    import sdccore._scale.magg as eng
 
     monkeypatch.setattr(eng, "BLOCK_MAX", 5_000)
     d = make(30_000, m=4, seed=6).drop(columns=["id", "region", "total"])
@@ -300,7 +300,7 @@ def test_magg_noise_at_scale_keeps_the_covariance_in_expectation(tmp_path, monke
 
 def test_kd_blocks_hold_at_most_block_max_records():
     """The k-d split built on a sample keeps every block of the whole file below the cap."""
-    from sdccore._dask_magg import kd_assign, kd_tree
+    from sdccore._scale.magg import kd_assign, kd_tree
 
     rng = np.random.default_rng(0)
     Z = rng.standard_normal((400_000, 5)) * [1, 2, 3, 0.1, 1]
@@ -342,8 +342,8 @@ def test_measures_at_scale_equal_the_in_memory_ones_on_every_record(sensitive):
     (the quantile term's density comes from the same records when every one is sampled)."""
     import dask
 
-    from sdccore._dask_measures import evaluate_dask
-    from sdccore._utility import _pil_arrays
+    from sdccore._scale.measures import evaluate_dask
+    from sdccore._measures.utility import _pil_arrays
 
     d, rel = _measured_pair()
     with dask.config.set(scheduler="synchronous"):
@@ -369,8 +369,8 @@ def test_exact_quantiles_are_numpys_bits(n):
     linear interpolation bit for bit, with ties, rounded values and tiny files."""
     import dask
 
-    from sdccore._dask_measures import exact_quantiles
-    from sdccore._utility import QUANTILE_LEVELS
+    from sdccore._scale.measures import exact_quantiles
+    from sdccore._measures.utility import QUANTILE_LEVELS
 
     rng = np.random.default_rng(n)
     X = np.exp(rng.standard_normal((n, 3)) * 2)
@@ -391,7 +391,7 @@ def test_sampled_measures_cover_the_whole_file():
     records, and the sampled records' own values are the exact ones for those records."""
     import dask
 
-    from sdccore._dask_measures import evaluate_dask
+    from sdccore._scale.measures import evaluate_dask
 
     d, rel = _measured_pair(seed=3)
     with dask.config.set(scheduler="synchronous"):
@@ -514,7 +514,7 @@ def test_workers_paused_at_their_memory_limit_stop_the_run(files, tmp_path, monk
 
     from distributed.core import Status
 
-    import sdccore._dask as eng
+    import sdccore._scale.engine as eng
 
     monkeypatch.setattr(eng, "PAUSE_LIMIT", 3)
     d, folder = files
@@ -536,7 +536,7 @@ def test_workers_paused_at_their_memory_limit_stop_the_run(files, tmp_path, monk
 def test_a_worker_killed_again_and_again_is_one_line(client):
     """Dask's KilledWorker (a worker over its memory limit, restarted on every try) becomes a
     ValueError naming the fix, which the CLI prints as one line; other errors pass."""
-    import sdccore._dask as eng
+    import sdccore._scale.engine as eng
     from distributed.scheduler import KilledWorker
 
     with pytest.raises(ValueError, match="killed again and again.*at least 1 GB"):
@@ -550,7 +550,7 @@ def test_a_worker_killed_again_and_again_is_one_line(client):
 def test_a_cluster_without_workers_is_refused_not_waited_for(files, tmp_path, monkeypatch):
     """A cluster whose workers never start (the CI hang of stop 21: a worker paused by its
     memory limit at start-up) gets a one-line error instead of an endless wait."""
-    import sdccore._dask_base as base  # where the engine waits for its workers
+    import sdccore._scale.base as base  # where the engine waits for its workers
 
     monkeypatch.setattr(base, "WORKER_WAIT", 2)
     d, folder = files
@@ -571,7 +571,7 @@ def test_partial_folders_of_a_stopped_run_are_removed(tmp_path):
 
     import dask
 
-    import sdccore._dask as eng
+    import sdccore._scale.engine as eng
 
     gone = subprocess.run([sys.executable, "-c", "import os; print(os.getpid())"], capture_output=True,
                           text=True).stdout.strip()

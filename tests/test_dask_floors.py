@@ -1,4 +1,4 @@
-"""The risk floors' per-record figures at scale (sdccore._dask_floors): |cor| and the own-record
+"""The risk floors' per-record figures at scale (sdccore._scale.floors): |cor| and the own-record
 closeness overall, in every size band and among the largest 1 %, counted over every record
 of a partitioned file, equal the in-memory risk_profile's on the whole file (computed two
 ways), ties included; protect_dask's profile carries them instead of its sample's."""
@@ -13,8 +13,8 @@ dd = pytest.importorskip("dask.dataframe")
 import dask  # noqa: E402
 
 from sdccore import protect_dask  # noqa: E402
-from sdccore._dask_floors import band_starts, whole_file_figures  # noqa: E402
-from sdccore._safety import RiskFloors, risk_profile  # noqa: E402
+from sdccore._scale.floors import band_starts, whole_file_figures  # noqa: E402
+from sdccore._risk.floors import RiskFloors, risk_profile  # noqa: E402
 
 NAMES = ["amount", "count", "rounded", "signed"]
 
@@ -93,7 +93,7 @@ def test_a_misleading_sample_is_widened_not_trusted(monkeypatch):
     """A 'sample' drawn only from the smallest records brackets every cut in the wrong place;
     the counting pass sees it and widens to the whole range (a second counting pass): still
     the exact figures."""
-    import sdccore._dask_floors as fl
+    import sdccore._scale.floors as fl
 
     calls = []
     counts = fl._pass_counts

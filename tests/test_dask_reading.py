@@ -91,7 +91,7 @@ def test_a_missing_mark_is_read_as_missing_and_refused_at_scale(tarr, tmp_path):
 def test_a_text_cell_after_the_head_is_refused_not_released(tarr, tmp_path):
     """The head decides a column is numeric; a partition further on holding text there is
     refused with the column named (never read as text and passed through)."""
-    from sdccore._dask import read_dask
+    from sdccore._scale.engine import read_dask
     d = tarr.iloc[:, :4].astype(object)
     d.loc[700, "SALES"] = "confidential"
     _split(d, tmp_path / "p", {})
@@ -103,7 +103,7 @@ def test_a_text_cell_after_the_head_is_refused_not_released(tarr, tmp_path):
 
 def test_partitions_read_as_read_table_reads_the_whole_file(tarr, tmp_path):
     """Two computations: read_table on one file and read_dask on its parts give the same frame."""
-    from sdccore._dask import read_dask
+    from sdccore._scale.engine import read_dask
     d = tarr.iloc[:, :6].astype(object)
     d["SALES"] = [f"{v:,.0f}" for v in tarr["SALES"]]
     d.to_csv(tmp_path / "one.csv", index=False, sep=";")
@@ -114,7 +114,7 @@ def test_partitions_read_as_read_table_reads_the_whole_file(tarr, tmp_path):
 
 
 def test_parquet_text_numbers_are_converted_at_scale(tarr, tmp_path):
-    from sdccore._dask import read_dask
+    from sdccore._scale.engine import read_dask
     d = tarr.iloc[:, :4].copy()
     d["SALES"] = [f"{v:,.0f}" for v in tarr["SALES"]]
     os.makedirs(tmp_path / "p")

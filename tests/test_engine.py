@@ -6,8 +6,8 @@ import pytest
 
 import sdccore
 from conftest import raw_protect
-from sdccore import _decomp as dc
-from sdccore import _protect
+from sdccore._core import decomp as dc
+from sdccore._protect import pipeline as _protect
 from sdccore._methods import factor as _factor
 
 
@@ -246,7 +246,7 @@ def test_rankswap_baseline_keeps_marginals(tarragona):
 
 
 def test_rankswap_window_respected():
-    from sdccore._perturb import rankswap
+    from sdccore._methods.perturbations import rankswap
     f = np.arange(1000, dtype=float)
     g = rankswap(f, 2.0, np.random.default_rng(0))
     assert np.abs(g - f).max() <= 20
@@ -278,7 +278,7 @@ def test_every_factor_perturbation_runs_and_changes_data(tarragona, pert, param)
 
 
 def test_univariate_perturbations_by_hand():
-    from sdccore import _perturb as pt
+    from sdccore._methods import perturbations as pt
     f = np.array([5.0, 1.0, 3.0, 2.0, 4.0, 10.0, 7.0])
     assert np.allclose(pt.microagg(f, 3), [6.5, 2.0, 2.0, 2.0, 6.5, 6.5, 6.5])  # (4+5+7+10)/4
     g = pt.noise(f, 50, np.random.default_rng(1))
@@ -375,7 +375,7 @@ def test_fa_fit_with_exact_gradient_agrees_with_factor_analyzer(tarragona, extra
 
     from factor_analyzer import FactorAnalyzer
 
-    from sdccore import _decomp as dc
+    from sdccore._core import decomp as dc
 
     R = np.corrcoef(tarragona.to_numpy(float), rowvar=False)
     L = dc.fa_loadings(R, k, extraction)
@@ -394,7 +394,7 @@ def test_fa_fit_with_exact_gradient_agrees_with_factor_analyzer(tarragona, extra
 def test_fa_fit_gradient_is_exact(tarragona):
     from scipy.optimize import approx_fprime
 
-    from sdccore import _decomp as dc
+    from sdccore._core import decomp as dc
 
     R = np.corrcoef(tarragona.to_numpy(float), rowvar=False)
     psi = np.linspace(0.2, 0.7, R.shape[0])
@@ -410,7 +410,7 @@ def test_fa_fit_gradient_is_exact(tarragona):
 def test_null_factors_are_dropped_before_whitening():
     """between = 0.3, within = 0 on 4 variables: the FA model has three factors; the fourth
     has sum of squared loadings ~1e-16 and, whitened, used to show loadings of 0.6-0.9."""
-    from sdccore._recommend import eq5_data
+    from sdccore._choose.recommend import eq5_data
 
     d = eq5_data(0.3, 0.0, 4, 500, 1)
     dec = sdccore.decompose(d, method="fa", sensitive=["S"])
@@ -456,7 +456,7 @@ def test_rankswap_fenwick_equals_the_window_scan():
     """The O(n log n) rank swap (Fenwick tree over the ranks not yet swapped) picks exactly
     the rank the O(n x window) scan picks, for the same draws (issue 12: same distribution
     of swaps; here the same swaps), including windows of 0, 1, all and more than all ranks."""
-    from sdccore._perturb import _rankswap_order, _rankswap_order_scan
+    from sdccore._methods.perturbations import _rankswap_order, _rankswap_order_scan
 
     rng = np.random.default_rng(11)
     cases = [(1, 0), (2, 1), (3, 5), (7, 2), (64, 1), (65, 64), (500, 37), (834, 333), (1000, 1000), (1024, 100)]

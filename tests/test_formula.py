@@ -1,7 +1,7 @@
 """Formulas that cannot run code (issue 25, point 1).
 
 patsy evaluates the parts of a formula as Python, so ``SALES ~ __import__('os').system(...)``
-typed into the Run page ran a command on the server.  ``sdccore._formula`` reads the model
+typed into the Run page ran a command on the server.  ``sdccore._measures.formula`` reads the model
 language itself; these tests send payloads through every path a formula takes (library,
 compare, CLI, the dashboard's model box, a restored session setting) and check that a
 sentinel file is never created, and that the formulas people write still fit the same
@@ -17,7 +17,7 @@ import pytest
 
 import sdccore
 from conftest import run_cli as _cli
-from sdccore._formula import design_matrices
+from sdccore._measures.formula import design_matrices
 
 ROOT = Path(__file__).resolve().parents[1]
 

@@ -11,7 +11,7 @@ import pandas as pd
 import pytest
 
 import sdccore
-from sdccore._formula import MAX_TERMS, design_matrices, parse_model
+from sdccore._measures.formula import MAX_TERMS, design_matrices, parse_model
 
 COLS = [f"x{i}" for i in range(41)]
 WIDE = "x0 ~ " + " * ".join(COLS[1:21])  # 2**20 - 1 terms

@@ -11,7 +11,7 @@ import pytest
 from streamlit.testing.v1 import AppTest
 
 import sdccore
-from sdccore import _io
+from sdccore._io import read as _io
 from conftest import raw_protect
 from sdccore.__main__ import main as cli_main
 
@@ -36,7 +36,7 @@ def test_library_path(name):
     if expect == "ok":
         assert status == "ok", msg
         data, res = out
-        num = sdccore._validation.numeric_columns(data)
+        num = sdccore._core.validation.numeric_columns(data)
         Y = res.data[num].to_numpy(float)
         X = data[num].to_numpy(float)
         # a missing cell stays missing, in place; every other cell is finite

@@ -65,7 +65,7 @@ def test_the_data_page_no_longer_says_no_problems_for_text_numbers():
     for name in ("34_currency.csv", "35_percent.csv", "36_accounting_negatives.csv"):
         res = sdccore.read_table(BAD / name)
         assert sdccore.inspect_data(res.data) == []  # converted: nothing left to pass through
-        assert sdccore._validation.numeric_columns(res.data) == ["alpha", "beta", "gamma"]
+        assert sdccore._core.validation.numeric_columns(res.data) == ["alpha", "beta", "gamma"]
 
 
 @pytest.mark.parametrize("name,mark", [("39_dash_missing.csv", "-"), ("40_dot_missing.csv", "."),
@@ -90,7 +90,7 @@ def test_a_quoted_decimal_comma_is_never_read_as_a_thousands_separator():
     text = (BAD / "42_quoted_decimal_comma.csv").read_text()
     first = text.splitlines()[1].split('"')[1]
     assert float(first.replace(",", ".")) == pytest.approx(
-        sdccore._io._to_number(pd.Series([first]), ",").iloc[0])
+        sdccore._io.read._to_number(pd.Series([first]), ",").iloc[0])
 
 
 def test_a_mostly_numeric_text_column_is_an_error_or_a_choice(tmp_path):
@@ -226,7 +226,7 @@ def test_recommend_refuses_tiny_and_extreme_data():
 @pytest.mark.parametrize("exc,code,expect", [(MemoryError, 2, "out of memory"), (KeyboardInterrupt, 130, "interrupted"),
                                              (RecursionError, 2, "nested too deeply")])
 def test_the_cli_catches_everything_at_its_boundary(monkeypatch, tmp_path, tarragona, exc, code, expect):
-    import sdccore._release as release  # the CLI imports make_release from there when it runs
+    import sdccore._release.release as release  # the CLI imports make_release from there when it runs
     tarragona.to_csv(tmp_path / "t.csv", index=False)
 
     def boom(*a, **k):
@@ -261,7 +261,7 @@ def test_cli_writes_formulas_neutralised(tmp_path):
 
 
 def test_release_is_checked_finite_before_writing(monkeypatch, tarragona):
-    from sdccore import _protect
+    from sdccore._protect import pipeline as _protect
     real = _protect._finish
 
     def nan_finish(*a, **k):

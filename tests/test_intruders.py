@@ -8,8 +8,8 @@ import numpy as np
 import pytest
 
 import sdccore
-from sdccore import _intruders as intr
-from sdccore._safety import risk_profile
+from sdccore._risk import intruders as intr
+from sdccore._risk.floors import risk_profile
 
 
 def test_ols_prior_is_leave_one_out_and_exact_on_a_linear_law():
@@ -366,7 +366,7 @@ def test_every_leave_one_out_link_from_one_pass_equals_its_own_link(case):
 
 
 def test_leave_one_out_with_nothing_left_keeps_each_record_and_without_a_seed_agrees():
-    from sdccore._linkage import nearest_without
+    from sdccore._risk.linkage import nearest_without
 
     rng = np.random.default_rng(2)
     X = rng.standard_normal((300, 3))
@@ -414,5 +414,5 @@ def test_a_constant_target_is_linked_on_every_varying_column():
     assert np.array_equal(loo[1], intr.link(X, Y, rows, [0, 2, 3]))
     assert np.array_equal(loo[0], intr.link(X, Y, rows, [2, 3]))
     with pytest.raises(ValueError, match="column set"):
-        from sdccore._linkage import nearest_without
+        from sdccore._risk.linkage import nearest_without
         nearest_without(X[rows], Y, [[]])

@@ -8,7 +8,8 @@ from scipy import optimize, special
 
 import sdccore
 from conftest import raw_protect
-from sdccore import _linkage, _utility
+from sdccore._risk import linkage as _linkage
+from sdccore._measures import utility as _utility
 
 from conftest import correlated
 
@@ -310,7 +311,7 @@ def test_correlation_variance_reduces_to_normal_theory_on_normal_data():
     for rho in (0.0, 0.3, 0.8):
         x = rng.standard_normal(n)
         y = rho * x + np.sqrt(1 - rho ** 2) * rng.standard_normal(n)
-        v = sdccore._utility.correlation_variance(np.c_[x, y])[0]
+        v = sdccore._measures.utility.correlation_variance(np.c_[x, y])[0]
         assert v == pytest.approx((1 - rho ** 2) ** 2 / n, rel=0.03)
         assert v == pytest.approx(_var_r_direct(x, y), rel=1e-9)
 
@@ -327,13 +328,13 @@ def test_correlation_variance_matches_monte_carlo_on_skewed_data():
     n, reps, big = 1000, 3000, 1_000_000
     rs = [np.corrcoef(draw(n), rowvar=False)[0, 1] for _ in range(reps)]
     mc = np.var(rs)
-    v = sdccore._utility.correlation_variance(draw(big))[0] * big / n
+    v = sdccore._measures.utility.correlation_variance(draw(big))[0] * big / n
     assert v == pytest.approx(mc, rel=0.1)  # MC standard error of a variance over 3000 runs: ~3 %
     normal = (1 - np.mean(rs) ** 2) ** 2 / n
     assert mc > 2 * normal
     # on one sample it is what the direct formula gives, and non-negative
     X = draw(n)
-    assert sdccore._utility.correlation_variance(X)[0] == pytest.approx(_var_r_direct(X[:, 0], X[:, 1]), rel=1e-9)
+    assert sdccore._measures.utility.correlation_variance(X)[0] == pytest.approx(_var_r_direct(X[:, 0], X[:, 1]), rel=1e-9)
 
 
 # ------------------------------------------------------------------ ID: the intruder (issue 10.2)
@@ -397,7 +398,7 @@ def test_normal_scores_are_van_der_waerden():
     W = np.array([[3.0], [1.0], [2.0], [2.0]])
     from scipy import stats
     expect = stats.norm.ppf((np.array([4.0, 1.0, 2.5, 2.5]) - 0.5) / 4)
-    np.testing.assert_allclose(sdccore._utility.normal_scores(W)[:, 0], expect)
+    np.testing.assert_allclose(sdccore._measures.utility.normal_scores(W)[:, 0], expect)
 
 
 def test_ps_fit_reaches_the_penalised_maximum_where_newton_cholesky_hands_over_to_lbfgs():
@@ -409,7 +410,7 @@ def test_ps_fit_reaches_the_penalised_maximum_where_newton_cholesky_hands_over_t
 
     from sklearn.linear_model import LogisticRegression
 
-    from sdccore._utility import PS_RIDGE_C, _bounded_features, _ps_arrays
+    from sdccore._measures.utility import PS_RIDGE_C, _bounded_features, _ps_arrays
 
     d = sdccore.load_dataset("eia")
     roles = sdccore.dataset_roles("eia")
@@ -432,8 +433,8 @@ def test_ps_fit_reaches_the_penalised_maximum_where_newton_cholesky_hands_over_t
 
 def test_the_originals_pil_figures_are_kept_across_evaluations_and_change_nothing():
     # issue 29: the original's moments, quantiles and densities computed once per original
-    from sdccore import _intruders
-    from sdccore._utility import _pil_stats
+    from sdccore._risk import intruders as _intruders
+    from sdccore._measures.utility import _pil_stats
 
     rng = np.random.default_rng(8)
     X = rng.gamma(2.0, 3.0, (400, 4))

@@ -4,7 +4,11 @@ method's label and capabilities, and every layer's list of methods read from it.
 import pytest
 
 import sdccore
-from sdccore import _conditional, _dask, _options, _protect, _strata
+from sdccore._methods import conditional_kernel as _conditional
+from sdccore._scale import engine as _dask
+from sdccore._protect import options as _options
+from sdccore._protect import pipeline as _protect
+from sdccore._protect import strata as _strata
 from sdccore.__main__ import METHODS as CLI_METHODS
 from sdccore.__main__ import build_parser
 

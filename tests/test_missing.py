@@ -10,8 +10,8 @@ import pandas as pd
 import pytest
 
 import sdccore
-from sdccore._missing import complete, em_normal
-from sdccore._utility import _pil_arrays, _pil_observed
+from sdccore._core.missing import complete, em_normal
+from sdccore._measures.utility import _pil_arrays, _pil_observed
 
 ROOT = Path(__file__).resolve().parents[1]
 

@@ -20,7 +20,7 @@ import pytest
 
 import sdccore
 from sdccore.__main__ import main
-from sdccore._options import METHODS
+from sdccore._protect.options import METHODS
 
 N, COLUMNS = 40, ["a", "b", "c", "d", "e"]
 SENSITIVE = ["a"]
@@ -208,7 +208,7 @@ def test_unknown_option_names_the_method_options(data, method):
 def test_schema_defaults_are_valid(data, method):
     """The defaults the schema states bind without error on data they suit (the other
     direction of the generated tests: a refusal of every value would pass them)."""
-    from sdccore._options import Context, bind_data, bind_static
+    from sdccore._protect.options import Context, bind_data, bind_static
 
     for selective in (False, True):
         if selective and method not in ("fa", "pca") + sdccore.CONDITIONAL_METHODS:

@@ -8,7 +8,7 @@ from hypothesis import strategies as st
 
 import sdccore
 from conftest import raw_protect
-from sdccore import _protect
+from sdccore._protect import pipeline as _protect
 from sdccore._methods import factor as _factor
 
 SETTINGS = settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.too_slow])

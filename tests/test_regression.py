@@ -12,7 +12,7 @@ from scipy import stats
 
 import sdccore
 from sdccore.__main__ import main as cli_main
-from sdccore._regression import _overlap
+from sdccore._measures.regression import _overlap
 
 MODEL = "SALES ~ LABOR.COSTS + FIXED.ASSETS"
 

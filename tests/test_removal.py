@@ -8,8 +8,8 @@ from scipy.ndimage import uniform_filter
 
 import sdccore
 from conftest import raw_protect
-from sdccore import _decomp as dc
-from sdccore import _removal as rm
+from sdccore._core import decomp as dc
+from sdccore._methods import removal_kernel as rm
 
 
 @pytest.fixture(scope="module")

@@ -15,7 +15,7 @@ from hypothesis import strategies as st
 from streamlit.testing.v1 import AppTest
 
 import sdccore
-from sdccore import _io
+from sdccore._io import read as _io
 from sdccore.__main__ import main as cli_main
 
 SENS2 = ["SALES", "NET.PROFIT"]
@@ -376,7 +376,7 @@ def test_bands_are_cut_as_documented_a_case_the_property_test_found():
 
 def test_size_bands_in_linear_time_are_the_stable_order_cut_as_array_split():
     # issue 29: the bands without a sort; ties at a cut go by record order, as a stable sort puts them
-    from sdccore._safety import rank_bands
+    from sdccore._risk.floors import rank_bands
 
     rng = np.random.default_rng(0)
     for n in (1, 2, 7, 11, 100, 1001):
@@ -390,7 +390,7 @@ def test_size_bands_in_linear_time_are_the_stable_order_cut_as_array_split():
 
 
 def test_decimals_screened_on_a_sample_give_the_columns_own_answer():
-    from sdccore._plausible import decimals
+    from sdccore._core.plausible import decimals
 
     x = np.round(np.random.default_rng(1).standard_normal(50_000) * 100, 2)
     assert decimals(x) == 2

@@ -42,7 +42,7 @@ def test_the_schema_is_what_protect_accepts(data, method):
         if opt.applies is not None:
             continue  # applies only after another option is set (test_options.ENABLE covers them)
         value = valid.get(opt.name, opt.default)
-        if callable(value) or value is None or value is sdccore._options.OMIT:
+        if callable(value) or value is None or value is sdccore._protect.options.OMIT:
             continue
         sdccore.protect(data, method, sensitive=sens, rng=1, allow_unsafe="schema check", **{opt.name: value})
 

@@ -236,7 +236,7 @@ def test_truncated_sas_transport_files_are_refused(tmp_path, version):
 
 
 def test_values_at_the_1e_20_scale_keep_their_digits():
-    from sdccore._plausible import decimals
+    from sdccore._core.plausible import decimals
     assert decimals(np.array([1.5e-20, 2.25e-20])) == 22
     assert decimals(np.array([0.25, 0.5])) == 2 and decimals(np.array([12.0, 3.0])) == 0
     rng = np.random.default_rng(1)

@@ -14,7 +14,7 @@ import pandas as pd
 import pytest
 
 import sdccore
-from sdccore import _pool
+from sdccore._choose import pool as _pool
 
 psutil = pytest.importorskip("psutil")
 

@@ -13,8 +13,8 @@ import pytest
 
 import sdccore
 from sdccore.__main__ import main as cli_main
-from sdccore._streams import child_seeds
-from sdccore._strata import min_stratum_size
+from sdccore._core.streams import child_seeds
+from sdccore._protect.strata import min_stratum_size
 
 EXACT = dict(bounds="none", rounding="none")
 

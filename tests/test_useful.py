@@ -7,7 +7,7 @@ import pandas as pd
 import pytest
 
 import sdccore
-from sdccore import _decomp as dc
+from sdccore._core import decomp as dc
 
 EXACT = {"bounds": "none", "rounding": "none"}
 REASON = "test: exact claims before bounds"
@@ -208,7 +208,7 @@ def test_tail_bounds_keep_means_without_mass_at_zero():
 def test_compiled_residual_exchange_equals_its_definition():
     # issue 29: IPSO's residual exchange compiled (EIA 1.9 s -> 0.25 s a run) gives the same
     # exchanges as the numpy definition, ties in predicted size included
-    from sdccore._conditional import _repair, _repair_python
+    from sdccore._methods.conditional_kernel import _repair, _repair_python
 
     rng = np.random.default_rng(0)
     for trial in range(30):

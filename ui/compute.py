@@ -44,7 +44,7 @@ def _preload():
         except Exception:  # noqa: BLE001 - a warm-up only: the pages compile what they need anyway
             pass
 
-    if not any(t.name == "sdccore-preload" for t in threading.enumerate()) and "sdccore._recommend" not in sys.modules:
+    if not any(t.name == "sdccore-preload" for t in threading.enumerate()) and "sdccore._choose.recommend" not in sys.modules:
         threading.Thread(target=load, name="sdccore-preload", daemon=True).start()
 
 

@@ -5,8 +5,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from .. import _conditional as cd
-from .. import _plausible as pl
+from . import conditional_kernel as cd
+from .._core import plausible as pl
 from ._base import Option, Perturbed
 
 

@@ -8,9 +8,9 @@ import itertools
 
 import numpy as np
 
-from .. import _decomp as dc
-from .._perturb import PARAMETERS, PERTURBATIONS, RESIDUALS, perturb_columns, perturb_residual_rows
-from .._streams import DASK_STREAMS
+from .._core import decomp as dc
+from .perturbations import PARAMETERS, PERTURBATIONS, RESIDUALS, perturb_columns, perturb_residual_rows
+from .._core.streams import DASK_STREAMS
 from ._base import Option, Perturbed, Plan, loadings_frame, planned_share
 
 PERTURBATION_TEXT = {
@@ -259,7 +259,7 @@ def perturb_scale(method, s):
     rows one more), all in one exchange through the scratch folder (``_dask_exchange``)."""
     import dask.array as da
 
-    from .._dask_exchange import exchange
+    from .._scale.exchange import exchange
 
     why = scale_refusal(method, s.o)  # the same rule on the bound options (defaults filled in)
     if why:

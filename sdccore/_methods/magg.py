@@ -3,7 +3,7 @@ covariance (Calviño's M-AGG; sdcMicro's partition), in memory and at scale."""
 
 from __future__ import annotations
 
-from .._magg import magg
+from .magg_kernel import magg
 from ._base import Option, Perturbed
 
 
@@ -59,7 +59,7 @@ def scale_refusal(method, options):
 
 
 def perturb_scale(method, s):
-    from .._dask_magg import _magg_dask
+    from .._scale.magg import _magg_dask
 
     Xpk, notes = _magg_dask(s.Xk, s.mean_k, s.sd_k, s.cov_k, s.lengths, s.n, s.o, s.seed, s.scratch, s.progress)
     return Xpk, notes, None, None

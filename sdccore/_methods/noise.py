@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from .._magg import correlated_noise, sqrt_psd
+from .magg_kernel import correlated_noise, sqrt_psd
 from ._base import Option, Perturbed
 
 
@@ -42,7 +42,7 @@ def perturb_scale(method, s):
 def _noise_block(B, seed, cols, S, block_info=None):
     """One partition's values with correlated noise added to ``cols``: standard normals from
     the partition's own keyed stream, times S (the noise covariance's square root)."""
-    from .._streams import dask_sequence
+    from .._core.streams import dask_sequence
 
     ss = dask_sequence(seed, "noise", block_info[0]["chunk-location"][0])
     out = np.array(B, dtype=np.float64, copy=True)

@@ -3,7 +3,7 @@ rank differs by at most p % of the records, in memory and at scale."""
 
 from __future__ import annotations
 
-from .._magg import rankswap_columns
+from .magg_kernel import rankswap_columns
 from ._base import Option, Perturbed
 
 
@@ -32,7 +32,7 @@ def keeps(method, opts):
 
 
 def perturb_scale(method, s):
-    from .._dask_rankswap import rankswap_dask
+    from .._scale.rankswap import rankswap_dask
 
     cols = s.prep.sens if s.prep.sensitive_names else list(range(len(s.prep.keep)))
     Xpk = rankswap_dask(s.Xk, s.lengths, cols, s.o["p"], s.seed, s.scratch)

@@ -5,8 +5,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from .. import _decomp as dc
-from .. import _removal as rm
+from .._core import decomp as dc
+from . import removal_kernel as rm
 from ._base import OMIT, Option, Perturbed, Plan, loadings_frame, planned_share
 
 METRIC_TEXT = {

@@ -1,0 +1,192 @@
+"""The worker processes of repeated runs (``compare``, ``search``, ``stronger_settings``):
+one pool of processes per worker count, shared by every caller of this process (the
+dashboard's sessions), and never torn down by one of them.
+
+Each caller submits its own runs, at most ``2 x workers`` ahead of the one it waits for,
+and cancels only its own when it stops (a Cancel, a closed tab, Ctrl-C): runs another
+caller submitted are never touched.  joblib's ``Parallel`` did not allow that: closing
+its generator aborted the shared executor and killed the runs of every other session
+(issue 36: one closed tab broke the comparisons of two other sessions).  A worker that
+dies (killed, out of memory) breaks the pool for everyone: the pool is replaced and each
+caller submits its lost runs again, at most ``RETRIES`` times a run."""
+
+from __future__ import annotations
+
+import collections
+import contextlib
+import os
+import signal
+import threading
+
+__all__ = []
+
+IDLE_SECONDS = 300     # a worker idle this long stops (started again when runs come)
+RETRIES = 2            # a run lost with a dead worker is submitted again at most this often
+AHEAD = 2              # runs a caller keeps submitted per worker
+
+WORKER_NICENESS = 5    # worker processes yield the CPU to the process that serves the user
+
+_LOCK = threading.Lock()
+_POOLS = {}            # workers -> executor
+
+
+@contextlib.contextmanager
+def children_ignore_sigint():
+    """Start worker processes with SIGINT ignored: a process started so inherits the
+    ignored signal and Python installs no KeyboardInterrupt handler in it, so Ctrl-C in the
+    terminal (sent to every process of the foreground group) reaches only this process,
+    which prints one line and stops them.  Held only while processes are started (a few
+    milliseconds), never while they work: a Ctrl-C then would be lost.  Outside the main
+    thread signals cannot be changed; the workers' initializer ignores SIGINT itself."""
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+    old = signal.signal(signal.SIGINT, signal.SIG_IGN)
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGINT, old)
+
+
+@contextlib.contextmanager
+def children_block_sigint():
+    """Start processes (Dask's local cluster, which waits for its workers) with SIGINT
+    blocked in this thread: the processes it spawns, and the threads it starts, inherit the
+    blocked signal, so the terminal's Ctrl-C never reaches them (no tracebacks); a Ctrl-C
+    that comes meanwhile stays pending and is handled here the moment the start is over.
+    Ignoring the signal instead (SIG_IGN) lost a Ctrl-C made while the cluster started:
+    several seconds, longer on a busy machine, and the run went on to the end."""
+    if not hasattr(signal, "pthread_sigmask"):
+        with children_ignore_sigint():
+            yield
+        return
+    old = signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGINT})
+    try:
+        yield
+    finally:
+        signal.pthread_sigmask(signal.SIG_SETMASK, old)
+
+
+def _init_worker():
+    """First thing in every worker process: Ctrl-C is the parent's to handle, and the
+    worker runs at a lower priority than the process that serves the user."""
+    try:
+        signal.signal(signal.SIGINT, signal.SIG_IGN)
+    except (ValueError, OSError):
+        pass
+    if hasattr(os, "nice"):
+        try:
+            os.nice(WORKER_NICENESS)
+        except OSError:  # not allowed here: run at normal priority
+            pass
+
+
+def _broken_types():
+    from concurrent.futures.process import BrokenProcessPool
+
+    from joblib.externals.loky.process_executor import BrokenProcessPool as LokyBroken
+    from joblib.externals.loky.process_executor import ShutdownExecutorError
+
+    return (BrokenProcessPool, LokyBroken, ShutdownExecutorError)
+
+
+def pool(workers: int, *, replace=None):
+    """The shared executor of ``workers`` processes (created on first use; ``replace``,
+    an executor found broken, is replaced unless another caller did it already)."""
+    from joblib.externals.loky import ProcessPoolExecutor
+
+    with _LOCK:
+        ex = _POOLS.get(workers)
+        if ex is not None and replace is not None and ex is replace:
+            try:
+                ex.shutdown(wait=False, kill_workers=True)
+            except Exception:  # noqa: BLE001 - a broken pool may fail to shut down: it is dropped anyway
+                pass
+            ex = None
+        if ex is None:
+            ex = ProcessPoolExecutor(max_workers=workers, timeout=IDLE_SECONDS, initializer=_init_worker)
+            _POOLS[workers] = ex
+        return ex
+
+
+def _submit(workers, fn, args, kwargs):
+    """Submit one run, replacing a broken pool once; (executor, future)."""
+    ex = pool(workers)
+    try:
+        with children_ignore_sigint():  # a submit may start the worker processes
+            return ex, ex.submit(fn, *args, **kwargs)
+    except _broken_types():
+        ex = pool(workers, replace=ex)
+        with children_ignore_sigint():
+            return ex, ex.submit(fn, *args, **kwargs)
+
+
+def ordered_runs(fn, calls, workers):
+    """``fn(*args, **kwargs)`` for each ``(args, kwargs)`` of ``calls``, as a generator of
+    results in order, computed in the shared pool of ``workers`` processes.  Closing the
+    generator cancels this caller's runs not yet started (never anyone else's); an
+    exception of a run is raised here; a run lost with a dead worker is submitted again."""
+    calls = list(calls)
+    queue = collections.deque()   # (index, executor, future), in order
+    tries = collections.Counter()
+    nxt = 0
+    try:
+        for i in range(len(calls)):
+            while nxt < len(calls) and len(queue) < AHEAD * workers:
+                queue.append((nxt, *_submit(workers, fn, *calls[nxt])))
+                nxt += 1
+            idx, ex, fut = queue.popleft()
+            try:
+                out = fut.result()
+            except _broken_types():
+                out = _again(workers, fn, calls, idx, ex, queue, tries)
+            yield out
+    finally:
+        for _, _, fut in queue:
+            fut.cancel()
+
+
+def _again(workers, fn, calls, idx, ex, queue, tries):
+    """A run lost with a dead worker: the pool is replaced, the run and the runs submitted
+    after it (lost with the same pool) are submitted again; the run's result."""
+    while True:
+        tries[idx] += 1
+        if tries[idx] > RETRIES:
+            raise RuntimeError(
+                f"a worker process stopped {RETRIES + 1} times while computing the same run (often: too little "
+                f"memory); run again with fewer records or variables, or with n_jobs=1 (SDCCORE_JOBS=1).")
+        pool(workers, replace=ex)
+        for k, (j, ex_j, fut_j) in enumerate(list(queue)):
+            if ex_j is ex:
+                fut_j.cancel()
+                queue[k] = (j, *_submit(workers, fn, *calls[j]))
+        ex, fut = _submit(workers, fn, *calls[idx])
+        try:
+            return fut.result()
+        except _broken_types():
+            continue
+
+
+def warm(workers: int, fn, *, wait: bool):
+    """Start the pool's processes and ``fn`` in each (the imports a run needs); with
+    ``wait``, return when they are ready (the SIGINT-ignoring window covers only the start,
+    never the wait).  This module imports nothing of the package: the caller says what to
+    import."""
+    futs = [_submit(workers, fn, (), {})[1] for _ in range(workers)]
+    if wait:
+        for f in futs:
+            try:
+                f.result()
+            except Exception:  # noqa: BLE001 - a warm-up that failed is retried by the first run
+                pass
+
+
+def shutdown_all():
+    """Stop every pool's processes now (tests; the command line stops them on exit)."""
+    with _LOCK:
+        for ex in _POOLS.values():
+            try:
+                ex.shutdown(wait=False, kill_workers=True)
+            except Exception:  # noqa: BLE001
+                pass
+        _POOLS.clear()

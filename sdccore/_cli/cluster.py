@@ -1,0 +1,92 @@
+"""The command line's Dask cluster: a client for ``--engine dask`` (a running scheduler's
+address, refused if it does not answer in SCHEDULER_WAIT seconds, or a local cluster whose
+workers ignore Ctrl-C so that the command line stops them itself)."""
+
+from __future__ import annotations
+
+import os
+import threading
+
+from .._choose.pool import children_block_sigint, children_ignore_sigint as _children_ignore_sigint  # noqa: F401
+
+__all__ = []
+
+
+SCHEDULER_WAIT = 15  # seconds a --scheduler address may take to answer (the whole refusal within 20 s)
+
+
+def _client(args):
+    """A distributed client: the scheduler at --scheduler, or a LocalCluster sized to this
+    machine (one single-threaded worker process per core)."""
+    import logging
+
+    from distributed import Client, LocalCluster
+
+    for name in ("distributed", "distributed.client", "distributed.worker", "distributed.nanny",
+                 "distributed.scheduler", "tornado", "asyncio"):
+        logging.getLogger(name).setLevel(logging.CRITICAL)  # their tracebacks are not the user's message
+    if args.scheduler:
+
+        # a port that accepts connections but is not a Dask scheduler leaves the handshake
+        # waiting past Client's own timeout (88 s and more): a wall-clock limit of 20 s
+        got = {}
+
+        def connect():
+            try:
+                got["client"] = Client(args.scheduler, timeout="20s")
+            except BaseException as exc:  # reported below, in the main thread
+                got["error"] = exc
+
+        t = threading.Thread(target=connect, daemon=True)
+        t.start()
+        t.join(SCHEDULER_WAIT)
+        if "client" in got:
+            return got["client"], None
+        why = type(got["error"]).__name__ if "error" in got else f"no answer within {SCHEDULER_WAIT} s"
+        raise ValueError(f"no Dask scheduler answers at {args.scheduler} ({why}); start one (dask scheduler), check "
+                         f"the address and port, or leave out --scheduler for a local cluster.")
+    _quiet_resource_tracker()
+    import warnings
+
+    # the scheduler's own HTTP routes (health, no dashboard) move to a free port when 8787 is
+    # taken, as by a second run on this machine: not the user's concern
+    warnings.filterwarnings("ignore", message=r"Port \d+ is already in use", category=UserWarning)
+    with children_block_sigint():  # its workers never see the terminal's Ctrl-C; this process does
+        cluster = LocalCluster(n_workers=max(1, os.cpu_count() or 1), threads_per_worker=1, processes=True,
+                               dashboard_address=None, silence_logs=logging.CRITICAL)
+    return Client(cluster), cluster
+
+
+def _quiet_resource_tracker():
+    """multiprocessing's resource tracker (Dask's workers register their semaphores with
+    it) started, and started again if it dies, with its standard error on os.devnull: a
+    tracker killed during a run was started again and printed a KeyError traceback for each
+    semaphore the dead one had registered (12 on a 600,000-record run, the release complete).
+    What it would say is no user's message: it cleans up after the processes.  The tracker
+    inherits this process's descriptor 2, so that descriptor points to os.devnull for the
+    few milliseconds of a start (only when one is due)."""
+    import warnings
+    from multiprocessing import resource_tracker as rt
+
+    tracker = rt._resource_tracker
+    if getattr(tracker.ensure_running, "_sdccore_quiet", False):
+        return
+    start = tracker.ensure_running
+    alive = getattr(tracker, "_check_alive", None)
+
+    def ensure_running():
+        if alive is not None and getattr(tracker, "_fd", None) is not None and alive():
+            return None
+        saved, null = os.dup(2), os.open(os.devnull, os.O_WRONLY)
+        try:
+            os.dup2(null, 2)
+            with warnings.catch_warnings():  # "process died unexpectedly, relaunching": not the user's concern
+                warnings.simplefilter("ignore")
+                return start()
+        finally:
+            os.dup2(saved, 2)
+            os.close(saved)
+            os.close(null)
+
+    ensure_running._sdccore_quiet = True
+    tracker.ensure_running = ensure_running

@@ -1,0 +1,3 @@
+"""The release: its recipe, its assembly, its codebook.
+
+Imports nothing: each module is imported by its full name."""

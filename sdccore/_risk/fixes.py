@@ -1,0 +1,68 @@
+"""What a violation of the risk floors says: each intruder in words, and the fix in the failing
+method's own setting (p for rank swapping, k for M-AGG, the factors for FA), naming only methods
+the dashboard offers.  The measuring is in ``_safety`` and ``_intruders``; this module only
+words it."""
+
+from __future__ import annotations
+
+from .._methods import REGISTRY
+
+__all__ = []
+
+INTRUDERS = {
+    "own": "the own-record intruder (knows which released record is the target's)",
+    "linked": "the linking intruder (takes the released record nearest on what it knows)",
+    "reconstruction": "the reconstruction intruder (undoes the change it sees in the known variables)",
+    "assignment": "the assignment intruder (orders the records by what it knows and hands out the released "
+                  "values in that order)",
+    "identity": "the identity intruder (solves an exact identity between columns from known and released values)",
+    "regression": "the regression intruder (predicts the change of the record it links to from the changes of "
+                  "the variables it knows)",
+}
+
+
+# the methods that leave the public variables unchanged, by what they keep
+UNCHANGED_PUBLIC = "IPSO (keeps the regression on the public variables), rank swapping or M-AGG of the sensitive " \
+                   "variables alone"
+
+
+def _fix(floor, method=None):
+    info = REGISTRY.get(method) if isinstance(method, str) else None
+    if floor in ("perturbed share", "|cor|", "closeness") and info is not None and info.stronger:
+        # what strengthens the method, in its own settings (the registry says)
+        tail = "; if public variables predict it closely, mark them sensitive too" if floor == "closeness" and \
+            info.public_hint else ""
+        return info.stronger + tail
+    return {
+        "perturbed share": "perturb the factors that carry it (factors='auto' or add them to the mask), "
+                           "or choose a method that protects it",
+        "|cor|": "perturb more of it: more factors, a larger group size k, or more noise",
+        "closeness": "perturb more of it (more factors, larger k, more noise) or use another method; if public "
+                     "variables predict it closely, mark them sensitive too",
+        "reconstruction selective": f"use a method that leaves the public variables unchanged: {UNCHANGED_PUBLIC} "
+                                    f"(FA and PCA change the public variables by an amount that reveals the sensitive "
+                                    f"change), or mark the changed public variables sensitive too",
+        "reconstruction": "make the change of a record depend on more than the other variables show: perturb as many "
+                          "factors as variables (PCA with components='all', or FA with residuals='swap_rows'), or "
+                          "perturb more strongly (more noise, larger k)",
+        "assignment": "the released values are (close to) the original values in another order, and what the "
+                      "intruder knows orders them: no swap window helps (every permutation gives the same value "
+                      "set); use a method that changes the values themselves (IPSO, or M-AGG with noise)",
+        "identity": "protect the columns of the identity together: mark them sensitive too, so that the identity "
+                    "no longer solves for it from released values",
+    }[floor]
+
+
+def _intruder_fix(what, selective, identity, names, method=None):
+    if what == "reconstruction":
+        return _fix("reconstruction selective" if selective else "reconstruction")
+    if what == "identity" and identity is not None:
+        cols = f"{', '.join(names[k] for k in identity[1])}: the identity holds exactly for {identity[3]:.0%} of records"
+        if selective:
+            return f"{_fix('identity')} ({cols})"
+        return ("its parts are released close enough that the identity gives it back: perturb them more strongly "
+                "(more factors or components, more noise, larger k), or leave the total out of the release so that "
+                f"analysts rebuild it from the protected parts ({cols})")
+    if what in ("assignment", "identity"):
+        return _fix(what)
+    return _fix("closeness", method)

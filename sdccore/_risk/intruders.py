@@ -1,0 +1,462 @@
+"""The intruder battery: what an intruder predicts of a checked value without the release
+(the prior) and with it (each attack), as estimates over the linked sample of records.
+
+Every intruder here returns point estimates of the original value ``x_j`` for the records
+``rows``; ``battery`` runs them all for one variable and turns them into hits (records within
+the tolerance), and ``_safety.risk_profile`` into shares beyond what the prior already gets
+right.  Each intruder is a small function with its own hand-made test
+(``tests/test_intruders.py``, ``tests/test_reconstruction.py``).  Besides the priors, the
+assignment and the identities below, this module holds the linking (``link``, and
+``link_leave_one_out`` for wide files), the reconstruction intruders (``regression_estimate``,
+``structural_estimate`` with ``change_structure``) and the residual |cor| of selective
+protection (``residual_cor``).
+
+Prior (no release; the intruder's knowledge ``known`` and the law of x_j given it, fitted
+leave-one-out on the original, so a record never predicts itself):
+
+* ``ols``      linear least squares on the known variables;
+* ``log-ols``  the same on signed log scale (sign(v) log(1 + |v|)), back-transformed: the law
+  of skewed amounts such as sales or incomes;
+* ``knn``      the mean of the 5 nearest records on the known variables (standardised).
+
+With the release (besides the own-record, linked-record and reconstruction intruders of
+``_safety``):
+
+* ``assignment``  the value-set attack: rank the records by a prediction of x_j (each prior
+  model's, and the identity intruder's) and hand out the released values of x_j in that
+  order.  Exact when the release is a permutation of the original values (rank swapping,
+  shuffling) and the prediction orders the records; where the method publishes a swap window
+  (rank swapping's p), each estimate is also clipped to the values within that many ranks of
+  the record's own released value.
+* ``identity``    exact or near-exact linear identities between columns (a total and its
+  parts: EIA's TOTREVENUE = RESREVENUE + COMREVENUE + INDREVENUE + OTHREVENUE holds exactly
+  for 94 % of utilities), found by trimmed least squares on the original, solved for x_j
+  from the values the intruder knows and the released values of the linked record for the
+  others.
+
+An intruder that fails to apply returns None.
+
+The priors and identities depend on the original alone, so they are computed once per data
+set and kept (``cached``: at most CACHE_ENTRIES results, in this process's memory only, keyed
+by a digest of the sampled original) across the runs of a comparison or a search.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import threading
+from collections import OrderedDict
+
+import numpy as np
+from numba import njit, prange
+
+from .._core.plausible import close, forward, inverse
+
+KNN = 5             # neighbours of the k-nearest-neighbour prior
+KNN_VARIABLES = 8   # known variables it uses (those most correlated with the target)
+MAX_KNOWN = 31      # known variables the regression models use (those most correlated with the target)
+IDENTITY_SHARE = 0.5   # an identity must hold exactly for at least this share of records
+IDENTITY_REL = 1e-6    # "exactly": |x - identity| <= this * (|x| + 1)
+
+PRIOR_MODELS = ("ols", "log-ols", "knn")
+CACHE_ENTRIES = 64
+
+_cache = OrderedDict()
+_lock = threading.Lock()
+
+
+def data_key(Xr):
+    """A digest of the sampled original (its shape and bytes): the key of its cached priors."""
+    a = np.ascontiguousarray(Xr, dtype=np.float64)
+    return hashlib.blake2b(repr(a.shape).encode() + a.tobytes(), digest_size=20).hexdigest()
+
+
+def cached(key, compute):
+    """compute() once per key (least recently used dropped beyond CACHE_ENTRIES); results are
+    never modified by their users."""
+    with _lock:
+        if key in _cache:
+            _cache.move_to_end(key)
+            return _cache[key]
+    value = compute()
+    with _lock:
+        _cache[key] = value
+        while len(_cache) > CACHE_ENTRIES:
+            _cache.popitem(last=False)
+    return value
+
+
+def slog(v):
+    """Signed log scale: sign(v) log(1 + |v|) (defined for zero and negative amounts)."""
+    return np.sign(v) * np.log1p(np.abs(v))
+
+
+def slog_inverse(v):
+    return np.sign(v) * np.expm1(np.abs(v))
+
+
+def loo_fit(P, t):
+    """Leave-one-out least-squares prediction of t from the columns of P (plus an
+    intercept): each record's prediction is fitted without it."""
+    sd = P.std(axis=0) if P.shape[1] else np.zeros(0)
+    P = P[:, sd > 0]
+    if P.shape[1] == 0 or t.std() == 0:
+        return np.full_like(t, t.mean()) if len(t) < 2 else (t.sum() - t) / (len(t) - 1)
+    A = np.c_[np.ones(len(t)), (P - P.mean(0)) / P.std(0)]
+    U, sv, _ = np.linalg.svd(A, full_matrices=False)
+    U = U[:, sv > sv[0] * 1e-10]
+    fit = U @ (U.T @ t)
+    h = np.minimum((U * U).sum(axis=1), 1.0 - 1e-12)
+    return t - (t - fit) / (1.0 - h)
+
+
+def most_related(P, t, count):
+    """The ``count`` columns of P most correlated with t (all of them if fewer)."""
+    if P.shape[1] <= count:
+        return P
+    with np.errstate(invalid="ignore", divide="ignore"):
+        c = np.abs(np.nan_to_num(((P - P.mean(0)) * (t - t.mean())[:, None]).mean(0) / (P.std(0) * t.std())))
+    return P[:, np.sort(np.argsort(-c, kind="stable")[:count])]
+
+
+def knn_loo(K, t, k=KNN):
+    """Leave-one-out k-nearest-neighbour mean of t on the standardised columns of K (the
+    record itself never among its neighbours; the first of ties by record order)."""
+    n = len(t)
+    if n <= k + 1 or K.shape[1] == 0:
+        return (t.sum() - t) / max(n - 1, 1)
+    sd = K.std(axis=0)
+    K = K[:, sd > 0]
+    if K.shape[1] == 0:
+        return (t.sum() - t) / (n - 1)
+    K = (K - K.mean(0)) / K.std(0)
+    idx = _knn_without_self(np.ascontiguousarray(K), np.ascontiguousarray(K.T), k)
+    return t[idx].mean(axis=1)
+
+
+@njit(cache=True, parallel=True)
+def _knn_without_self(K, Kt, k):
+    """For each row i of K, the k other rows nearest to it (exact float64 squared distances
+    summed in column order; the first of ties by row order), nearest first."""
+    n, p = K.shape
+    out = np.empty((n, k), np.int64)
+    for i in prange(n):
+        d = np.zeros(n)
+        for c in range(p):
+            a = K[i, c]
+            row = Kt[c]
+            for q in range(n):
+                w = row[q] - a
+                d[q] += w * w
+        d[i] = np.inf
+        bd = np.full(k, np.inf)
+        bi = np.full(k, -1, np.int64)
+        worst = np.inf
+        for q in range(n):
+            if d[q] < worst or bi[k - 1] < 0:
+                if q == i:
+                    continue
+                # insert after every kept record at a distance <= d[q]: the earlier record
+                # stays ahead of a tie
+                pos = k - 1
+                while pos > 0 and (bi[pos - 1] < 0 or bd[pos - 1] > d[q]):
+                    bd[pos] = bd[pos - 1]
+                    bi[pos] = bi[pos - 1]
+                    pos -= 1
+                bd[pos] = d[q]
+                bi[pos] = q
+                worst = bd[k - 1]
+        out[i] = bi
+    return out
+
+
+def prior_estimates(Xr, t, known):
+    """{model: leave-one-out estimate of t} from the known columns of ``Xr`` (the sampled
+    records of the original): the intruder's best guesses WITHOUT the release."""
+    if not known:
+        mean = (t.sum() - t) / max(len(t) - 1, 1)
+        return {m: mean for m in PRIOR_MODELS}
+    K = Xr[:, known]
+    with np.errstate(all="ignore"):
+        ols = loo_fit(most_related(K, t, MAX_KNOWN), t)
+        lt, lK = slog(t), slog(K)
+        log_ols = slog_inverse(loo_fit(most_related(lK, lt, MAX_KNOWN), lt))
+        knn = knn_loo(most_related(K, t, KNN_VARIABLES), t)
+    return {"ols": ols, "log-ols": log_ols, "knn": knn}
+
+
+def assignment(pred, released, n_total=None):
+    """The value-set attack: the released values sorted and handed out in the order of
+    ``pred`` (ties in record order).  ``released``: every released value of the variable;
+    when ``pred`` covers a sample of the records, the value at the same rank fraction."""
+    pred = np.asarray(pred, dtype=float)
+    order = np.argsort(np.nan_to_num(pred, nan=-np.inf), kind="stable")
+    rank = np.empty(len(pred), dtype=np.int64)
+    rank[order] = np.arange(len(pred))
+    values = np.sort(np.asarray(released, dtype=float))
+    if len(values) == 0:
+        return None
+    if len(values) == len(pred):
+        return values[rank]
+    pos = np.floor((rank + 0.5) * len(values) / len(pred)).astype(np.int64)
+    return values[np.clip(pos, 0, len(values) - 1)]
+
+
+def window_clip(est, own_released, released, window):
+    """Rank swapping's published window: the original value lies within ``window`` ranks
+    (a count of records) of the record's own released value, so each estimate is clipped to
+    the released values within that many ranks of it."""
+    values = np.sort(np.asarray(released, dtype=float))
+    n = len(values)
+    r = np.searchsorted(values, own_released, side="left")
+    lo = values[np.clip(r - window, 0, n - 1)]
+    hi = values[np.clip(r + window, 0, n - 1)]
+    return np.clip(est, lo, hi)
+
+
+def find_identity(Xr, j, candidates):
+    """An exact or near-exact linear identity x_j = c + sum b_k x_k over ``candidates``
+    holding to IDENTITY_REL for at least IDENTITY_SHARE of the records ``Xr``, by trimmed
+    least squares (refit on the records that fit best, until the set is stable).  Returns
+    (c, columns, coefficients, share holding) or None."""
+    x = Xr[:, j]
+    cand = [k for k in candidates if Xr[:, k].std() > 0]
+    if not cand or len(x) < len(cand) + 3:
+        return None
+    A = np.c_[np.ones(len(x)), Xr[:, cand]]
+    use = np.ones(len(x), dtype=bool)
+    tol = IDENTITY_REL * (np.abs(x) + 1.0)
+    with np.errstate(all="ignore"):
+        for _ in range(6):
+            if use.sum() < A.shape[1] + 2:
+                return None
+            coef = np.linalg.lstsq(A[use], x[use], rcond=None)[0]
+            res = np.abs(x - A @ coef)
+            holds = res <= tol
+            if holds.mean() >= IDENTITY_SHARE:
+                coef = np.linalg.lstsq(A[holds], x[holds], rcond=None)[0]
+                holds = np.abs(x - A @ coef) <= tol
+                if holds.mean() >= IDENTITY_SHARE:
+                    big = np.abs(coef[1:]) * Xr[:, cand].std(0) > 1e-9 * x.std()
+                    return float(coef[0]), [c for c, b in zip(cand, big) if b], coef[1:][big], float(holds.mean())
+            nxt = res <= np.quantile(res, 0.5 if use.all() else 0.8)
+            if np.array_equal(nxt, use):
+                return None
+            use = nxt
+    return None
+
+
+def identity_estimate(identity, Xr, Ylinked, known):
+    """x_j solved from an identity: the known columns' original values, the linked record's
+    released values for the rest."""
+    c, cols, coef, _ = identity
+    known = set(known)
+    V = np.column_stack([Xr[:, k] if k in known else Ylinked[:, k] for k in cols]) if cols else np.zeros((len(Xr), 0))
+    return c + V @ coef
+
+
+# ----------------------------------------------------------------- linking and reconstruction
+
+def link(X, Y, rows, cols):
+    """For each original record in ``rows``, the protected record nearest on ``cols``
+    (standardised by the original's sd), the first of ties."""
+    from .linkage import _nearest, _standardized_pair  # the exact DBRL kernel and its scaling
+
+    A, B = _standardized_pair(X, Y, cols)
+    if A.shape[1] == 0:
+        return np.asarray(rows)
+    return _nearest(A[rows], B)[0]
+
+
+def link_leave_one_out(X, Y, rows, targets, out_sets):
+    """For each target j, ``link(X, Y, rows, all columns but out_sets[j])``, the same indices,
+    from one pass: the pair is standardised once, each tile of float32 distances on every
+    column is summed once and each target's left-out columns subtracted from it
+    (``_linkage.nearest_without``), so m targets cost one distance pass plus m subtractions,
+    not m passes over m - 1 columns."""
+    from .linkage import _standardized_pair, nearest_without
+
+    use = np.flatnonzero(np.asfortranarray(X).std(axis=0) > 0)  # summed per column as _standardized_pair sums
+    where = {c: i for i, c in enumerate(use)}
+    A, B = _standardized_pair(X, Y, use, rows)  # as ``link`` scales, so the same records tie
+    out = {}
+    sets = []
+    for j in targets:
+        cols = sorted({where[c] for c in out_sets[j] if c in where})
+        if len(cols) == len(use):  # nothing left to link on: each record keeps its own
+            out[j] = np.asarray(rows, dtype=np.int64)
+        elif not cols:  # nothing varying to leave out (a constant target): linked on every column
+            out[j] = link(X, Y, rows, list(use))
+        else:
+            sets.append((j, cols))
+    if sets:
+        found = nearest_without(A, B, [c for _, c in sets], seed=rows)
+        out.update({j: found[t] for t, (j, _) in enumerate(sets)})
+    return out
+
+
+def change_structure(prep, basis):
+    """(basis, forward, inverse) for the structural intruder (``structural_estimate``), from
+    protect's prepared data (``prep``) and the span of the perturbed factors' loadings: the span of
+    every record's change on the protection scale, one row per numeric column (rows of exact
+    dependencies rebuilt from the others; NaN where the change is not linear on one scale:
+    a dependency of log-scale columns), or None."""
+    if basis is None:
+        return None
+    full = np.full((len(prep.numeric), basis.shape[1]), np.nan)
+    full[prep.keep] = basis
+    if prep.deps and not prep.log_cols:
+        per_sd = basis / prep.sd0[prep.keep][:, None]
+        for d in prep.deps:
+            full[d.target] = prep.sd0[d.target] * (d.beta @ per_sd)
+    if not prep.log_cols:
+        return full, (lambda M: M), (lambda v, j: v)
+    cols, scales = prep.log_cols, prep.log_scales
+
+    def inv(v, j):
+        if j not in cols:
+            return v
+        M = v[:, None].copy()
+        return inverse(M, [0], [scales[cols.index(j)]])[:, 0]
+
+    return full, (lambda M: forward(M, cols, scales)), inv
+
+
+def regression_estimate(X, Y, rows, j, known, linked=None):
+    """The regression intruder's estimate of x_j for the records ``rows``: knowing a record's
+    original values on ``known`` and its released row, it predicts the change d_j = y_j - x_j
+    from the changes d_known by the linear law of the changes (fitted on ``rows``: the intruder
+    knows the method, or estimates the law from records it knows; leave-one-out, so a record
+    never predicts itself), and subtracts it.  Undoes any perturbation whose changes are
+    linear in the changes it can see; sees nothing when the known variables are unchanged.
+    ``linked`` (general protection): the released rows the intruder links the records to,
+    instead of their own."""
+    own = rows if linked is None else linked
+    d = Y[own, j] - X[rows, j]
+    Dk = most_related(Y[np.ix_(own, known)] - X[np.ix_(rows, known)], d, MAX_KNOWN)
+    return Y[own, j] - loo_fit(Dk, d)
+
+
+def structural_estimate(Xs, Ys, j, known, structure):
+    """The structural intruder's estimate of x_j, or None: for fa, pca and pca_remove the
+    change of every record lies in the span of the perturbed factors' loadings
+    (``basis``, on the protection scale), which an intruder who knows the method estimates
+    from the release itself (FA and PCA keep the covariance).  Knowing a record's values on
+    ``known`` it solves for the record's change and reads x_j back exactly when the known
+    variables determine it (rank of their loadings = number of perturbed factors).  ``Xs``,
+    ``Ys``: the linked records of original and release on the protection scale."""
+    basis, _, inv = structure
+    if basis is None or not np.isfinite(basis[j]).all():
+        return None
+    Bk = basis[known]
+    if not np.isfinite(Bk).all() or Bk.shape[0] < Bk.shape[1] or np.linalg.matrix_rank(Bk) < Bk.shape[1]:
+        return None
+    with np.errstate(all="ignore"):
+        Dk = Ys[:, known] - Xs[:, known]
+        ok = np.isfinite(Dk).all(axis=1)
+        delta = np.linalg.lstsq(Bk, np.where(ok[:, None], Dk, 0.0).T, rcond=None)[0]
+        est = inv(Ys[:, j] - basis[j] @ delta, j)
+    return np.where(ok, est, np.nan)
+
+
+def _residual_fit(Xr, j, known, use):
+    """The least-squares fit of x_j on the known variables (the original alone): (fit, x - fit)."""
+    x = Xr[:, j]
+    K = most_related(Xr[:, known], x, MAX_KNOWN)
+    A = np.c_[np.ones(len(x)), K][use]
+    with np.errstate(all="ignore"):
+        fit = A @ np.linalg.lstsq(A, x[use], rcond=None)[0]
+    return fit, x[use] - fit
+
+
+def residual_cor(Xr, Yr, j, known, obr, key=None):
+    """|cor| between the part of x_j that the known variables do not explain (least squares on
+    the original) and the same part of the release (y_j less the same fit of the record's known
+    values): how much of what the intruder does not know the release keeps.  ``Xr``, ``Yr``: the
+    sampled records; ``obr``: their released cells of column j, or None.  The fit depends on the
+    original alone: kept per data set (``key``) when no cell is missing."""
+    x, y = Xr[:, j], Yr[:, j]
+    use = np.ones(len(x), dtype=bool) if obr is None else obr
+    if key is not None and obr is None:
+        fit, ex = cached(("residual", key, j, tuple(known)), lambda: _residual_fit(Xr, j, known, use))
+    else:
+        fit, ex = _residual_fit(Xr, j, known, use)
+    with np.errstate(all="ignore"):
+        ey = y[use] - fit
+        if ex.std() <= 1e-12 * max(np.abs(x[use]).max(), 1.0) or ey.std() == 0:
+            # the known variables determine x exactly: nothing left for a release to disclose
+            return 0.0
+        return abs(float(np.corrcoef(ex, ey)[0, 1]))
+
+
+def _reconstructions(X, Y, rows, j, known, linked, scaled, structure, selective, guesses):
+    """The reconstruction intruders' guesses (added to ``guesses``); returns the regression
+    intruder's guess where it is reported apart (general protection), else None."""
+    if not known or len(rows) <= 2:
+        return None
+    # the law of the changes: the sensitive change from the known variables' changes
+    regression = regression_estimate(X, Y, rows, j, known, None if selective else linked)
+    if selective:
+        guesses["reconstruction"].append(regression)
+        regression = None
+    if structure is not None:
+        s = structural_estimate(*scaled, j, known, structure)
+        if s is not None:
+            guesses["reconstruction"].append(s)
+    return regression
+
+
+def _assignments(preds, released, y_linked, window):
+    """The assignment intruder's guesses: the released values handed out in the order of each
+    prediction (and clipped to a published rank window)."""
+    out = []
+    for p in preds:
+        a = assignment(p, released)
+        if a is not None:
+            out.append(a)
+            if window is not None:
+                out.append(window_clip(a, y_linked, released, window))
+    return out
+
+
+def battery(X, Y, Xr, rows, j, known, linked, scaled, structure, ob, window, selective, tol, key):
+    """Every intruder's hits (records within ``tol`` of x_j) on the sampled records ``rows``
+    (``Xr`` = X[rows]), with the release, and every prior model's hits without it.
+
+    Returns (prior_hits, hits, identity): prior_hits = (model names, models x records, boolean),
+    cached per data set; hits = {intruder: variants x records, boolean}, in the order own,
+    linked, reconstruction, assignment, identity, regression (those that apply; a variant is one
+    of the intruder's alternative guesses); identity = the identity the identity intruder used
+    (``find_identity``'s tuple) or None.  A cell missing from the release (``ob`` False) is
+    never a hit."""
+    x, y = Xr[:, j], Y[:, j]
+    released = y if ob is None else y[ob]
+    kx = (key, j, tuple(known))
+    priors = cached(("prior",) + kx, lambda: prior_estimates(Xr, x, known)) if known else {}
+    models = list(priors)
+    PH = cached(("prior hits",) + kx + (tol,),
+                lambda: np.array([close(x, priors[m], tol) for m in models]).reshape(len(models), len(x)))
+    guesses = {"own": [y[rows]], "linked": [y[linked]], "reconstruction": [], "assignment": []}
+    regression = _reconstructions(X, Y, rows, j, known, linked, scaled, structure, selective, guesses)
+    identity = cached(("identity", key, j), lambda: find_identity(Xr, j, [k for k in range(X.shape[1]) if k != j])) \
+        if X.shape[1] > 1 else None
+    # the assignment orders the records by the prior model that predicts best overall (the
+    # intruder can validate that on data like the original; not band by band without the truth;
+    # the last of ties in model order)
+    preds = []
+    if models:
+        means = PH.mean(axis=1)
+        preds.append(priors[models[len(models) - 1 - int(np.argmax(means[::-1]))]])
+    if identity is not None and any(k not in set(known) for k in identity[1]):
+        guesses["identity"] = [identity_estimate(identity, Xr, Y[linked], known)]
+        preds.append(guesses["identity"][0])
+    else:
+        identity = None
+    guesses["assignment"] += _assignments(preds, released, y[linked], window)
+    if regression is not None:
+        guesses["regression"] = [regression]
+    obr = np.ones(len(rows), dtype=bool) if ob is None else ob[rows]
+    hits = {k: np.array([close(x, e, tol) & obr for e in v]) for k, v in guesses.items() if v}
+    if ob is not None:
+        hits["linked"] &= ob[linked]
+    return (models, PH), hits, identity
