@@ -547,6 +547,9 @@ def cli():
     signal.signal(signal.SIGTERM, _on_sigint)  # a SIGTERM left the workers running with the pipes open
     code = main()
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # the interpreter's shutdown is not interrupted
+    pool = sys.modules.get(__package__ + "._choose.pool")
+    if pool is not None:  # the results are out: the workers end now, not in a shutdown of 1-2 s
+        pool.shutdown_all()
     sys.exit(code)
 
 

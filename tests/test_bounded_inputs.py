@@ -319,3 +319,56 @@ def test_a_file_with_other_columns_says_which(parts, change, expect):
     with pytest.raises(ValueError) as exc:
         read_dask(str(folder / "*.parquet"))
     assert str(exc.value).startswith("p1.parquet has other columns or types than p0.parquet " + expect), exc.value
+
+
+def test_at_scale_a_nested_glob_names_the_file_by_its_folder_and_csv_headers_are_compared(tmp_path):
+    """Files of one name in several folders (nest/*/data.parquet): the failing one is named
+    by its path below the shared folder, not by a base name all of them share; CSV files
+    whose headers differ say which columns differ, as Parquet files do."""
+    from sdccore._scale.base import read_dask
+
+    df = pd.DataFrame({"a": [1.0, 2.0, 3.0], "b": [4.0, 5.0, 6.0]})
+    for part, frame in (("x", df), ("y", df.rename(columns={"b": "c"}))):
+        (tmp_path / "nest" / part).mkdir(parents=True)
+        frame.to_parquet(tmp_path / "nest" / part / "data.parquet")
+    with pytest.raises(ValueError, match=r"^y/data.parquet has other columns or types than x/data.parquet "
+                                         r"\(missing column\(s\) b; extra column\(s\) c\)"):
+        read_dask(str(tmp_path / "nest" / "*" / "data.parquet"))
+    csvs = tmp_path / "csvs"
+    csvs.mkdir()
+    df.to_csv(csvs / "p0.csv", index=False)
+    df[["b", "a"]].to_csv(csvs / "p1.csv", index=False)
+    df.rename(columns={"a": "A"}).to_csv(csvs / "p2.csv", index=False)
+    with pytest.raises(ValueError, match=r"^p1.csv has another header than p0.csv \(the same columns in another "
+                                         r"order: b, a\)"):
+        read_dask(str(csvs / "p[01].csv"))
+    with pytest.raises(ValueError, match=r"^p2.csv has another header than p0.csv \(missing column\(s\) a; extra "
+                                         r"column\(s\) A\)"):
+        read_dask(str(csvs / "p[02].csv"))
+
+
+def test_an_xlsx_whose_dimension_is_stale_is_read(tmp_path):
+    """Some writers leave <dimension ref="A1:XFD1048576"> on a small sheet: its cells are
+    counted, not its dimension believed (the file was refused as 17 billion cells)."""
+    from openpyxl import Workbook
+
+    wb = Workbook()
+    ws = wb.active
+    ws.append(["a", "b"])
+    for i in range(5):
+        ws.append([i + 1.5, 2 * i + 0.25])
+    path = tmp_path / "stale.xlsx"
+    wb.save(path)
+    with zipfile.ZipFile(path) as z:
+        parts = {n: z.read(n) for n in z.namelist()}
+    sheet = parts["xl/worksheets/sheet1.xml"].decode()
+    import re as _re
+
+    sheet = _re.sub(r'<dimension ref="[^"]*"\s*/>', '<dimension ref="A1:XFD1048576"/>', sheet)
+    assert 'A1:XFD1048576' in sheet
+    parts["xl/worksheets/sheet1.xml"] = sheet.encode()
+    with zipfile.ZipFile(path, "w", zipfile.ZIP_DEFLATED) as z:
+        for n, b in parts.items():
+            z.writestr(n, b)
+    got = sdccore.read_table(path).data
+    assert got.shape == (5, 2) and got["b"].tolist() == [0.25, 2.25, 4.25, 6.25, 8.25]

@@ -72,6 +72,12 @@ def _raise(*a):
     (lambda p, pl, m, o, g, Xk, f: Perturbed(Xk, None, (), [0.5], None, ()),
      "planned=list of length 1 from perturb; planned must be None or 13 shares"),
     (lambda p, pl, m, o, g, Xk, f: Perturbed(Xk, None, (), None, np.ones(5), ()), "basis=ndarray of shape (5,)"),
+    (lambda p, pl, m, o, g, Xk, f: Perturbed(np.where(np.arange(Xk.shape[0])[:, None] < 3, np.nan, Xk), None, (),
+                                             None, None, ()),
+     "plug-in method 'bad' returned a Perturbed whose X holds 39 value(s) that are not finite (NaN or inf) from "
+     "perturb; X must be finite"),
+    (lambda p, pl, m, o, g, Xk, f: Perturbed(Xk, None, (), [5.0] * 13, None, ()),
+     "planned=list of length 13 from perturb; planned must be None or 13 shares between 0 and 1"),
 ])
 def test_a_wrong_result_is_one_line_naming_the_plugin_step_and_shape(plug, tarr, fn, text):
     plug(fn)

@@ -23,7 +23,6 @@ def _preload():
     Then run each compiled kernel once on a small synthetic frame (no user data): on a fresh
     install numba compiles them on first use (measured: the first Explore page waited 31 s
     for it), afterwards it loads them from its cache in well under a second."""
-    import importlib
     import threading
 
     def load():
@@ -32,8 +31,9 @@ def _preload():
         import numpy as np
 
         time.sleep(2.0)  # after the first page has been drawn
-        for name in ("_explore", "_compare", "_recommend", "_protect", "_evaluate", "_safety"):
-            importlib.import_module("sdccore." + name)
+        # the public names load their modules (the dashboard never names a private one)
+        for name in ("correlation_matrix", "compare", "recommend", "protect", "evaluate", "RiskFloors"):
+            getattr(sdccore, name)
         try:
             rng = np.random.default_rng(0)
             toy = pd.DataFrame(np.exp(rng.standard_normal((60, 4)) @ np.triu(np.ones((4, 4)))),

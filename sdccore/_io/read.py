@@ -331,9 +331,8 @@ def _read_excel(raw):
         if not with_data:
             raise ValueError("the Excel file has no data on any sheet; choose a file with a header row and records.")
         ws = with_data[0]
-        rows, cols = ws.max_row, ws.max_column
-        if rows is not None and cols is not None:
-            _too_many(rows, cols, MAX_EXCEL_CELLS, "Excel sheet")
+        # no check of the sheet's <dimension> here: some writers leave it stale (A1:XFD1048576 on
+        # one row), and check_xlsx_zip has counted the cells themselves
         header = [v for v in next(ws.iter_rows(min_row=1, max_row=1, values_only=True))]
         names = [str(v).strip() for v in header if v is not None]
         dup = sorted({h for h in names if names.count(h) > 1})

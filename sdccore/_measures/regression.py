@@ -17,6 +17,8 @@ records with a missing cell in the model's variables left out of that fit.
 
 from __future__ import annotations
 
+import warnings
+
 from dataclasses import dataclass
 
 import numpy as np
@@ -78,8 +80,10 @@ def _fit(df, model, level, which):
         raise ValueError(f"the model has {len(y)} usable record(s) on the {which} data for {X.shape[1]} "
                          f"coefficient(s) (records with missing cells or non-finite transformed values, such as "
                          f"the log of 0, are left out); use fewer predictors or another transformation.")
-    fit = sm.OLS(y, X).fit()
-    ci = fit.conf_int(alpha=1 - level)
+    with warnings.catch_warnings():  # statsmodels' singular-design warnings printed source lines on the CLI
+        warnings.simplefilter("ignore")
+        fit = sm.OLS(y, X).fit()
+        ci = fit.conf_int(alpha=1 - level)
     return fit.params, ci[0], ci[1], fit.bse, int(fit.nobs), float(fit.rsquared)
 
 

@@ -188,8 +188,14 @@ def _check_perturbed(out, args, kwargs):
     if not isinstance(X, np.ndarray) or X.shape != shape or X.dtype.kind not in "fiu":
         got = f"X of dtype {X.dtype} and shape {X.shape}" if isinstance(X, np.ndarray) else f"X as {_what(X)}"
         return out, f"a Perturbed with {got}", f"X must be a numeric array of shape {shape} (records x protected columns)"
-    if out.planned is not None and (not isinstance(out.planned, (list, tuple)) or len(out.planned) != n_check):
-        return out, f"a Perturbed with planned={_what(out.planned)}", f"planned must be None or {n_check} shares"
+    bad = int(np.size(X) - np.isfinite(X).sum())
+    if bad:  # blamed on the data's columns before (rescale them), not on the plug-in
+        return out, f"a Perturbed whose X holds {bad} value(s) that are not finite (NaN or inf)", "X must be finite"
+    if out.planned is not None and (not isinstance(out.planned, (list, tuple)) or len(out.planned) != n_check
+                                    or not all(p is None or isinstance(p, (int, float)) and 0 <= p <= 1
+                                               for p in out.planned)):
+        return out, f"a Perturbed with planned={_what(out.planned)}", \
+            f"planned must be None or {n_check} shares between 0 and 1 (or None)"
     if not isinstance(out.notes, (list, tuple)) or not all(isinstance(s, str) for s in out.notes):
         return out, f"a Perturbed with notes={_what(out.notes)}", "notes must be a tuple of str"
     if out.loadings is not None and not isinstance(out.loadings, pd.DataFrame):

@@ -281,21 +281,18 @@ def far_values(X, observed=None):
     return out
 
 
-def _rounded(r):
-    """A ratio to two significant digits (the order of magnitude, never the value itself)."""
-    return f"{float(f'{r:.2g}'):,.0f}" if r < 1e6 else f"{r:.1e}"
-
-
 def refuse_far(X, names, method, observed=None):
     """``ValueError`` naming the first variable with a value far beyond the rest
-    (``far_values``): its row position, the ratio rounded, and the fix; never the value."""
+    (``far_values``): its row position and the fix; never the value, nor its ratio."""
     found = far_values(X, observed)
     if not found:
         return
     j, row, ratio, k = found[0]
     more = "" if len(found) == 1 and k == 1 else \
         f" ({sum(f[3] for f in found) - 1} more far value(s) in {', '.join(names[f[0]] for f in found)})"
-    raise ValueError(f"{names[j]}: the record at row position {row} (0-based) is about {_rounded(ratio)} times the "
+    # the ratio itself is not said: with the percentile, which a release shows roughly, it
+    # would give the value away to its digits
+    raise ValueError(f"{names[j]}: the record at row position {row} (0-based) is more than {FAR:,.0f} times the "
                      f"variable's 99th percentile (in absolute value), far beyond the rest{more}; method={method!r} "
                      f"would redraw the other records around it (most set to 0 by the bounds, or the value handed to "
                      f"another record). Top-code it, mark the "

@@ -98,12 +98,12 @@ def read_dask(pattern, *, blocksize="64MB", head=None):
         with open(f, "rb") as fh:
             heads.append(fh.readline(HEAD_BYTES + 1).strip())  # bounded: a file of one 150 MB line
         if len(heads[-1]) > HEAD_BYTES:
-            raise ValueError(f"{os.path.basename(f)}: its header line is longer than {HEAD_BYTES // 2**20} MB; check "
+            raise ValueError(f"{shown(f, files)}: its header line is longer than {HEAD_BYTES // 2**20} MB; check "
                              f"that it is a CSV file with one record a line.")
     for f, h in zip(files[1:], heads[1:]):
         if h != heads[0]:
-            raise ValueError(f"{os.path.basename(f)} has another header than {os.path.basename(files[0])}; every "
-                             f"file must have the same columns.")
+            raise ValueError(f"{shown(f, files)} has another header than {shown(files[0], files)} "
+                             f"({_header_difference(heads[0], h, head.sep)}); every file must have the same columns.")
     text_cols = [c for c in hd.columns if not pd.api.types.is_numeric_dtype(hd[c])]
     # every column read as text, then typed as the head was: the same converter as in memory
     meta = hd.iloc[:0].copy()
@@ -136,15 +136,44 @@ def _read_parquet_files(files, hd):
     first = schemas[0]
     for f, s in zip(files[1:], schemas[1:]):
         if s.names != first.names or [str(t) for t in s.types] != [str(t) for t in first.types]:
-            raise ValueError(f"{os.path.basename(f)} has other columns or types than {os.path.basename(files[0])} "
-                             f"({_schema_difference(first, s, os.path.basename(files[0]))}); every partition of the data set must have the same "
-                             f"schema.")
+            raise ValueError(f"{shown(f, files)} has other columns or types than {shown(files[0], files)} "
+                             f"({_schema_difference(first, s, shown(files[0], files))}); every partition of the data "
+                             f"set must have the same schema.")
     meta = first.empty_table().to_pandas()
     convert = {c: "." for c in meta.columns if c in hd.columns and not pd.api.types.is_numeric_dtype(meta[c])
                and pd.api.types.is_numeric_dtype(hd[c])}
     if convert:
         meta = meta.astype({c: np.float64 for c in convert})
     return dd.from_map(_read_parquet_file, files, meta=meta, enforce_metadata=False, convert=convert)
+
+
+def shown(path, files):
+    """A file of the data set as the user can find it: its path below the folder the files
+    share (``nest/a/data.parquet`` and ``nest/b/data.parquet`` are ``a/data.parquet`` and
+    ``b/data.parquet``, not two ``data.parquet``)."""
+    try:
+        root = os.path.commonpath([os.path.dirname(os.path.abspath(f)) for f in files])
+        return os.path.relpath(os.path.abspath(path), root)
+    except ValueError:  # paths on different drives
+        return str(path)
+
+
+def _header_difference(first, other, sep):
+    """What differs between two CSV header lines, in words (as ``_schema_difference``)."""
+    import csv
+
+    def names(line):
+        text = line.decode("utf-8", "replace").lstrip("\ufeff")
+        return [c.strip() for c in next(csv.reader([text], delimiter=sep or ","), [])]
+
+    a, b = names(first), names(other)
+    missing, extra = [c for c in a if c not in b], [c for c in b if c not in a]
+    parts = ([f"missing column(s) {_some(missing)}"] if missing else []) + \
+        ([f"extra column(s) {_some(extra)}"] if extra else [])
+    if not parts:
+        parts.append(f"the same columns in another order: {_some(b, 8)}" if a != b else
+                     "the same names, written differently (quotes or spaces)")
+    return "; ".join(parts)
 
 
 def _unreadable(path, exc):
