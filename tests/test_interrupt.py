@@ -84,7 +84,7 @@ def test_ctrl_c_of_the_dask_engine_is_one_line_and_leaves_nothing(tmp_path):
 @pytest.mark.parametrize("after, sig, code, word", [
     (0.3, signal.SIGINT, 130, "interrupted"),    # the workers are still importing (the warm-up)
     (12.0, signal.SIGINT, 130, "interrupted"),   # the runs are going (issue 36: ignored after 10-25 s)
-    (12.0, signal.SIGTERM, 143, "stopped (SIGTERM)"),
+    (3.0, signal.SIGTERM, 143, "stopped (SIGTERM)"),
 ])
 def test_compare_stops_at_any_moment_with_one_line_and_no_process_left(tmp_path, after, sig, code, word):
     """Ctrl-C (the whole process group, as a terminal sends it) or SIGTERM (the driver
@@ -129,8 +129,8 @@ def test_a_killed_resource_tracker_prints_no_traceback_in_a_dask_run(tmp_path):
     rng = np.random.default_rng(0)
     src = tmp_path / "src"
     src.mkdir()
-    for i in range(6):
-        pd.DataFrame(np.exp(rng.normal(size=(60_000, 6))), columns=[f"v{j}" for j in range(6)]).to_parquet(
+    for i in range(4):
+        pd.DataFrame(np.exp(rng.normal(size=(40_000, 6))), columns=[f"v{j}" for j in range(6)]).to_parquet(
             src / f"p{i}.parquet")
     out = tmp_path / "out"
     p = subprocess.Popen([sys.executable, "-m", "sdccore", "protect", str(src / "*.parquet"), "--engine", "dask",
