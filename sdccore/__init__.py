@@ -63,7 +63,8 @@ if TYPE_CHECKING:  # pragma: no cover
     from ._methods.removal_kernel import UTILITY_METRICS, RemovalCurve, removal_curve
     from ._risk.scores import dbrl, interval_disclosure
     from ._data.roles import RoleSuggestion, suggest_roles
-    from ._risk.floors import RiskFloors, RiskProfile, UnsafeReleaseError
+    from ._risk.floors import RiskProfile
+    from ._risk.settings import RiskFloors, UnsafeReleaseError
     from ._measures.utility import pil, propensity_score, propensity_score_shape, selectivity
 
 _EXPORTS = {
@@ -91,13 +92,13 @@ _EXPORTS = {
     "RegressionCheck": "_measures.regression",
     "Release": "_release.release",
     "RemovalCurve": "_methods.removal_kernel",
-    "RiskFloors": "_risk.floors",
+    "RiskFloors": "_risk.settings",
     "RiskProfile": "_risk.floors",
     "RoleSuggestion": "_data.roles",
     "Scores": "_measures.evaluate",
     "SearchResult": "_choose.compare",
     "UTILITY_METRICS": "_methods.removal_kernel",
-    "UnsafeReleaseError": "_risk.floors",
+    "UnsafeReleaseError": "_risk.settings",
     "analysis_validity": "_measures.validity",
     "audit_factor_scores": "_data.audit",
     "codebook": "_release.codebook",

@@ -139,7 +139,7 @@ def _search_options():
 
 
 def _floors_options():
-    from .._risk.floors import RiskFloors
+    from .._risk.settings import RiskFloors
 
     d, f = RiskFloors(), "floors"
     return (
@@ -278,7 +278,7 @@ def _static_value(opt, value, selective):
                             + "a list of column names.")
         return list(value)
     if opt.kind == "floors":
-        from .._risk.floors import RiskFloors
+        from .._risk.settings import RiskFloors
 
         return RiskFloors.from_value(value)
     raise AssertionError(opt.kind)  # pragma: no cover -- the table's kinds are listed above

@@ -142,7 +142,7 @@ def _matching_result(result, options, work, allow_unsafe):
     recipe's every option (the seed included); a broken floor needs ``allow_unsafe`` as
     ``protect`` would."""
     from .._protect.results import ProtectionResult
-    from .._risk.floors import UnsafeReleaseError
+    from .._risk.settings import UnsafeReleaseError
 
     if not isinstance(result, ProtectionResult):
         raise TypeError(f"result must be what protect returns (a ProtectionResult), got {type(result).__name__}.")

@@ -46,12 +46,13 @@ In general protection (no sensitive variables) every protected variable is check
 
 from __future__ import annotations
 
-from dataclasses import asdict, dataclass, field
+from dataclasses import dataclass, field
 
 import numpy as np
 import pandas as pd
 
 from . import intruders as intr
+from .settings import RiskFloors, UnsafeReleaseError  # noqa: F401  (their home is below the pipeline's schema)
 from .intruders import link, link_leave_one_out
 from .variables import REPORTED_ONLY, _Run, _reported, _shares, _variable_risk, rank_bands  # noqa: F401
 
@@ -59,116 +60,6 @@ __all__ = ["RiskFloors", "RiskProfile", "UnsafeReleaseError", "risk_profile"]
 
 NEAR_DUPLICATE = 0.8  # |r| from which a variable counts as a proxy of another (leave-one-out linking)
 LINK_SAMPLE = 5000  # original records linked (all of them up to this many; an even sample above)
-
-
-class UnsafeReleaseError(ValueError):
-    """A release breaks a risk floor; the message names the variable, the floor and the fix.
-
-    Attributes
-    ----------
-    risk : RiskProfile or None
-        The profile behind the refusal (figures only, never data), so that a caller can
-        show why.
-    """
-
-    def __init__(self, message, risk=None):
-        super().__init__(message)
-        self.risk = risk
-
-
-@dataclass(frozen=True)
-class RiskFloors:
-    """The floors every released sensitive variable must meet (see the module docstring).
-
-    Attributes
-    ----------
-    min_perturbed_share : float in [0, 1]
-        The least share of each variable's variance the protection must change.
-    max_abs_cor : float in [0, 1]
-        The largest |cor(original, protected)| allowed.
-    tolerance : float in (0, 1]
-        Relative closeness: a record is "close" when |x' - x| <= tolerance |x|.
-    max_close_share : float in [0, 1]
-        The most records allowed within the tolerance, in every size band.
-    bands : int in [1, 100]
-        Size bands (quantiles of the original value).
-    top_records : int in [1, 100]
-        The least number of records in the "largest 1 %" band.
-    hold_all_intruders : int, 0 or 1
-        1 holds every intruder of general protection to the floors, in every band: the
-        regression and assignment intruders and the linked record band by band too (by default
-        they are measured and reported, not held: held, they refuse general FA and PCA on
-        Tarragona in every seed tried, at 2 or 3 of its 9 largest firms).  Stricter than the
-        default, so it needs no reason.
-    """
-
-    min_perturbed_share: float = 0.3
-    max_abs_cor: float = 0.9
-    tolerance: float = 0.05
-    max_close_share: float = 0.2
-    bands: int = 10
-    top_records: int = 5
-    hold_all_intruders: int = 0
-
-    def to_dict(self):
-        return asdict(self)
-
-    def lowered(self):
-        """The floors set laxer than the defaults, each as 'name value (default d)': a
-        smaller perturbed share or tolerance, a larger |cor| or close share, fewer bands.
-        A release under lowered floors needs a stated reason (``allow_unsafe``) and says so
-        on every output."""
-        d = RiskFloors()
-        laxer = {"min_perturbed_share": self.min_perturbed_share < d.min_perturbed_share,
-                 "max_abs_cor": self.max_abs_cor > d.max_abs_cor,
-                 "tolerance": self.tolerance < d.tolerance,
-                 "max_close_share": self.max_close_share > d.max_close_share,
-                 "bands": self.bands < d.bands}
-        return tuple(f"{k} {getattr(self, k):g} (default {getattr(d, k):g})" for k, lax in laxer.items() if lax)
-
-    def lowered_text(self):
-        """'' for floors at least as strict as the defaults, else one sentence naming them."""
-        low = self.lowered()
-        return f"risk floors LOWERED below the defaults: {', '.join(low)}" if low else ""
-
-    @classmethod
-    def from_value(cls, value):
-        """RiskFloors from None (defaults), a RiskFloors or a dict of some fields."""
-        if value is None:
-            return cls()
-        if isinstance(value, cls):
-            return value
-        if not isinstance(value, dict):
-            raise TypeError("floors must be a dict such as {'max_close_share': 0.2} or a RiskFloors; "
-                            f"got {type(value).__name__}.")
-        names = set(cls.__dataclass_fields__)
-        unknown = sorted(set(value) - names)
-        if unknown:
-            raise ValueError(f"floors has unknown field(s) {', '.join(map(repr, unknown))}; "
-                             f"its fields are {', '.join(sorted(names))}.")
-        out = {}
-        for k, v in value.items():
-            if isinstance(v, bool) or not isinstance(v, (int, float, np.integer, np.floating)):
-                raise TypeError(f"floors[{k!r}] must be a number, got {type(v).__name__}.")
-            v = float(v)
-            if not np.isfinite(v):
-                raise ValueError(f"floors[{k!r}] must be finite.")
-            if k == "hold_all_intruders":
-                if v not in (0.0, 1.0):
-                    raise ValueError("floors['hold_all_intruders'] must be 0 (general protection holds the own, "
-                                     "linked, structural and identity intruders to the floors) or 1 (every intruder).")
-                v = int(v)
-            elif k in ("bands", "top_records"):
-                if v != int(v) or not 1 <= v <= 100:
-                    raise ValueError(f"floors[{k!r}] must be a whole number from 1 to 100.")
-                v = int(v)
-            elif k == "tolerance":
-                if not 0 < v <= 1:
-                    raise ValueError("floors['tolerance'] must lie in (0, 1], e.g. 0.05 for 5 %.")
-            elif not 0 <= v <= 1:
-                raise ValueError(f"floors[{k!r}] must lie in [0, 1].")
-            out[k] = v
-        return cls(**out)
 
 
 @dataclass(frozen=True)

@@ -283,7 +283,7 @@ def protect_dask(ddf, options, out, *, drop=(), keep=(), sample=20000, allow_uns
         ddf = read_dask(ddf)
     from dataclasses import replace
 
-    from .._risk.floors import RiskFloors, UnsafeReleaseError
+    from .._risk.settings import RiskFloors, UnsafeReleaseError
 
     lowered = RiskFloors.from_value((options or {}).get("floors")).lowered_text() if isinstance(options, dict) else ""
     if lowered and allow_unsafe is None:
@@ -361,7 +361,7 @@ def _paused_watch(limit=None):
 
 def _protect_dask(ddf, options, out, *, drop, keep, sample, allow_unsafe, shuffle, progress, before_publish=None):
     from .._protect.pipeline import _bind
-    from .._risk.floors import UnsafeReleaseError
+    from .._risk.settings import UnsafeReleaseError
 
     _check_out(out)
     stale = _remove_stale(out)

@@ -10,7 +10,7 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
-from .engine import moments
+from .base import moments
 from .base import _add, _tree, _workers_ready
 from .._core.streams import dask_sequence
 
@@ -275,7 +275,7 @@ def _dask_pair(original, protected, sensitive):
 
 def _score_rows(d_rec, id_rec, pil_score, ps, s, n, groups):
     """Each score's estimate, interval and how it was obtained."""
-    from .._choose.compare import mean_interval
+    from .._choose.comparison import mean_interval
 
     rows_ = []
     every = s == n  # every record: DBRL and ID are exact, no sampling interval
