@@ -458,8 +458,9 @@ def test_sizes_are_checked_from_metadata_before_reading():
     t = time.perf_counter()
     with pytest.raises(ValueError, match=r"21,000,000 records x 1 columns \(21.0 million values\)"):
         sdccore.read_table(BAD / "59_parquet_bomb.parquet")
-    with pytest.raises(ValueError, match=r"300,000 records x 26 columns"):
-        sdccore.read_table(BAD / "60_xlsx_claims_300k_rows.xlsx")
+    # a sheet whose <dimension> claims 300,000 x 26 while it holds 60 x 3: its cells are
+    # counted before openpyxl reads it, the claim is not believed (writers leave it stale)
+    assert sdccore.read_table(BAD / "60_xlsx_claims_300k_rows.xlsx").data.shape == (60, 3)
     assert time.perf_counter() - t < 5  # nothing was materialised
 
 

@@ -178,8 +178,9 @@ with zipfile.ZipFile(out, "w", zipfile.ZIP_DEFLATED) as z:
 
             data = re.sub(rb'<dimension ref="[^"]*" ?/>', b'<dimension ref="A1:Z300000"/>', data)
         z.writestr(item, data)
-text("60_xlsx_claims_300k_rows.xlsx", out.getvalue(), "7.8 million values", "7.8 million values",
-     "the sheet's dimension says 300,000 x 26: refused before reading")
+text("60_xlsx_claims_300k_rows.xlsx", out.getvalue(), "ok", "ok",
+     "the sheet's dimension says 300,000 x 26 but it holds 60 x 3: its cells are counted before reading, the "
+     "dimension is not believed (writers leave it stale), so it is read")
 
 exp = json.loads((HERE / "expected.json").read_text())
 exp.update(CASES)
