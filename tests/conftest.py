@@ -118,3 +118,26 @@ def streamlit_url(tmp_path_factory):
     except subprocess.TimeoutExpired:
         proc.kill()
     log.close()
+
+
+def ws_upgrade(port, host, origin):
+    """The status line of a websocket upgrade of the dashboard's /_stcore/stream on
+    127.0.0.1:port with this Host and Origin headers (what a browser sends for a page that
+    opens the socket)."""
+    import base64
+    import os
+    import socket
+
+    key = base64.b64encode(os.urandom(16)).decode()
+    req = (f"GET /_stcore/stream HTTP/1.1\r\nHost: {host}\r\nOrigin: {origin}\r\nUpgrade: websocket\r\n"
+           f"Connection: Upgrade\r\nSec-WebSocket-Key: {key}\r\nSec-WebSocket-Version: 13\r\n"
+           f"Sec-WebSocket-Protocol: streamlit\r\n\r\n")
+    with socket.create_connection(("127.0.0.1", port), timeout=10) as s:
+        s.sendall(req.encode())
+        data = b""
+        while b"\r\n" not in data:
+            chunk = s.recv(1024)
+            if not chunk:
+                break
+            data += chunk
+    return data.split(b"\r\n")[0].decode(errors="replace")

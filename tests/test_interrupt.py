@@ -21,22 +21,41 @@ ROOT = Path(__file__).resolve().parents[1]
 psutil = pytest.importorskip("psutil")
 
 
-def _interrupt(args, cwd, after_children=2.0, limit=120):
+def _interrupt(args, cwd, after_children=2.0, limit=120, sig=signal.SIGINT, group=True, wait=60):
     """Start the CLI, wait until its worker processes run plus ``after_children`` seconds,
-    send SIGINT to its process group; (return code, stderr, pids of its children then)."""
+    send ``sig`` to its process group (as a terminal sends Ctrl-C) or, ``group=False``, to
+    the driver alone (as a service manager sends SIGTERM); (return code, stderr, pids of
+    its children then, whether it had finished first, seconds it took to end).  A run that
+    does not end within ``wait`` seconds is killed and the test fails."""
     p = subprocess.Popen([sys.executable, "-m", "sdccore"] + args, cwd=ROOT, stdout=subprocess.DEVNULL,
                          stderr=subprocess.PIPE, start_new_session=True, env=dict(os.environ, PYTHONUNBUFFERED="1"))
     proc = psutil.Process(p.pid)
     deadline = time.time() + limit
     while time.time() < deadline and p.poll() is None and len(proc.children(recursive=True)) < 2:
-        time.sleep(0.2)
+        time.sleep(0.05)
     time.sleep(after_children)
     kids = [c.pid for c in proc.children(recursive=True)] if p.poll() is None else []
     finished_first = p.poll() is not None
+    t = time.time()
     if not finished_first:
-        os.killpg(p.pid, signal.SIGINT)
-    err = p.communicate(timeout=60)[1].decode()
-    return p.returncode, err, kids, finished_first
+        os.killpg(p.pid, sig) if group else os.kill(p.pid, sig)
+    try:
+        err = p.communicate(timeout=wait)[1].decode()
+    except subprocess.TimeoutExpired:
+        os.killpg(p.pid, signal.SIGKILL)
+        pytest.fail(f"the command did not end within {wait} s of {sig.name}")
+    return p.returncode, err, kids, finished_first, time.time() - t
+
+
+def _parquet_files(tmp_path, files, rows, cols):
+    """A folder of ``files`` Parquet files of skewed amounts (``rows`` x ``cols`` each)."""
+    rng = np.random.default_rng(0)
+    src = tmp_path / "src"
+    src.mkdir()
+    for i in range(files):
+        pd.DataFrame(np.exp(rng.normal(size=(rows, cols))), columns=[f"v{j}" for j in range(cols)]).to_parquet(
+            src / f"p{i}.parquet")
+    return src
 
 
 def _gone(pids, wait=10):
@@ -51,7 +70,7 @@ def _gone(pids, wait=10):
 
 def test_ctrl_c_of_compare_is_one_line(tmp_path):
     sdccore.load_dataset("tarragona").to_csv(tmp_path / "t.csv", index=False)
-    code, err, kids, done = _interrupt(["compare", str(tmp_path / "t.csv"), "--reps", "300", "--seed", "1"], tmp_path)
+    code, err, kids, done, _ = _interrupt(["compare", str(tmp_path / "t.csv"), "--reps", "300", "--seed", "1"], tmp_path)
     assert not done, "the comparison finished before it could be interrupted"
     assert code == 130, err
     assert "Traceback" not in err and "Error" not in err.replace("error: interrupted", "")
@@ -62,14 +81,9 @@ def test_ctrl_c_of_compare_is_one_line(tmp_path):
 
 def test_ctrl_c_of_the_dask_engine_is_one_line_and_leaves_nothing(tmp_path):
     pytest.importorskip("distributed")
-    rng = np.random.default_rng(0)
-    src = tmp_path / "src"
-    src.mkdir()
-    for i in range(8):
-        pd.DataFrame(np.exp(rng.normal(size=(150_000, 8))), columns=[f"v{j}" for j in range(8)]).to_parquet(
-            src / f"p{i}.parquet")
+    src = _parquet_files(tmp_path, 8, 150_000, 8)
     out = tmp_path / "out"
-    code, err, kids, done = _interrupt(["protect", str(src / "*.parquet"), "--engine", "dask", "--method", "fa",
+    code, err, kids, done, _ = _interrupt(["protect", str(src / "*.parquet"), "--engine", "dask", "--method", "fa",
                                         "--seed", "1", "--out", str(out)], tmp_path, after_children=3.0)
     if done:
         pytest.skip("the run finished before it could be interrupted (a fast machine); nothing to check")
@@ -93,28 +107,11 @@ def test_compare_stops_at_any_moment_with_one_line_and_no_process_left(tmp_path,
     which on a busy machine took 10-25 s; SIGTERM left the workers running with the pipes
     open for more than 120 s."""
     sdccore.load_dataset("tarragona").to_csv(tmp_path / "t.csv", index=False)
-    p = subprocess.Popen([sys.executable, "-m", "sdccore", "compare", str(tmp_path / "t.csv"), "--sensitive",
-                          "SALES", "--reps", "60", "--seed", "1"], cwd=ROOT, stdout=subprocess.DEVNULL,
-                         stderr=subprocess.PIPE, start_new_session=True, env=dict(os.environ, PYTHONUNBUFFERED="1"))
-    proc = psutil.Process(p.pid)
-    deadline = time.time() + 120
-    while time.time() < deadline and p.poll() is None and len(proc.children(recursive=True)) < 2:
-        time.sleep(0.05)
-    time.sleep(after)
-    assert p.poll() is None, "the comparison finished before it could be stopped"
-    kids = [c.pid for c in proc.children(recursive=True)]
-    t = time.time()
-    if sig == signal.SIGINT:
-        os.killpg(p.pid, sig)
-    else:
-        os.kill(p.pid, sig)
-    try:
-        err = p.communicate(timeout=20)[1].decode()
-    except subprocess.TimeoutExpired:
-        os.killpg(p.pid, signal.SIGKILL)
-        pytest.fail(f"compare did not end within 20 s of {sig.name}")
-    took = time.time() - t
-    assert p.returncode == code, err
+    got, err, kids, done, took = _interrupt(["compare", str(tmp_path / "t.csv"), "--sensitive", "SALES", "--reps", "60",
+                                             "--seed", "1"], tmp_path, after_children=after, sig=sig,
+                                            group=sig == signal.SIGINT, wait=20)
+    assert not done, "the comparison finished before it could be stopped"
+    assert got == code, err
     lines = [ln for ln in err.splitlines() if ln.strip() and not ln.strip().endswith(" runs")]
     assert lines == [f"error: {word}; nothing was written (an earlier output file is left as it was)."], err
     assert _gone(kids), "worker processes were left running"
@@ -126,12 +123,7 @@ def test_a_killed_resource_tracker_prints_no_traceback_in_a_dask_run(tmp_path):
     the release written, no traceback (before: one KeyError traceback per semaphore the dead
     tracker had registered, 12 on a 600,000-record run)."""
     pytest.importorskip("distributed")
-    rng = np.random.default_rng(0)
-    src = tmp_path / "src"
-    src.mkdir()
-    for i in range(4):
-        pd.DataFrame(np.exp(rng.normal(size=(40_000, 6))), columns=[f"v{j}" for j in range(6)]).to_parquet(
-            src / f"p{i}.parquet")
+    src = _parquet_files(tmp_path, 4, 40_000, 6)
     out = tmp_path / "out"
     p = subprocess.Popen([sys.executable, "-m", "sdccore", "protect", str(src / "*.parquet"), "--engine", "dask",
                           "--method", "fa", "--seed", "1", "--out", str(out)], cwd=ROOT, stdout=subprocess.DEVNULL,

@@ -5,7 +5,6 @@ and still refuses those origins. Outbound attempts are counted inside the server
 ``sitecustomize`` (on PYTHONPATH) that records every ``getaddrinfo`` of a non-loopback name and
 every ``connect``/``connect_ex`` of an IP socket to a non-loopback address."""
 
-import base64
 import os
 import socket
 import subprocess
@@ -16,6 +15,8 @@ import urllib.request
 from pathlib import Path
 
 import pytest
+
+from conftest import ws_upgrade
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -73,19 +74,7 @@ def _get(url, origin=None):
 def _upgrade(port, origin):
     """Status line of a websocket upgrade of /_stcore/stream with Host 127.0.0.1:port (what a
     browser sends for a page on another site opening ws://127.0.0.1:port) and this Origin."""
-    key = base64.b64encode(os.urandom(16)).decode()
-    req = (f"GET /_stcore/stream HTTP/1.1\r\nHost: 127.0.0.1:{port}\r\nOrigin: {origin}\r\n"
-           f"Upgrade: websocket\r\nConnection: Upgrade\r\nSec-WebSocket-Key: {key}\r\n"
-           f"Sec-WebSocket-Version: 13\r\nSec-WebSocket-Protocol: streamlit\r\n\r\n")
-    with socket.create_connection(("127.0.0.1", port), timeout=10) as s:
-        s.sendall(req.encode())
-        data = b""
-        while b"\r\n" not in data:
-            chunk = s.recv(1024)
-            if not chunk:
-                break
-            data += chunk
-    return data.split(b"\r\n")[0].decode(errors="replace")
+    return ws_upgrade(port, f"127.0.0.1:{port}", origin)
 
 
 @pytest.fixture

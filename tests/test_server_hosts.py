@@ -3,12 +3,11 @@ a page on another name that resolves to this machine (DNS rebinding) cannot reac
 A real ``streamlit run`` with the project's .streamlit/config.toml, spoken to over a raw
 socket so that the Host and Origin headers are exactly what an attacker's page would send."""
 
-import base64
-import os
-import socket
 from pathlib import Path
 
 import pytest
+
+from conftest import ws_upgrade
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -21,19 +20,7 @@ def port(streamlit_url):
 def _upgrade(port, host):
     """The status line of a websocket upgrade of /_stcore/stream with this Host and a
     matching Origin."""
-    key = base64.b64encode(os.urandom(16)).decode()
-    req = (f"GET /_stcore/stream HTTP/1.1\r\nHost: {host}\r\nOrigin: http://{host}\r\nUpgrade: websocket\r\n"
-           f"Connection: Upgrade\r\nSec-WebSocket-Key: {key}\r\nSec-WebSocket-Version: 13\r\n"
-           f"Sec-WebSocket-Protocol: streamlit\r\n\r\n")
-    with socket.create_connection(("127.0.0.1", port), timeout=10) as s:
-        s.sendall(req.encode())
-        data = b""
-        while b"\r\n" not in data:
-            chunk = s.recv(1024)
-            if not chunk:
-                break
-            data += chunk
-    return data.split(b"\r\n")[0].decode(errors="replace")
+    return ws_upgrade(port, host, f"http://{host}")
 
 
 def test_a_foreign_host_is_refused_and_local_names_are_served(port):
