@@ -14,7 +14,7 @@ import signal
 import sys
 
 from ._cli.files import OUT_FORMATS, _CLEANUP, _atomic_write, _check_paths, _check_regular, _check_roles, _load_recipe, _missing_cells, _names, _out_format, _read, _read_csv, _same_file, _umask, _value
-from ._cli.cluster import SCHEDULER_WAIT, _children_ignore_sigint, _client  # noqa: F401
+from ._cli.cluster import SCHEDULER_WAIT, _client  # noqa: F401
 from ._cli.report import _COEF_COLUMNS, _digits, _print_coefficients, _regression_json, _risk_lines, _say  # noqa: F401
 from ._cli.report import cli_words
 from ._methods import methods

@@ -131,7 +131,7 @@ def ordered_runs(fn, calls, workers):
     tries = collections.Counter()
     nxt = 0
     try:
-        for i in range(len(calls)):
+        for _ in calls:
             while nxt < len(calls) and len(queue) < AHEAD * workers:
                 queue.append((nxt, *_submit(workers, fn, *calls[nxt])))
                 nxt += 1

@@ -7,7 +7,7 @@ from __future__ import annotations
 import os
 import threading
 
-from .._choose.pool import children_block_sigint, children_ignore_sigint as _children_ignore_sigint  # noqa: F401
+from .._choose.pool import children_block_sigint
 
 __all__ = []
 
