@@ -145,8 +145,10 @@ def _recipe_and_codebook(rel, name, fmt):
     src_ext = session.file_format() if session.file_format() != "csv" else "csv"
     st.code(f"python -m sdccore protect ORIGINAL.{src_ext} --recipe {name}_recipe.json --out {name}_protected.{fmt}",
             language="bash")
-    st.caption("The command line rebuilds the same file from the original and the recipe. Keep the recipe internal: "
-               "with the seed and the original, anyone can rebuild the release.")
+    st.caption("The command line rebuilds the same file from the original and the recipe. Keep the recipe internal, "
+               "never publish it with the release: its seed is the one secret of the protection (the method and "
+               "its settings may be published; the codebook says them), and with the seed and the released file "
+               "anyone can redraw the random part of the release and undo it for noise-based methods.")
     at_scale = sdccore.scale_refusal(rel.recipe.options)
     if at_scale is None:
         st.caption("Designed on a sample of a file too large for this page? Apply the same recipe to the whole file "
