@@ -85,7 +85,7 @@ def results_section(c):
         st.warning(f"{label} was not run on these data and is left out of the comparison: {why}")
     st.caption(f"{len(res.runs)} runs, seeds derived from {session.seed()} (master {res.seed}); "
                f"time: protect {res.seconds['protect']:.1f} s, evaluate {res.seconds['evaluate']:.1f} s. "
-               f"Interval disclosure (ID) centres its intervals on {session.id_intruder()}.")
+               f"{figures.SCORE_NAMES['id']} centres its intervals on {session.id_intruder()}.")
     spread = st.radio("Whiskers show", ["runs", "mean"], horizontal=True, key="spread_choice",
                       format_func={"runs": "the range of single runs (2.5-97.5 %): what one release may score",
                                    "mean": "the 95 % interval of the mean over runs"}.get)
@@ -102,13 +102,17 @@ def results_section(c):
     c1.plotly_chart(figures.risk_utility_figure(ru, spread, axis, refused), key="risk_utility_plot")
     c2.plotly_chart(figures.measures_figure(res.summary, spread), key="measures_plot")
     tab = res.summary.copy()
-    # every score lies in [0, 1]: its intervals too, written as [lo, hi]
-    clip = lambda v: min(max(float(v), 0.0), 1.0)  # noqa: E731
-    tab["value"] = tab.apply(lambda r: f"{r['mean']:.4f} (runs [{clip(r.run_lo):.4f}, {clip(r.run_hi):.4f}]; "
-                                       f"mean [{clip(r.lo):.4f}, {clip(r.hi):.4f}])", axis=1)
+    # every built-in score lies in [0, 1]: its intervals too, written as [lo, hi] (a plug-in
+    # analysis' scale is its own: its intervals as they are)
+    unit = {k for k in sdccore.analyses() if sdccore.analysis_info(k).measure is None}
+
+    def clip(v, k):
+        return min(max(float(v), 0.0), 1.0) if k in unit else float(v)
+    tab["value"] = tab.apply(lambda r: f"{r['mean']:.4f} (runs [{clip(r.run_lo, r.score):.4f}, "
+                                       f"{clip(r.run_hi, r.score):.4f}]; mean [{clip(r.lo, r.score):.4f}, "
+                                       f"{clip(r.hi, r.score):.4f}])", axis=1)
     wide = tab.pivot(index="config", columns="score", values="value")
-    order = [k for k in ("dbrl", "id", "pil", "ps", "ps_shape", "validity_loss", "summary", "selectivity", "overall")
-             if k in wide.columns]
+    order = [k for k in figures.SCORE_NAMES if k in wide.columns]  # the analyses' registry's order
     st.dataframe(wide[order].rename(columns=figures.SCORE_NAMES).rename_axis("method").reset_index(),
                  hide_index=True, key="scores_table",
                  column_config={"method": st.column_config.TextColumn("method", width="medium", pinned=True)})
@@ -212,6 +216,9 @@ def pick_section(c, best):
     for col, (k, v) in zip(m, ev.scores.items()):
         col.metric(figures.SCORE_NAMES[k], f"{v:.3f}")
     st.dataframe(figures.risk_table(res.risk.variables), key="release_risk_table")
+    st.caption("Each intruder of the battery: the share of records it puts within the tolerance of their true value "
+               "beyond what its knowledge alone predicts.")
+    st.dataframe(figures.intruder_table(res.risk.intruders), key="release_intruder_table")
     st.markdown(figures.risk_sentences(res.risk))
     c1, c2 = st.columns([1, 2])
     c1.plotly_chart(figures.own_correlation_figure(ev.details["ic"]), key="own_cor_plot")

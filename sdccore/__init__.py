@@ -20,11 +20,14 @@ The public names, by the step of the work they belong to:
   ``option_schema``, ``Option``, ``METHODS``, ``CONDITIONAL_METHODS``, ``methods``, ``method_info``, ``MethodInfo``, ``min_swap_percent``,
   ``mdav_groups``; plug-in methods: ``register_method``, ``unregister_method``, ``Perturbed``; at scale (Dask): ``protect_dask``, ``DaskRelease``, ``scale_refusal``;
 * releasing: ``Recipe``, ``Release``, ``make_release``, ``RECIPE_VERSION``, ``codebook``, ``codebook_bytes``;
-* risk floors: ``RiskFloors``, ``RiskProfile``, ``UnsafeReleaseError``;
+* risk floors: ``RiskFloors``, ``RiskProfile``, ``UnsafeReleaseError``; plug-in intruders:
+  ``register_intruder``, ``unregister_intruder``, ``intruders``, ``intruder_info``, ``IntruderInfo``,
+  ``IntruderContext``;
 * measuring: ``evaluate``, ``Evaluation``, ``Scores``, ``dbrl``, ``interval_disclosure``,
   ``ID_REFERENCES``, ``ID_REFERENCE_TEXT``, ``default_id_reference``, ``pil``,
   ``propensity_score``, ``propensity_score_shape``, ``selectivity``, ``UTILITY_METRICS``,
-  ``regression_check``, ``RegressionCheck``, ``analysis_validity``, ``AnalysisValidity``;
+  ``regression_check``, ``RegressionCheck``, ``analysis_validity``, ``AnalysisValidity``; plug-in
+  analyses: ``register_analysis``, ``unregister_analysis``, ``analyses``, ``analysis_info``, ``AnalysisInfo``;
 * comparing and choosing: ``compare``, ``Comparison``, ``search``, ``SearchResult``,
   ``recommend``, ``Recommendation``, ``load_bw_map``, ``simulate_bw_map``,
   ``stronger_settings``, ``warm_workers``.
@@ -63,12 +66,26 @@ if TYPE_CHECKING:  # pragma: no cover
     from ._methods.removal_kernel import UTILITY_METRICS, RemovalCurve, removal_curve
     from ._risk.scores import dbrl, interval_disclosure
     from ._data.roles import RoleSuggestion, suggest_roles
-    from ._risk.floors import RiskProfile
+    from ._risk.profile import RiskProfile
+    from ._risk.registry import (IntruderContext, IntruderInfo, intruder_info, intruders, register_intruder,
+                                 unregister_intruder)
+    from ._measures.analyses import AnalysisInfo, analyses, analysis_info, register_analysis, unregister_analysis
     from ._risk.settings import RiskFloors, UnsafeReleaseError
     from ._measures.utility import pil, propensity_score, propensity_score_shape, selectivity
 
 _EXPORTS = {
     "Adequacy": "_data.explore",
+    "AnalysisInfo": "_measures.analyses",
+    "IntruderContext": "_risk.registry",
+    "IntruderInfo": "_risk.registry",
+    "analyses": "_measures.analyses",
+    "analysis_info": "_measures.analyses",
+    "intruder_info": "_risk.registry",
+    "intruders": "_risk.registry",
+    "register_analysis": "_measures.analyses",
+    "register_intruder": "_risk.registry",
+    "unregister_analysis": "_measures.analyses",
+    "unregister_intruder": "_risk.registry",
     "AnalysisValidity": "_measures.validity",
     "CONDITIONAL_METHODS": "_protect.options",
     "Audit": "_data.audit",
@@ -93,7 +110,7 @@ _EXPORTS = {
     "Release": "_release.release",
     "RemovalCurve": "_methods.removal_kernel",
     "RiskFloors": "_risk.settings",
-    "RiskProfile": "_risk.floors",
+    "RiskProfile": "_risk.profile",
     "RoleSuggestion": "_data.roles",
     "Scores": "_measures.evaluate",
     "SearchResult": "_choose.compare",
@@ -185,11 +202,14 @@ __all__ = [
     "RECIPE_VERSION", "Recipe", "Release",
     "codebook", "codebook_bytes", "make_release",
     # risk floors
-    "RiskFloors", "RiskProfile", "UnsafeReleaseError",
+    "IntruderContext", "IntruderInfo", "RiskFloors", "RiskProfile", "UnsafeReleaseError",
+    "intruder_info", "intruders", "register_intruder", "unregister_intruder",
     # measuring
-    "AnalysisValidity", "Evaluation", "ID_REFERENCES", "ID_REFERENCE_TEXT", "RegressionCheck", "Scores",
-    "UTILITY_METRICS", "analysis_validity", "dbrl", "default_id_reference", "evaluate", "interval_disclosure", "pil", "propensity_score",
-    "propensity_score_shape", "regression_check", "selectivity",
+    "AnalysisInfo", "AnalysisValidity", "Evaluation", "ID_REFERENCES", "ID_REFERENCE_TEXT", "RegressionCheck",
+    "Scores", "UTILITY_METRICS",
+    "analyses", "analysis_info", "analysis_validity", "dbrl", "default_id_reference", "evaluate",
+    "interval_disclosure", "pil", "propensity_score", "propensity_score_shape", "register_analysis",
+    "regression_check", "selectivity", "unregister_analysis",
     # comparing and choosing
     "Comparison", "Recommendation", "SearchResult",
     "compare", "load_bw_map", "recommend", "search", "simulate_bw_map", "stronger_settings", "warm_workers",

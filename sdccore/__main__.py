@@ -16,7 +16,7 @@ import sys
 from ._cli.files import OUT_FORMATS, _CLEANUP, _atomic_write, _check_paths, _check_regular, _check_roles, _load_recipe, _missing_cells, _names, _out_format, _read, _read_csv, _same_file, _umask, _value
 from ._cli.cluster import SCHEDULER_WAIT, _client  # noqa: F401
 from ._cli.report import _COEF_COLUMNS, _digits, _print_coefficients, _regression_json, _risk_lines, _say  # noqa: F401
-from ._cli.report import cli_words
+from ._cli.report import _print_compared, _print_scores, cli_words
 from ._methods import methods
 
 # the heavy modules (scipy, scikit-learn, numba) are imported by the command that needs them:
@@ -219,6 +219,7 @@ def _evaluate_dask(args):
         if cluster is not None:
             cluster.close()
     table = ev.table
+    _say(ev.notes, ())  # the plug-in analyses left out at scale
     if args.json:
         print(json.dumps({"records": ev.n, "sample": ev.sample,
                           "scores": {k: {**{c: (None if math.isnan(r[c]) else _digits(float(r[c])))
@@ -257,12 +258,8 @@ def _evaluate(args):
                                  for c in checks]
         print(json.dumps(out, indent=2))
     else:
-        labels = {"dbrl": "record linkage (DBRL)", "id": "interval disclosure (ID)", "pil": "information loss (PIL)",
-                  "ps": "propensity score (PS)", "ps_shape": "PS on normal scores", "validity_loss": "analysis validity lost",
-                  "summary": "summary", "selectivity": "selectivity", "overall": "overall"}
         print("score (0 best, 1 worst)")
-        for k, v in ev.scores.items():
-            print(f"  {labels[k]:<28s} {v:.4f}")
+        _print_scores(ev.scores)
         if ev.details.get("ps_fit") == "separated":
             print("  (the propensity model separates the two files: the release is recognisably not the original)")
         vt = ev.details["validity"]
@@ -314,10 +311,7 @@ def _compare(args):
                                  for (label, model), sub in reg.groupby(["config", "model"], sort=False)]
         print(json.dumps(doc, indent=2))
     else:
-        key = "overall" if _sens(args) else "summary"
-        print(f"{key} score over {args.reps} runs (mean and 95 % t interval of the mean; lower is better):")
-        for r in res.summary[res.summary.score == key].sort_values("mean").itertuples():
-            print(f"  {r.config:<6s} {r.mean:.4f}  [{r.lo:.4f}, {r.hi:.4f}]")
+        _print_compared(res.summary, "overall" if _sens(args) else "summary", args.reps)
         for (label, model), sub in (reg.groupby(["config", "model"], sort=False) if len(reg) else ()):
             print(f"\n{label}: regression {model}, protected coefficients and intervals averaged over {args.reps} "
                   f"runs; overlap 1 = same interval:")

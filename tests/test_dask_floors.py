@@ -46,7 +46,7 @@ def in_memory(X, Y, check, floors, names=NAMES):
     """risk_profile's |cor| and bands (record counts and value ranges over every record), with
     the own record's share WITH the release counted directly over every record in each band
     (risk_profile's close_own is the share beyond the prior, on its linked sample: issue 26)."""
-    rp = risk_profile(X, Y, names, check, floors)
+    rp = risk_profile(X, Y, names, check, floors=floors)
     var, bands = rp.variables.copy(), rp.bands.copy()
     n = len(X)
     for j in check:

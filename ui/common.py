@@ -1,5 +1,5 @@
-"""What the adapter's parts share: the method labels, the widget keys tied to the data, and
-the JSON key that caches and histories compare settings by.  Imports nothing of ``ui``."""
+"""What the adapter's parts share: the method and score labels, the widget keys tied to the
+data, and the JSON key that caches and histories compare settings by.  Imports nothing of ``ui``."""
 
 from __future__ import annotations
 
@@ -26,6 +26,27 @@ class _Labels(Mapping):
 
 
 METHOD_LABELS = _Labels()
+
+
+class _ScoreNames(Mapping):
+    """{score: label} read from the analyses' registry at each use, in its order (a plug-in
+    analysis registered after the app started included); a score no longer registered is
+    labelled by its name."""
+
+    def __getitem__(self, key):
+        return sdccore.analysis_info(key).label if key in self else key
+
+    def __contains__(self, key):
+        return key in sdccore.analyses()
+
+    def __iter__(self):
+        return iter(sdccore.analyses())
+
+    def __len__(self):
+        return len(sdccore.analyses())
+
+
+SCORE_NAMES = _ScoreNames()
 
 
 def method_of(label):

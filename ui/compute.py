@@ -99,11 +99,19 @@ def _cached(name, tok, key, _fn, _args):
     return _fn(*_args)
 
 
+def _plugins():
+    """The registered methods, intruders and analyses (and which entry each name is): a
+    result computed before a plug-in was registered, removed or replaced is not reused."""
+    return [[n, id(get(n))] for names, get in ((sdccore.methods(), sdccore.method_info),
+                                               (sdccore.intruders(), sdccore.intruder_info),
+                                               (sdccore.analyses(), sdccore.analysis_info)) for n in names]
+
+
 def cached(fn, df: pd.DataFrame, *args):
     """The one cache of sdccore calls: keyed by the call's name, the session data's token
     and the other arguments as JSON (never by hashing the frame).  A call started in the
     background (``prefetch_explore``) is waited for instead of run again."""
-    key = _key([list(df.columns), args])
+    key = _key([_plugins(), list(df.columns), args])
     fut = st.session_state.get(PREFETCH, {}).get((fn.__name__, token(), key))
     if fut is not None:
         return copy.deepcopy(fut.result())  # as the cache does, every caller its own copy
@@ -153,7 +161,7 @@ def prefetch_explore():
     df = data()[protect_columns()]
     sens = sensitive()
     for fn, args in ((_explore_call, ()), (_indices_call, (sens,)), (_recommend_call, (sens,))):
-        key = (fn.__name__, tok, _key([list(df.columns), args]))
+        key = (fn.__name__, tok, _key([_plugins(), list(df.columns), args]))
         if key not in store:
             store[key] = _PREFETCHER[0].submit(fn, df, *args)
     ss[PREFETCH] = store

@@ -8,15 +8,14 @@ import plotly.graph_objects as go
 import plotly.io as pio
 from plotly.subplots import make_subplots
 
+from ui.common import SCORE_NAMES  # {score: label}, live from sdccore's analyses' registry
+
 # A template passed per figure is deep-copied and validated every time (25 ms a figure);
 # the default template is applied once, at serialisation.
 pio.templates.default = "plotly_white"
 
 COLORS = {"FA": "#1f77b4", "PCA": "#ff7f0e", "M-AGG": "#2ca02c", "Rank swap": "#8c564b", "PCA-R": "#9467bd",
           "IPSO": "#d62728", "Shuffle": "#17becf", "FA-cond": "#bcbd22"}
-SCORE_NAMES = {"dbrl": "Record linkage (DBRL)", "id": "Interval disclosure (ID)", "pil": "Information loss (PIL)",
-               "ps": "Propensity score (PS)", "ps_shape": "PS on normal scores (sees skew and sign)",
-               "validity_loss": "Analysis validity lost", "summary": "Summary", "selectivity": "Selectivity", "overall": "Overall"}
 _LAYOUT = dict(margin=dict(l=10, r=10, t=50, b=10), font=dict(size=13))
 
 
@@ -232,24 +231,60 @@ def own_correlation_figure(ic: pd.DataFrame):
     return fig
 
 
-RISK_COLUMNS = {"prior": "known without the release (prior)", "beyond_prior": "added by the release",
-                "intruder": "best intruder", "with_release": "its share with the release",
-                "perturbed_share": "perturbed share", "abs_cor": "|cor(x, x')|",
-                "residual_cor": "|cor| of the part the public variables do not explain",
-                "close_own": "own record (beyond prior)", "close_linked": "linked record (beyond prior)",
-                "close_reconstructed": "reconstructed (beyond prior)", "close_assignment": "assignment (beyond prior)",
-                "close_identity": "identity (beyond prior)", "worst_band_close": "worst size band (beyond prior)",
-                "worst_band": "worst band", "prior_model": "prior model",
-                "reported_only": "measured, not held to the floors", "intruders": "intruders tried", "ok": "meets floors"}
-# why a figure is missing (NaN): the intruder does not apply to this release
-NOT_APPLICABLE = {
-    "close_reconstructed": "n/a: no change in the known variables to undo",
-    "close_assignment": "n/a: no prediction to order by",
-    "close_identity": "n/a: no identity between columns",
-    "perturbed_share": "n/a",
-}
-_SHARES = ("prior", "beyond_prior", "with_release", "perturbed_share", "close_own", "close_linked",
-           "close_reconstructed", "close_assignment", "close_identity", "worst_band_close")
+_RISK_WORDS = {"prior": "known without the release (prior)", "beyond_prior": "added by the release",
+               "intruder": "best intruder", "with_release": "its share with the release",
+               "perturbed_share": "perturbed share", "abs_cor": "|cor(x, x')|",
+               "residual_cor": "|cor| of the part the public variables do not explain",
+               "worst_band_close": "worst size band (beyond prior)",
+               "worst_band": "worst band", "prior_model": "prior model",
+               "reported_only": "measured, not held to the floors", "intruders": "intruders tried", "ok": "meets floors"}
+
+
+def _intruder_columns():
+    """{wide column: the intruder's registry entry} (sdccore's intruders' registry)."""
+    import sdccore
+
+    return {sdccore.intruder_info(n).column: sdccore.intruder_info(n) for n in sdccore.intruders()
+            if sdccore.intruder_info(n).column}
+
+
+def risk_columns():
+    """The risk tables' headings: each intruder's from the intruders' registry."""
+    return {**_RISK_WORDS, **{c: f"{i.heading} (beyond prior)" for c, i in _intruder_columns().items()}}
+
+
+def not_applicable():
+    """Why a figure is missing (NaN): the intruder does not apply to this release (the registry says)."""
+    return {**{c: f"n/a: {i.absent}" for c, i in _intruder_columns().items() if i.absent}, "perturbed_share": "n/a"}
+
+
+def _shares():
+    return ("prior", "beyond_prior", "with_release", "perturbed_share", *_intruder_columns(), "worst_band_close")
+
+
+def intruder_table(intruders: pd.DataFrame) -> pd.DataFrame:
+    """RiskProfile.intruders (long: variable, band, intruder ...) as variables x intruders of
+    the share each gets beyond the prior over all records, headed by the registry's words, a
+    '(reported)' mark on those not held to the floors (a table, not a figure)."""
+    import sdccore
+
+    t = intruders[intruders.band == "all"] if len(intruders) else intruders
+    if len(t) == 0:
+        return pd.DataFrame()
+    order = [n for n in sdccore.intruders() if n in set(t.intruder)] + sorted(set(t.intruder) - set(sdccore.intruders()))
+    wide = t.pivot(index="variable", columns="intruder", values="beyond_prior").reindex(columns=order)
+    held = t.groupby("intruder").held.any()
+
+    def head(n):
+        try:
+            h = sdccore.intruder_info(n).heading
+        except ValueError:
+            h = n
+        return h + ("" if held.get(n, True) else " (reported)")
+
+    wide = wide.apply(lambda col: col.map(lambda v: "n/a" if pd.isna(v) else f"{v:.1%}"))
+    wide.columns = [head(n) for n in wide.columns]
+    return wide.rename_axis("variable (share of records beyond the prior)")
 
 
 def risk_table(variables: pd.DataFrame) -> pd.DataFrame:
@@ -258,15 +293,15 @@ def risk_table(variables: pd.DataFrame) -> pd.DataFrame:
     t = variables.copy()
     first = [c for c in ("prior", "beyond_prior", "intruder", "with_release") if c in t]
     t = t[first + [c for c in t.columns if c not in first]]
-    for c in _SHARES:
+    for c in _shares():
         if c in t:
-            why = NOT_APPLICABLE.get(c, "not assessed")
+            why = not_applicable().get(c, "not assessed")
             t[c] = (t[c].astype(float) * 100).map(lambda v, w=why: w if v != v else f"{v:.1f} %")
     for c in ("abs_cor", "residual_cor"):
         if c in t:
             t[c] = t[c].astype(float).map(lambda v: "" if v != v else f"{v:.3f}")
     t["ok"] = t["ok"].map({True: "yes", False: "NO"}) if t["ok"].dtype == bool else t["ok"]
-    return t.rename(columns=RISK_COLUMNS)
+    return t.rename(columns=risk_columns())
 
 
 def risk_sentences(risk, limit=6) -> str:
@@ -456,7 +491,7 @@ def history_table(entries: list) -> pd.DataFrame:
                      SCORE_NAMES["dbrl"]: pct(s.get("dbrl")), SCORE_NAMES["id"]: pct(s.get("id")),
                      SCORE_NAMES["pil"]: pct(s.get("pil")), SCORE_NAMES["ps"]: pct(s.get("ps")),
                      SCORE_NAMES["validity_loss"]: pct(s.get("validity_loss")),
-                     "Overall" if "overall" in s else "Summary": pct(s.get("overall", s.get("summary"))),
+                     SCORE_NAMES["overall" if "overall" in s else "summary"]: pct(s.get("overall", s.get("summary"))),
                      "floors met": {True: "yes", False: "no", None: ""}[ok]})
     return pd.DataFrame(rows)
 
@@ -496,7 +531,8 @@ def history_pair(a: dict, b: dict):
                 if c in a["risk"] and c in b["risk"]]
         both = a["risk"][cols].add_suffix(f" {la}").join(b["risk"][cols].add_suffix(f" {lb}"), how="outer")
         risk = both.apply(lambda col: col.astype(float).map(pct))
-        risk.columns = [RISK_COLUMNS.get(c.rsplit(" #", 1)[0], c.rsplit(" #", 1)[0]) + " #" + c.rsplit(" #", 1)[1]
+        words = risk_columns()
+        risk.columns = [words.get(c.rsplit(" #", 1)[0], c.rsplit(" #", 1)[0]) + " #" + c.rsplit(" #", 1)[1]
                         for c in both.columns]
     return opts, scores, risk
 

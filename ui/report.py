@@ -28,6 +28,20 @@ def id_intruder(evaluation):
     return sdccore.ID_REFERENCE_TEXT.get(ref, "an unspecified record")
 
 
+def intruder_words(intruders):
+    """The intruders a profile tried, each as the intruders' registry words it (name: what it
+    knows), in the registry's order."""
+    tried = set(intruders.intruder) if len(intruders) else set()
+    out = []
+    for n in [n for n in sdccore.intruders() if n in tried] + sorted(tried - set(sdccore.intruders())):
+        try:
+            info = sdccore.intruder_info(n)
+            out.append(f"{info.label}" + (f", knowing {info.knows}" if info.knows else ""))
+        except ValueError:  # measured by a plug-in no longer registered
+            out.append(n)
+    return out
+
+
 def _risk_html(risk, internal, unsafe_reason):
     """The risk floors' section: the floors in words, each intruder's figures per variable and
     size band (the bands' limits, original values, internal only), the violations."""
@@ -40,13 +54,15 @@ def _risk_html(risk, internal, unsafe_reason):
             f"true value beyond what the intruder's knowledge alone predicts (the prior: OLS, log-OLS and "
             f"nearest-neighbour laws fitted leave-one-out), by every intruder tried, overall, in each of "
             f"{fl.bands} size bands and among the largest 1 %. Intruders tried: "
-            f"{esc('; '.join(sorted(set(risk.intruders.intruder))))}. "
+            f"{esc('; '.join(intruder_words(risk.intruders)))}. "
             f"Result: <b>{'all floors met' if risk.ok else 'FLOORS BROKEN'}</b>.</p>"
+            + risk.summary().as_html()  # the same words as the library's and the command line's summary
             + "<ul>" + "".join(f"<li>{esc(t)}</li>" for t in risk.explain()) + "</ul>"
             + (f"<p><b>The {esc(fl.lowered_text())}</b>"
                + (f"; released because: {esc(unsafe_reason or '')}" if internal else "") + ".</p>"
                if fl.lowered() else "")
             + _table(figures.risk_table(risk.variables))
+            + _table(figures.intruder_table(risk.intruders))
             # the bands' limits are original values (the largest record's exact value among them):
             # internal only
             + _table((risk.bands if internal else risk.bands.drop(columns=["lo", "hi"]))

@@ -23,7 +23,13 @@ from .._data.explore import CorrelationIndices, correlation_indices  # noqa: F40
 
 __all__ = ["compare", "search", "Comparison", "SearchResult"]
 
-SCORE_KEYS = ("dbrl", "id", "pil", "ps", "ps_shape", "validity_loss", "summary", "selectivity", "overall")
+
+def score_keys():
+    """The scores a comparison summarises, in order: the analyses' registry's (built-in first,
+    then the plug-ins registered in this process)."""
+    from .._measures.analyses import analyses
+
+    return analyses()
 
 
 def _normalize_configs(configs):
@@ -125,15 +131,37 @@ def _check_jobs(n_jobs):
     return check_number(n_jobs, "n_jobs", low=1, integer=True)
 
 
-def _worker_run(*args, _plugin=None):
+def _worker_run(*args, _plugin=None, _extra=()):
     """One run in a worker process (``_pool``: lower priority, Ctrl-C left to the parent),
-    single-threaded.  A plug-in method (``_plugin``, its registry entry) is registered in
-    the worker first."""
+    single-threaded.  A plug-in method (``_plugin``, its registry entry) and the plug-in
+    intruders and analyses of the calling process (``_extra``) are registered in the worker
+    first (and those the caller no longer has removed)."""
     if _plugin is not None:
         from .._methods import register
 
         register(_plugin, replace=True)
+    _sync_plugins(_extra)
     return _one_run_single_threaded(*args)
+
+
+def _plugins():
+    """The intruders and analyses registered in this process beyond the built-in ones."""
+    from .._measures import analyses
+    from .._risk import registry
+
+    return tuple(registry.plugins()) + tuple(analyses.plugins())
+
+
+def _sync_plugins(extra):
+    """Make this (worker) process's plug-in intruders and analyses those of ``extra``."""
+    from .._measures import analyses
+    from .._risk import registry
+
+    for mod, kind in ((registry, registry.IntruderInfo), (analyses, analyses.AnalysisInfo)):
+        want = {i.name: i for i in extra if isinstance(i, kind)}
+        for name in [n for n in mod.REGISTRY if n not in mod.BUILT_IN and n not in want]:
+            del mod.REGISTRY[name]
+        mod.REGISTRY.update(want)
 
 
 _WARMING = []          # the warming thread
@@ -204,7 +232,8 @@ def _runs(data, tasks, jobs):
 
     # a method registered in this process (a plug-in) travels with its task to the workers
     plugins = {t[0]: method_info(t[0]) for t in tasks if t[0] not in BUILT_IN}
-    calls = (((data, *t), {"_plugin": plugins.get(t[0])}) for t in tasks)
+    extra = _plugins()  # and the plug-in intruders and analyses
+    calls = (((data, *t), {"_plugin": plugins.get(t[0]), "_extra": extra}) for t in tasks)
     return _pool.ordered_runs(_worker_run, calls, min(jobs, len(tasks)))
 
 
@@ -322,7 +351,7 @@ def _summary_rows(runs, labels):
         sub = runs[runs.config == label] if len(runs) else runs
         if sub is None or len(sub) == 0:
             continue
-        for key in SCORE_KEYS:
+        for key in score_keys():
             if key in sub:
                 vals = sub[key].to_numpy()
                 mean, lo, hi = mean_interval(vals)

@@ -157,12 +157,15 @@ class Comparison:
         risk figure (smallest perturbed share, largest |cor| and closeness shares)."""
         if len(self.risk_variables) == 0:
             return pd.DataFrame()
+        from .._risk.registry import columns
+
         g = self.risk_variables.groupby(["config", "variable"], sort=False)
+        close = [c for c in columns() if c in self.risk_variables]  # each intruder's wide column (the registry's)
         return pd.DataFrame({
-            "perturbed_share": g.perturbed_share.min(), "abs_cor": g.abs_cor.max(), "close_own": g.close_own.max(),
-            "close_linked": g.close_linked.max(), "close_reconstructed": g.close_reconstructed.max(),
-            "residual_cor": g.residual_cor.max(), "close_assignment": g.close_assignment.max(),
-            "close_identity": g.close_identity.max(), "prior": g.prior.max(), "beyond_prior": g.beyond_prior.max(),
+            "perturbed_share": g.perturbed_share.min(), "abs_cor": g.abs_cor.max(),
+            **{c: g[c].max() for c in close[:3]},
+            "residual_cor": g.residual_cor.max(), **{c: g[c].max() for c in close[3:]},
+            "prior": g.prior.max(), "beyond_prior": g.beyond_prior.max(),
             # the intruder of the run where the release added most
             "intruder": g.apply(lambda t: t.intruder.iloc[int(np.argmax(t.beyond_prior.to_numpy()))],
                                 include_groups=False),

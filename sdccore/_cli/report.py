@@ -51,6 +51,31 @@ def _print_coefficients(table):
         print(f"  {str(term):<{w}s} {o:>36s} {p:>36s} {r.overlap:8.3f}")
 
 
+def _print_scores(scores):
+    """``evaluate``'s scores, one a line under the analyses' registry's labels."""
+    from .._measures.analyses import REGISTRY, label
+
+    w = max(28, *(len(label(k)) for k in scores))
+    for k, v in scores.items():
+        higher = k in REGISTRY and REGISTRY[k].direction == "higher"
+        print(f"  {label(k):<{w}s} {v:.4f}" + ("  (higher is better)" if higher else ""))
+
+
+def _print_compared(summary, head, reps):
+    """``compare``'s headline score (``head``), then each plug-in analysis: per configuration
+    its mean over the runs and the 95 % t interval of the mean, best first."""
+    from .._measures.analyses import analysis_info, plugins
+
+    keys = [head] + [a.name for a in plugins() if a.name in set(summary.score)]
+    for i, key in enumerate(keys):
+        info = analysis_info(key)
+        lower = info.direction == "lower"
+        print(("\n" if i else "") + f"{info.label} over {reps} runs (mean and 95 % t interval of the mean; "
+              f"{'lower' if lower else 'higher'} is better):")
+        for r in summary[summary.score == key].sort_values("mean", ascending=lower).itertuples():
+            print(f"  {r.config:<6s} {r.mean:.4f}  [{r.lo:.4f}, {r.hi:.4f}]")
+
+
 def _digits(v, sig=12):
     return float(f"{v:.{sig}g}")
 

@@ -47,6 +47,9 @@ class Scores(Mapping):
         Mean IC (selective protection only).
     overall : float or None
         (pil + ps + dbrl + id + 2 selectivity) / 6 (selective protection only).
+    extra : tuple of (str, float)
+        The registered plug-in analyses' values (``sdccore.register_analysis``), in the
+        registry's order; in the mapping after the built-in scores (keyword only).
     """
 
     dbrl: float
@@ -58,14 +61,16 @@ class Scores(Mapping):
     validity_loss: float
     selectivity: float | None = None
     overall: float | None = None
+    extra: tuple = field(default=(), kw_only=True)
 
     def _present(self):
-        return [f.name for f in fields(self) if getattr(self, f.name) is not None]
+        return [f.name for f in fields(self) if f.name != "extra" and getattr(self, f.name) is not None] + \
+            [k for k, _ in self.extra]
 
     def __getitem__(self, key):
         if key not in self._present():
             raise KeyError(key)
-        return getattr(self, key)
+        return dict(self.extra)[key] if key in dict(self.extra) else getattr(self, key)
 
     def __iter__(self):
         return iter(self._present())
@@ -114,7 +119,8 @@ class Evaluation:
     def summary(self) -> str:
         """A few lines: every score (lower is better) and the risk profile's summary."""
         lines = ["Evaluation (every score in [0, 1], lower is better):"]
-        lines += [f"  {k}: {v:.4f}" for k, v in self.scores.items()]
+        lines += [f"  {k}: {v:.4f}" for k, v in self.scores.items() if k not in dict(self.scores.extra)]
+        lines += [_plugin_line(k, v) for k, v in self.scores.extra]
         if self.details.get("ps_fit"):
             lines.append(f"  PS fit: {self.details['ps_fit']}")
         if self.risk is not None:
@@ -203,7 +209,8 @@ def evaluate(original, protected, *, sensitive=None, rng=None, _with_risk=True, 
     validity, vtable = validity_arrays(X0, Y0, check, predictors=pub if sens and pub else None)
     vtable.index = pd.Index([cols[j] for j in check], name="variable")
     scores = Scores(d_score, id_score, pil_score, ps_score, (pil_score + ps_score + d_score + id_score) / 4, ps_shape,
-                    1.0 - validity, sel, (pil_score + ps_score + d_score + id_score + 2 * sel) / 6 if sens else None)
+                    1.0 - validity, sel, (pil_score + ps_score + d_score + id_score + 2 * sel) / 6 if sens else None,
+                    extra=_plugin_scores(X0, Y0, cols))
     details = _details(id_table, id_vars, cols, per, comps, stat_names, ic, cors, sens, converged, order, X, obs,
                        vtable)
     with warnings.catch_warnings(), np.errstate(all="ignore"):
@@ -211,9 +218,40 @@ def evaluate(original, protected, *, sensitive=None, rng=None, _with_risk=True, 
         details.update(_extras(X, Y))
     if weights is not None:
         details.update(_weighted(X0, Y0, w, cols))
-    risk = risk_profile(X, Y, cols, check, options.get("floors"), link_on=pub if sens and pub else None,
+    risk = risk_profile(X, Y, cols, check, floors=options.get("floors"), link_on=pub if sens and pub else None,
                         observed=obs) if _with_risk else None
     return Evaluation(scores, details, _effective(cols, sens, link, wname, ref, len(stat_names), order, risk), risk)
+
+
+def _plugin_line(name, value):
+    from .analyses import REGISTRY
+
+    info = REGISTRY.get(name)
+    how = "" if info is None else f" ({info.label}{'; higher is better' if info.direction == 'higher' else ''})"
+    return f"  {name}{how}: {value:.4f}"
+
+
+def _plugin_scores(X0, Y0, cols):
+    """(name, value) of every registered plug-in analysis (``analyses.plugins()``), each run on
+    the two files as DataFrames of the numeric columns (rows aligned, missing cells NaN, the
+    weight column left out); one ValueError naming the analysis that fails or does not
+    return one number (a finite float, or NaN)."""
+    import numbers
+
+    from .analyses import _resolve, plugins
+
+    out = []
+    for info in plugins():
+        o, r = pd.DataFrame(X0, columns=cols, copy=True), pd.DataFrame(Y0, columns=cols, copy=True)
+        try:
+            v = _resolve(info.measure)(o, r)
+        except Exception as exc:  # noqa: BLE001 - any fault of a plug-in is said once, with its name
+            raise ValueError(f"analysis {info.name!r} failed: {type(exc).__name__}: {exc}") from exc
+        if isinstance(v, (bool, np.bool_)) or not isinstance(v, numbers.Real) or np.isinf(float(v)):
+            raise ValueError(f"analysis {info.name!r} returned {v!r:.80}; it must return one number (a finite float, "
+                             f"or NaN where it cannot be measured).")
+        out.append((info.name, float(v)))
+    return tuple(out)
 
 
 def _effective(cols, sens, link, wname, ref, n_stats, order, risk):

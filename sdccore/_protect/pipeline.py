@@ -311,7 +311,7 @@ def _protect(data, method, sensitive, rng, options):
         released = Xp
     out = _assemble(prep.data, prep.numeric, released, as_int)
     window = hook(method, "risk_window")
-    risk = risk_profile(prep.X0, Xp, prep.numeric, prep.check, o["floors"], step.planned,
+    risk = risk_profile(prep.X0, Xp, prep.numeric, prep.check, floors=o["floors"], planned_share=step.planned,
                         link_on=_link_columns(prep), structure=change_structure(prep, step.basis),
                         observed=observed, window=window(method, o) if window else None, method=method)
     plaus = pl.report(prep.numeric, prep.X0, Xp, {prep.numeric[j] for j in prep.log_cols}, clipped, dec, o["bounds"])

@@ -8,7 +8,8 @@ from dataclasses import dataclass, field
 
 import pandas as pd
 
-from .._risk.floors import RiskProfile
+from .._core.summary import Summary
+from .._risk.profile import RiskProfile
 
 __all__ = ["ProtectionResult", "Decomposition"]
 
@@ -63,15 +64,16 @@ class ProtectionResult:
         return (f"ProtectionResult(method {o.get('method')!r}, {len(self.data):,} records x {self.data.shape[1]} "
                 f"columns, {what}, seed {o.get('seed')}; {risk}{'; unsafe: ' + self.unsafe_reason if self.unsafe_reason else ''})")
 
-    def summary(self) -> str:
-        """A few lines: the repr, the risk profile's summary and the notes."""
-        parts = [repr(self)]
+    def summary(self) -> Summary:
+        """A few lines: the repr, the risk profile's summary and the notes (a ``Summary``: the
+        text, and ``as_html()``)."""
+        parts = []
         if self.perturbed:
-            parts.append(f"  factors or components perturbed: {', '.join(map(str, self.perturbed))}")
+            parts.append(f"factors or components perturbed: {', '.join(map(str, self.perturbed))}")
         if self.risk is not None:
-            parts += ["  " + line for line in self.risk.summary().splitlines()]
-        parts += [f"  note: {n}" for n in self.notes]
-        return "\n".join(parts)
+            parts.append(self.risk.summary())
+        parts += [f"note: {n}" for n in self.notes]
+        return Summary(repr(self), parts)
 
     @property
     def method(self):

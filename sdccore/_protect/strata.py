@@ -130,7 +130,7 @@ def protect_strata(data, method, sensitive, seed, options, strata, protect_one):
     """Protect each group with ``protect_one(frame, method, sensitive, seed, options)`` and
     put the release together in the original record order."""
     from .._core.streams import child_seeds
-    from .._risk.floors import RiskProfile
+    from .._risk.profile import RiskProfile
 
     data = check_dataframe(data)
     strata, groups = check_strata(data, strata, method, sensitive)
@@ -177,9 +177,12 @@ def _combine_risk(profiles, labels, RiskProfile):
     """One profile for the whole release: per variable the worst value over the groups, the
     bands of every group (with its label), every group's violations named by group."""
     v = pd.concat([p.variables.assign(stratum=lab) for p, lab in zip(profiles, labels)])
-    worst = {"perturbed_share": "min", "abs_cor": "max", "close_own": "max", "close_linked": "max",
-             "close_reconstructed": "max", "residual_cor": "max", "prior": "max", "close_assignment": "max",
-             "close_identity": "max", "beyond_prior": "max", "worst_band_close": "max", "ok": "all"}
+    from .._risk.registry import columns
+
+    close = list(columns())  # each intruder's wide column (the registry's)
+    worst = {"perturbed_share": "min", "abs_cor": "max", **{c: "max" for c in close[:3]}, "residual_cor": "max",
+             "prior": "max", **{c: "max" for c in close[3:]}, "beyond_prior": "max", "worst_band_close": "max",
+             "ok": "all"}
     agg = {c: f for c, f in worst.items() if c in v.columns}
     variables = v.groupby(level=0, sort=False).agg(agg)
     if "worst_band" in v.columns:

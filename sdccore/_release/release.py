@@ -41,9 +41,13 @@ class Release:
         return (f"Release({len(self.data):,} records x {self.data.shape[1]} columns to publish; "
                 f"{self.result!r})")
 
-    def summary(self) -> str:
-        """The release's size and its protection's summary."""
-        return f"Release: {len(self.data):,} records x {self.data.shape[1]} columns to publish\n" + self.result.summary()
+    def summary(self):
+        """The release's size and its protection's summary (a ``Summary``: the text, and
+        ``as_html()``)."""
+        from .._core.summary import Summary
+
+        return Summary(f"Release: {len(self.data):,} records x {self.data.shape[1]} columns to publish",
+                       [self.result.summary()])
 
     def csv(self, sep=",", decimal="."):
         """The release as UTF-8 CSV bytes in the original file's separator and decimal mark."""

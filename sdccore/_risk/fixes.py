@@ -1,4 +1,4 @@
-"""What a violation of the risk floors says: each intruder in words, and the fix in the failing
+"""What a violation of the risk floors says: the fix in the failing
 method's own setting (p for rank swapping, k for M-AGG, the factors for FA), naming only methods
 the dashboard offers.  The measuring is in ``_safety`` and ``_intruders``; this module only
 words it."""
@@ -8,18 +8,6 @@ from __future__ import annotations
 from .._methods import REGISTRY
 
 __all__ = []
-
-INTRUDERS = {
-    "own": "the own-record intruder (knows which released record is the target's)",
-    "linked": "the linking intruder (takes the released record nearest on what it knows)",
-    "reconstruction": "the reconstruction intruder (undoes the change it sees in the known variables)",
-    "assignment": "the assignment intruder (orders the records by what it knows and hands out the released "
-                  "values in that order)",
-    "identity": "the identity intruder (solves an exact identity between columns from known and released values)",
-    "regression": "the regression intruder (predicts the change of the record it links to from the changes of "
-                  "the variables it knows)",
-}
-
 
 # the methods that leave the public variables unchanged, by what they keep
 UNCHANGED_PUBLIC = "IPSO (keeps the regression on the public variables), rank swapping or M-AGG of the sensitive " \
@@ -66,3 +54,8 @@ def _intruder_fix(what, selective, identity, names, method=None):
     if what in ("assignment", "identity"):
         return _fix(what)
     return _fix("closeness", method)
+
+
+def intruder_fix(what, *, selective, method=None, names=(), identity=None):
+    """The built-in intruders' fix (``registry.IntruderInfo.fix``)."""
+    return _intruder_fix(what, selective, identity, names, method)

@@ -46,113 +46,20 @@ In general protection (no sensitive variables) every protected variable is check
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
-
 import numpy as np
 import pandas as pd
 
 from . import intruders as intr
+from .profile import RiskProfile  # noqa: F401  (its home is below the pipeline)
 from .settings import RiskFloors, UnsafeReleaseError  # noqa: F401  (their home is below the pipeline's schema)
 from .intruders import link, link_leave_one_out
-from .variables import REPORTED_ONLY, _Run, _reported, _shares, _variable_risk, rank_bands  # noqa: F401
+from .registry import columns as intruder_columns
+from .variables import _Run, _reported, _shares, _variable_risk, rank_bands  # noqa: F401
 
 __all__ = ["RiskFloors", "RiskProfile", "UnsafeReleaseError", "risk_profile"]
 
 NEAR_DUPLICATE = 0.8  # |r| from which a variable counts as a proxy of another (leave-one-out linking)
 LINK_SAMPLE = 5000  # original records linked (all of them up to this many; an even sample above)
-
-
-@dataclass(frozen=True)
-class RiskProfile:
-    """Per-variable and per-band residual risk of one release.
-
-    Attributes
-    ----------
-    variables : DataFrame
-        One row per checked variable: perturbed_share and residual_cor (in selective
-        protection of the part the public variables do not explain), abs_cor; prior (the
-        share of records the intruder's knowledge alone predicts within the tolerance, best of
-        the prior models) and prior_model; per intruder the share of records it gets within
-        the tolerance beyond that prior: close_own, close_linked, close_reconstructed,
-        close_assignment, close_identity (NaN where the intruder does not apply); intruder
-        (the one that did best among those held to the floors), with_release (its share with
-        the release) and beyond_prior (its share beyond the prior); worst_band_close and
-        worst_band (the largest beyond-prior share over the size bands); reported_only (the
-        intruders measured but not held to the floors, with their figures); intruders (all
-        those tried); ok.
-    bands : DataFrame
-        One row per variable and band: variable, band ("1".."10", "top 1 %"), lo, hi
-        (original values), records, close_own, close_reconstructed (beyond the prior), prior
-        (the best prior model's share in the band), intruder, with_release, beyond_prior (the
-        floored figure), median_rel_error, ok, reported_only.
-    violations : tuple of str
-        Plain-language messages, each naming the variable, the floor and the fix; empty
-        when every floor is met.
-    floors : RiskFloors
-        The floors used.
-    linked_sample : int
-        Number of original records linked (all of them up to 5000).
-    failing : tuple of str
-        The variables that break a floor.
-    intruders : DataFrame
-        Every intruder's figures: one row per variable, record set ("all", the size bands,
-        "top 1 %") and intruder, with prior (the best prior model's share there),
-        with_release, beyond_prior and held (whether the floors apply to it there).
-    """
-
-    variables: pd.DataFrame
-    bands: pd.DataFrame
-    violations: tuple
-    floors: RiskFloors
-    linked_sample: int
-    failing: tuple = field(default=())
-    intruders: pd.DataFrame = field(default_factory=pd.DataFrame)
-
-    def __repr__(self):
-        status = "every floor met" if self.ok else f"{len(self.violations)} violation(s) in {', '.join(self.failing)}"
-        return (f"RiskProfile({status}; {len(self.variables)} variable(s) checked; at most "
-                f"{self.floors.max_close_share:.0%} of records within {self.floors.tolerance:.0%} beyond the prior)")
-
-    def summary(self) -> str:
-        """A few lines: the verdict, then per checked variable what the release adds beyond
-        the prior (its strongest held intruder) and whether it meets the floors."""
-        lines = [repr(self)]
-        for name, r in self.variables.iterrows():
-            lines.append(f"  {name}: {r.beyond_prior:.1%} beyond the prior ({r.intruder}), "
-                         f"{'meets the floors' if r.ok else 'BREAKS a floor'}")
-        lines += [f"  violation: {v}" for v in self.violations[:3]]
-        return "\n".join(lines)
-
-    @property
-    def ok(self) -> bool:
-        return not self.violations
-
-    def explain(self):
-        """One sentence per checked variable: what the intruder's knowledge alone predicts (the
-        prior), what the release adds overall and among the largest records, and which intruder
-        did best: why a release is refused or passes.  The variables the release adds most to
-        come first (ties in the profile's order)."""
-        v, b = self.variables, self.bands
-        tol = self.floors.tolerance
-        out = []
-        for name, r in v.iloc[np.argsort(-v.beyond_prior.to_numpy(dtype=float), kind="stable")].iterrows():
-            top = b[(b.variable == name) & (b.band == "top 1 %")]
-            tail = ""
-            if len(top):
-                t = top.iloc[0]
-                tail = (f"; among the largest records the prior gets {t.prior:.0%} and the release adds "
-                        + (f"{t.beyond_prior:.0%} ({t.intruder})" if t.beyond_prior > 0 else "nothing"))
-            adds = (f"{r.beyond_prior:.0%} ({r.intruder} intruder, {r.with_release:.0%} with the release)"
-                    if r.beyond_prior > 0 else "nothing")
-            out.append(f"{name}: what the intruder knows already predicts it within {tol:.0%} for {r.prior:.0%} of "
-                       f"records ({r.prior_model}); the release adds {adds}{tail}.")
-        return out
-
-    def message(self) -> str:
-        if self.ok:
-            return "every checked variable meets the risk floors"
-        more = f" (and {len(self.violations) - 3} more)" if len(self.violations) > 3 else ""
-        return "; ".join(self.violations[:3]) + more
 
 
 _CONTROLLER = []
@@ -168,7 +75,7 @@ def _thread_limits(user_api):
     return _CONTROLLER[0].limit(limits=1, user_api=user_api)
 
 
-def risk_profile(X, Y, names, check, floors=None, planned_share=None, link_on=None, structure=None, observed=None,
+def risk_profile(X, Y, names, check, *, floors=None, planned_share=None, link_on=None, structure=None, observed=None,
                  whole=None, window=None, method=None):
     """See ``_risk_profile``.  The battery alternates small least-squares fits with the parallel
     linking kernel, and the threads of each pool spin for a while after their call: on
@@ -179,15 +86,15 @@ def risk_profile(X, Y, names, check, floors=None, planned_share=None, link_on=No
     n = X.shape[0]
     cells = min(n, LINK_SAMPLE) * n
     with _thread_limits(None if cells < SMALL_LINK else "blas"):
-        return _risk_profile(X, Y, names, check, floors, planned_share, link_on, structure, observed, whole, window,
-                             method)
+        return _risk_profile(X, Y, names, check, floors=floors, planned_share=planned_share, link_on=link_on,
+                             structure=structure, observed=observed, whole=whole, window=window, method=method)
 
 
 SMALL_LINK = 50_000_000  # original x released distance cells of one link below which it runs on one thread
 
 
-def _risk_profile(X, Y, names, check, floors=None, planned_share=None, link_on=None, structure=None, observed=None,
-                  whole=None, window=None, method=None):
+def _risk_profile(X, Y, names, check, *, floors=None, planned_share=None, link_on=None, structure=None,
+                  observed=None, whole=None, window=None, method=None):
     """Disclosure risk of release ``Y`` of original ``X`` (numpy arrays, rows aligned) for the
     columns ``check`` (indices) as what the release ADDS to what an intruder already knows,
     against ``floors``.
@@ -247,10 +154,11 @@ def _risk_profile(X, Y, names, check, floors=None, planned_share=None, link_on=N
     if structure is not None:
         with np.errstate(all="ignore"):  # the linked records on the protection scale, once
             scaled = (structure[1](Xr), structure[1](Yr))
-    ctx = _Run(X, Y, Xr, Yr, rows, pos, names, floors, list(link_on) if link_on else None, bool(link_on), shared,
-               loo, proxies, intr.data_key(Xr),  # the priors depend on the original alone: fitted once per data set
-               scaled, structure, observed, whole, None if window is None else int(np.ceil(window * n)),
-               planned_share, method)
+    ctx = _Run(X=X, Y=Y, Xr=Xr, Yr=Yr, rows=rows, pos=pos, names=names, floors=floors,
+               link_on=list(link_on) if link_on else None, selective=bool(link_on), shared=shared, loo=loo,
+               proxies=proxies, key=intr.data_key(Xr),  # the priors depend on the original alone: fitted once per data set
+               scaled=scaled, structure=structure, observed=observed, whole=whole,
+               win=None if window is None else int(np.ceil(window * n)), planned_share=planned_share, method=method)
     var_rows, band_rows, violations, failing, intr_rows = [], [], [], [], []
     for a, j in enumerate(check):
         row, bands_j, intr_j, v = _variable_risk(ctx, a, j)
@@ -267,8 +175,8 @@ def _risk_profile(X, Y, names, check, floors=None, planned_share=None, link_on=N
                                                         "beyond_prior", "held"]))
 
 
-VARIABLE_COLUMNS = ["variable", "perturbed_share", "abs_cor", "residual_cor", "prior", "prior_model", "close_own",
-                    "close_linked", "close_reconstructed", "close_assignment", "close_identity", "intruder",
+VARIABLE_COLUMNS = ["variable", "perturbed_share", "abs_cor", "residual_cor", "prior", "prior_model",
+                    *intruder_columns(), "intruder",
                     "with_release", "beyond_prior", "worst_band_close", "worst_band", "reported_only", "intruders", "ok"]
 BAND_COLUMNS = ["variable", "band", "lo", "hi", "records", "close_own", "close_reconstructed", "prior", "intruder",
                 "with_release", "beyond_prior", "median_rel_error", "ok", "reported_only"]

@@ -1,10 +1,11 @@
 """The intruder battery: what an intruder predicts of a checked value without the release
 (the prior) and with it (each attack), as estimates over the linked sample of records.
 
-Every intruder here returns point estimates of the original value ``x_j`` for the records
-``rows``; ``battery`` runs them all for one variable and turns them into hits (records within
-the tolerance), and ``_safety.risk_profile`` into shares beyond what the prior already gets
-right.  Each intruder is a small function with its own hand-made test
+Every estimator here returns point estimates of the original value ``x_j`` for the records
+``rows``; the intruders that use them are declared in ``registry`` (their guesses in
+``attacks``), whose ``battery`` runs them all for one variable and turns them into hits
+(records within the tolerance), and ``floors.risk_profile`` into shares beyond what the prior
+already gets right.  Each intruder is a small function with its own hand-made test
 (``tests/test_intruders.py``, ``tests/test_reconstruction.py``).  Besides the priors, the
 assignment and the identities below, this module holds the linking (``link``, and
 ``link_leave_one_out`` for wide files), the reconstruction intruders (``regression_estimate``,
@@ -50,7 +51,7 @@ from collections import OrderedDict
 import numpy as np
 from numba import njit, prange
 
-from .._core.plausible import close, forward, inverse
+from .._core.plausible import forward, inverse
 
 KNN = 5             # neighbours of the k-nearest-neighbour prior
 KNN_VARIABLES = 8   # known variables it uses (those most correlated with the target)
@@ -389,23 +390,6 @@ def residual_cor(Xr, Yr, j, known, obr, key=None):
         return abs(float(np.corrcoef(ex, ey)[0, 1]))
 
 
-def _reconstructions(X, Y, rows, j, known, linked, scaled, structure, selective, guesses):
-    """The reconstruction intruders' guesses (added to ``guesses``); returns the regression
-    intruder's guess where it is reported apart (general protection), else None."""
-    if not known or len(rows) <= 2:
-        return None
-    # the law of the changes: the sensitive change from the known variables' changes
-    regression = regression_estimate(X, Y, rows, j, known, None if selective else linked)
-    if selective:
-        guesses["reconstruction"].append(regression)
-        regression = None
-    if structure is not None:
-        s = structural_estimate(*scaled, j, known, structure)
-        if s is not None:
-            guesses["reconstruction"].append(s)
-    return regression
-
-
 def _assignments(preds, released, y_linked, window):
     """The assignment intruder's guesses: the released values handed out in the order of each
     prediction (and clipped to a published rank window)."""
@@ -417,46 +401,3 @@ def _assignments(preds, released, y_linked, window):
             if window is not None:
                 out.append(window_clip(a, y_linked, released, window))
     return out
-
-
-def battery(X, Y, Xr, rows, j, known, linked, scaled, structure, ob, window, selective, tol, key):
-    """Every intruder's hits (records within ``tol`` of x_j) on the sampled records ``rows``
-    (``Xr`` = X[rows]), with the release, and every prior model's hits without it.
-
-    Returns (prior_hits, hits, identity): prior_hits = (model names, models x records, boolean),
-    cached per data set; hits = {intruder: variants x records, boolean}, in the order own,
-    linked, reconstruction, assignment, identity, regression (those that apply; a variant is one
-    of the intruder's alternative guesses); identity = the identity the identity intruder used
-    (``find_identity``'s tuple) or None.  A cell missing from the release (``ob`` False) is
-    never a hit."""
-    x, y = Xr[:, j], Y[:, j]
-    released = y if ob is None else y[ob]
-    kx = (key, j, tuple(known))
-    priors = cached(("prior",) + kx, lambda: prior_estimates(Xr, x, known)) if known else {}
-    models = list(priors)
-    PH = cached(("prior hits",) + kx + (tol,),
-                lambda: np.array([close(x, priors[m], tol) for m in models]).reshape(len(models), len(x)))
-    guesses = {"own": [y[rows]], "linked": [y[linked]], "reconstruction": [], "assignment": []}
-    regression = _reconstructions(X, Y, rows, j, known, linked, scaled, structure, selective, guesses)
-    identity = cached(("identity", key, j), lambda: find_identity(Xr, j, [k for k in range(X.shape[1]) if k != j])) \
-        if X.shape[1] > 1 else None
-    # the assignment orders the records by the prior model that predicts best overall (the
-    # intruder can validate that on data like the original; not band by band without the truth;
-    # the last of ties in model order)
-    preds = []
-    if models:
-        means = PH.mean(axis=1)
-        preds.append(priors[models[len(models) - 1 - int(np.argmax(means[::-1]))]])
-    if identity is not None and any(k not in set(known) for k in identity[1]):
-        guesses["identity"] = [identity_estimate(identity, Xr, Y[linked], known)]
-        preds.append(guesses["identity"][0])
-    else:
-        identity = None
-    guesses["assignment"] += _assignments(preds, released, y[linked], window)
-    if regression is not None:
-        guesses["regression"] = [regression]
-    obr = np.ones(len(rows), dtype=bool) if ob is None else ob[rows]
-    hits = {k: np.array([close(x, e, tol) & obr for e in v]) for k, v in guesses.items() if v}
-    if ob is not None:
-        hits["linked"] &= ob[linked]
-    return (models, PH), hits, identity

@@ -9,8 +9,10 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from .fixes import INTRUDERS, _fix, _intruder_fix
-from .intruders import battery, link, residual_cor
+from .fixes import _fix
+from .attacks import battery
+from .intruders import link, residual_cor
+from .registry import REGISTRY, IntruderContext, columns, label
 
 
 def _cuts_passed(x, cuts):
@@ -84,7 +86,7 @@ def _shares(prior_hits, hits, sets):
     return out
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class _Run:
     """What every checked variable's figures share in one ``_risk_profile`` call."""
 
@@ -131,12 +133,15 @@ def _variable_risk(c, a, j):
     cor = _abs_cor(xo, yo, wj)
     known, linked = _knowledge(c, j)
     share, cor_checked, res_cor = _perturbed_share(c, a, j, known, ob, cor)
-    prior_hits, hits, identity = battery(X, Y, c.Xr, c.rows, j, known, linked, c.scaled, c.structure, ob, c.win,
-                                         c.selective, floors.tolerance, c.key)
+    ictx = IntruderContext(variable=name, target=j, names=tuple(c.names), original=c.Xr, released=Y, rows=c.rows,
+                           linked=linked, known=tuple(known), selective=c.selective, method=c.method, window=c.win,
+                           observed=ob, tolerance=floors.tolerance, whole_original=X, scaled=c.scaled,
+                           structure=c.structure, key=c.key)
+    prior_hits, hits, identity = battery(ictx)
     strict = c.selective or floors.hold_all_intruders
-    enforced = [k for k in hits if strict or k not in REPORTED_ONLY]
+    enforced = [k for k in hits if REGISTRY[k].held(strict)]
     # in general protection the linked record is held to the floor overall, not band by band
-    band_enforced = [k for k in enforced if strict or k != "linked"]
+    band_enforced = [k for k in enforced if strict or REGISTRY[k].bands_in_general]
     # bands by rank so that ties at an edge do not empty a band: the records in order of
     # value (stable), cut as numpy.array_split does (the first n mod bands get one more)
     top = max(floors.top_records, int(np.ceil(0.01 * n)))
@@ -155,10 +160,7 @@ def _variable_risk(c, a, j):
     best = max(enforced, key=lambda k: sh[k][1])
     row = {"variable": name, "perturbed_share": share, "abs_cor": cor, "residual_cor": res_cor,
            "prior": prior_all, "prior_model": prior_model,
-           "close_own": sh["own"][1], "close_linked": sh["linked"][1],
-           "close_reconstructed": sh.get("reconstruction", (np.nan, np.nan))[1],
-           "close_assignment": sh.get("assignment", (np.nan, np.nan))[1],
-           "close_identity": sh.get("identity", (np.nan, np.nan))[1],
+           **{col: sh.get(k, (np.nan, np.nan))[1] for col, k in columns().items()},
            "intruder": best, "with_release": sh[best][0], "beyond_prior": sh[best][1],
            "worst_band_close": worst, "worst_band": worst_band,
            "reported_only": _reported(sh, enforced, sb_top),
@@ -240,23 +242,20 @@ def _violations(c, name, share, cor_checked, sh, enforced, prior_all, bad_bands,
                  f"{floors.max_abs_cor:.2f}); fix: {_fix('|cor|', method)}")
     for what, (w_all, b_all) in sh.items():
         if what in enforced and b_all > floors.max_close_share:
-            verb = "reconstructs" if what == "reconstruction" else "gets"
-            v.append(f"{name}: {INTRUDERS[what]} {verb} {name} within {tol:.0%} of the truth for {w_all:.1%} of "
+            verb = REGISTRY[what].verb
+            v.append(f"{name}: {label(what)} {verb} {name} within {tol:.0%} of the truth for {w_all:.1%} of "
                      f"records, {b_all:.1%} beyond the {prior_all:.1%} that a record's {who} alone give (floor: "
                      f"at most {floors.max_close_share:.0%} beyond that); fix: "
-                     f"{_intruder_fix(what, selective, identity, c.names, method)}")
+                     f"{REGISTRY[what].fix_text(selective=selective, method=method, names=c.names, identity=identity)}")
     if bad_bands:
         lab, cc, what, w_b, p_b = max(bad_bands, key=lambda t: t[1])
         where = "the largest records" if lab == "top 1 %" else f"size band {lab} of {floors.bands}"
-        v.append(f"{name}: in {where}, {INTRUDERS[what]} {'reconstructs' if what == 'reconstruction' else 'gets'} "
+        v.append(f"{name}: in {where}, {label(what)} {REGISTRY[what].verb} "
                  f"{w_b:.1%} of records within {tol:.0%} of the "
                  f"truth, {cc:.1%} beyond the {p_b:.1%} that the {who} alone give (floor: at most "
                  f"{floors.max_close_share:.0%} beyond that in every size band; {len(bad_bands)} band(s) fail); "
-                 f"fix: {_intruder_fix(what, selective, identity, c.names, method)}")
+                 f"fix: {REGISTRY[what].fix_text(selective=selective, method=method, names=c.names, identity=identity)}")
     return v
-
-
-REPORTED_ONLY = ("assignment", "regression")  # in general protection: figures, not floors (see the docstring)
 
 
 def _reported(sh, enforced, top=None):

@@ -412,8 +412,8 @@ def _protect_dask(ddf, options, out, *, drop, keep, sample, allow_unsafe, shuffl
         clipped, shift = _finish_counts(scratch, len(lengths), num, n, sd)
         written = _read_folder(tmp, work._meta)
         s = int(min(n, sample))
-        risk = _scale_risk(X, written[num].to_dask_array(lengths=lengths), method, prep, o, plan, planned, seed, s,
-                           num, mean, lo, hi, n, sd_k)
+        risk = _scale_risk(X, written[num].to_dask_array(lengths=lengths), method=method, prep=prep, o=o, plan=plan,
+                           planned=planned, seed=seed, s=s, num=num, mean=mean, lo=lo, hi=hi, n=n, sd_k=sd_k)
         if not risk.ok and allow_unsafe is None:
             raise UnsafeReleaseError(f"release refused, it breaks the risk floors (own-record closeness over all {n:,} "
                                      f"records, the prior and the other intruders on a sample of {s:,}): " + risk.message() + ". Nothing was written. Change the recipe, "

@@ -19,13 +19,15 @@ from .._core.streams import dask_sequence
 class DaskEvaluation:
     """What ``evaluate_dask`` returns: per score its estimate, 95 % interval and how it was
     obtained; the number of records and of sampled records; PIL per statistic; the sampled
-    records' own DBRL and ID values (indexed by record number)."""
+    records' own DBRL and ID values (indexed by record number); ``notes``: the plug-in
+    analyses left out at scale, and why."""
 
     table: object
     n: int
     sample: int
     pil: dict
     records: object
+    notes: tuple = ()
 
 
 def _link_part(B, A, cols, mean, sd, target, idv):
@@ -248,8 +250,30 @@ def evaluate_dask(original, protected, *, sensitive=None, sample=5000, groups=5,
             warnings.simplefilter("ignore")  # lbfgs fallbacks say so; the interval shows the spread
             ps.append(_ps_arrays(X0[g], Y0[g], order)[0])
     rows_ = _score_rows(d_rec, id_rec, pil_score, ps, s, n, groups)
-    return DaskEvaluation(pd.DataFrame(rows_).set_index("score"), n, s, per,
-                          pd.DataFrame({"dbrl": d_rec, "id": id_rec}, index=rows))
+    more, notes = _plugin_rows(X0, Y0, num, s)
+    return DaskEvaluation(pd.DataFrame(rows_ + more).set_index("score"), n, s, per,
+                          pd.DataFrame({"dbrl": d_rec, "id": id_rec}, index=rows), notes)
+
+
+def _plugin_rows(X0, Y0, num, s):
+    """The plug-in analyses at scale: one with a form at scale (``scale``) on the sampled
+    records (two DataFrames, as ``evaluate`` gives its measure), a row each; one without, a
+    note saying so."""
+    from .._measures.analyses import plugins
+
+    rows_, notes = [], []
+    for info in plugins():
+        if info.scale is None:
+            notes.append(f"analysis {info.name!r} is not measured at scale: "
+                         f"{info.scale_refusal or 'it has no form at scale'}")
+            continue
+        try:
+            v = info.run_scale(pd.DataFrame(X0, columns=num), pd.DataFrame(Y0, columns=num))
+        except Exception as exc:  # noqa: BLE001 - a plug-in's fault, said with its name
+            raise ValueError(f"analysis {info.name!r} failed at scale: {type(exc).__name__}: {exc}") from exc
+        rows_.append({"score": info.name, "estimate": v, "lo": np.nan, "hi": np.nan,
+                      "how": f"{s:,} sampled records ({info.label})"})
+    return rows_, tuple(notes)
 
 
 def _dask_pair(original, protected, sensitive):

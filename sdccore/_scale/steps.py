@@ -73,7 +73,7 @@ def _release_frame(work, Xp, num, as_int):
     return rel
 
 
-def _scale_risk(X, Yw, method, prep, o, plan, planned, seed, s, num, mean, lo, hi, n, sd_k):
+def _scale_risk(X, Yw, *, method, prep, o, plan, planned, seed, s, num, mean, lo, hi, n, sd_k):
     """The risk profile of the written release: |cor| and the own-record closeness, overall,
     per size band and among the largest 1 %, over every record (two passes; the own record
     is then counted WITH the release, an upper bound of its share beyond the prior); the
@@ -93,8 +93,8 @@ def _scale_risk(X, Yw, method, prep, o, plan, planned, seed, s, num, mean, lo, h
     whole = whole_file_figures(X, Yw, prep.check, n, mean, lo, hi, X0s, RiskFloors.from_value(o["floors"]))
     # every record's change in the span of the perturbed factors' loadings (residuals kept)
     basis = plan.dec.L[:, plan.sel] * sd_k[:, None] if plan is not None and o["residuals"] == "keep" else None
-    return risk_profile(X0s, np.asarray(Xps, dtype=np.float64), num, prep.check, o["floors"], planned,
-                        link_on=_link_columns(prep), structure=change_structure(prep, basis), whole=whole,
+    return risk_profile(X0s, np.asarray(Xps, dtype=np.float64), num, prep.check, floors=o["floors"],
+                        planned_share=planned, link_on=_link_columns(prep), structure=change_structure(prep, basis), whole=whole,
                         window=window(method, o) if window else None)
 
 

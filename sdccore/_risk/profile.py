@@ -1,0 +1,108 @@
+"""The result of the risk floors' check (``RiskProfile``): per checked variable, per size band
+and per intruder, the shares each intruder gets beyond the prior, the violations in words and
+the floors held.  Measured by ``floors.risk_profile``; here, below the pipeline and strata,
+only the result and its words."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import numpy as np
+import pandas as pd
+
+from .._core.summary import Summary
+from .settings import RiskFloors
+
+__all__ = ["RiskProfile"]
+
+
+@dataclass(frozen=True)
+class RiskProfile:
+    """Per-variable and per-band residual risk of one release.
+
+    Attributes
+    ----------
+    variables : DataFrame
+        One row per checked variable: perturbed_share and residual_cor (in selective
+        protection of the part the public variables do not explain), abs_cor; prior (the
+        share of records the intruder's knowledge alone predicts within the tolerance, best of
+        the prior models) and prior_model; per intruder the share of records it gets within
+        the tolerance beyond that prior: close_own, close_linked, close_reconstructed,
+        close_assignment, close_identity (NaN where the intruder does not apply); intruder
+        (the one that did best among those held to the floors), with_release (its share with
+        the release) and beyond_prior (its share beyond the prior); worst_band_close and
+        worst_band (the largest beyond-prior share over the size bands); reported_only (the
+        intruders measured but not held to the floors, with their figures); intruders (all
+        those tried); ok.
+    bands : DataFrame
+        One row per variable and band: variable, band ("1".."10", "top 1 %"), lo, hi
+        (original values), records, close_own, close_reconstructed (beyond the prior), prior
+        (the best prior model's share in the band), intruder, with_release, beyond_prior (the
+        floored figure), median_rel_error, ok, reported_only.
+    violations : tuple of str
+        Plain-language messages, each naming the variable, the floor and the fix; empty
+        when every floor is met.
+    floors : RiskFloors
+        The floors used.
+    linked_sample : int
+        Number of original records linked (all of them up to 5000).
+    failing : tuple of str
+        The variables that break a floor.
+    intruders : DataFrame
+        Every intruder's figures: one row per variable, record set ("all", the size bands,
+        "top 1 %") and intruder, with prior (the best prior model's share there),
+        with_release, beyond_prior and held (whether the floors apply to it there).
+    """
+
+    variables: pd.DataFrame
+    bands: pd.DataFrame
+    violations: tuple
+    floors: RiskFloors
+    linked_sample: int
+    failing: tuple = field(default=())
+    intruders: pd.DataFrame = field(default_factory=pd.DataFrame)
+
+    def __repr__(self):
+        status = "every floor met" if self.ok else f"{len(self.violations)} violation(s) in {', '.join(self.failing)}"
+        return (f"RiskProfile({status}; {len(self.variables)} variable(s) checked; at most "
+                f"{self.floors.max_close_share:.0%} of records within {self.floors.tolerance:.0%} beyond the prior)")
+
+    def summary(self) -> Summary:
+        """A few lines: the verdict, then per checked variable what the release adds beyond
+        the prior (its strongest held intruder) and whether it meets the floors (a ``Summary``:
+        the text, and ``as_html()``)."""
+        lines = [f"{name}: {r.beyond_prior:.1%} beyond the prior ({r.intruder}), "
+                 f"{'meets the floors' if r.ok else 'BREAKS a floor'}" for name, r in self.variables.iterrows()]
+        lines += [f"violation: {v}" for v in self.violations[:3]]
+        return Summary(repr(self), lines)
+
+    @property
+    def ok(self) -> bool:
+        return not self.violations
+
+    def explain(self):
+        """One sentence per checked variable: what the intruder's knowledge alone predicts (the
+        prior), what the release adds overall and among the largest records, and which intruder
+        did best: why a release is refused or passes.  The variables the release adds most to
+        come first (ties in the profile's order)."""
+        v, b = self.variables, self.bands
+        tol = self.floors.tolerance
+        out = []
+        for name, r in v.iloc[np.argsort(-v.beyond_prior.to_numpy(dtype=float), kind="stable")].iterrows():
+            top = b[(b.variable == name) & (b.band == "top 1 %")]
+            tail = ""
+            if len(top):
+                t = top.iloc[0]
+                tail = (f"; among the largest records the prior gets {t.prior:.0%} and the release adds "
+                        + (f"{t.beyond_prior:.0%} ({t.intruder})" if t.beyond_prior > 0 else "nothing"))
+            adds = (f"{r.beyond_prior:.0%} ({r.intruder} intruder, {r.with_release:.0%} with the release)"
+                    if r.beyond_prior > 0 else "nothing")
+            out.append(f"{name}: what the intruder knows already predicts it within {tol:.0%} for {r.prior:.0%} of "
+                       f"records ({r.prior_model}); the release adds {adds}{tail}.")
+        return out
+
+    def message(self) -> str:
+        if self.ok:
+            return "every checked variable meets the risk floors"
+        more = f" (and {len(self.violations) - 3} more)" if len(self.violations) > 3 else ""
+        return "; ".join(self.violations[:3]) + more

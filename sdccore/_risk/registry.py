@@ -1,0 +1,352 @@
+"""The intruders' registry: each intruder of the risk floors' battery (its name, label, what it
+knows, where it applies, its guess and the fix its violations name) in one table that every
+layer asks -- the battery (``intruders.battery``), the risk profile's long table
+(``RiskProfile.intruders``, one row per variable, size band and intruder), its wide columns,
+the violations' words, the dashboard, the report, the codebook and the command line -- as the
+methods' registry (``sdccore._methods``) is for methods.
+
+Ground floor: this module imports nothing of the package and no numpy, so the dashboard can
+read the labels before the compiled kernels load; a built-in intruder's guess lives in
+``attacks`` and is imported the first time the battery runs it.
+
+An intruder's guess is a function of one ``IntruderContext`` (the checked variable, the
+sampled records' original values on what the intruder knows, the released file, the record
+each sampled record links to ...) returning its estimate of the variable's original value
+for every sampled record (an array of ``len(ctx.rows)`` values, NaN where it has none), a
+list of such arrays (alternative guesses: the battery counts the best of them, never pools
+them), or None where it does not apply.  A record is disclosed when the guess lies within the
+floors' tolerance of the truth; the floors hold the share of records disclosed BEYOND what the
+prior (the intruder's knowledge alone) gets right.
+"""
+
+from __future__ import annotations
+
+import importlib
+import re
+from dataclasses import dataclass, field
+from typing import Any, Callable
+
+__all__ = ["IntruderInfo", "IntruderContext", "intruders", "intruder_info", "register_intruder", "unregister_intruder"]
+
+
+@dataclass(frozen=True, kw_only=True)
+class IntruderContext:
+    """What an intruder may use to guess the checked variable of the sampled records.
+
+    Attributes
+    ----------
+    variable, target : str, int
+        The checked variable's name and its column number.
+    names : tuple of str
+        Every column's name (``known`` and ``target`` index them).
+    original : ndarray (records x columns)
+        The sampled records' ORIGINAL values (the intruder uses only ``original[:, known]``:
+        ``known_values``; the target column is the truth it is scored against).
+    released : ndarray (all records x columns)
+        The whole release.
+    rows : ndarray of int
+        The sampled records' numbers in the file (``released[rows]``: their own released rows).
+    linked : ndarray of int
+        For each sampled record, the released record the intruder links it to (nearest on
+        what it knows).
+    known : tuple of int
+        The columns the intruder knows (the public variables in selective protection, every
+        other variable but the target's near-duplicates in general protection).
+    selective : bool
+        Selective protection (only the sensitive variables protected).
+    method : str or None
+        The protection method, when known (the intruder knows how the release was made).
+    window : int or None
+        A swap window the method publishes, in ranks (rank swapping's p), or None.
+    observed : ndarray of bool or None
+        Which records' cells of the target are released (None: every one).
+    tolerance : float
+        The floors' tolerance: a guess within it (relative) of the truth discloses the record.
+    whole_original, scaled, structure, key : internal
+        The built-in intruders' means: the whole original file, the linked records on the
+        protection scale, the span of the perturbed factors (FA, PCA) and the priors' cache
+        key.  A plug-in intruder uses the fields above.
+    """
+
+    variable: str
+    target: int
+    names: tuple
+    original: Any
+    released: Any
+    rows: Any
+    linked: Any
+    known: tuple
+    selective: bool
+    method: str | None = None
+    window: int | None = None
+    observed: Any = None
+    tolerance: float = 0.05
+    whole_original: Any = field(default=None, repr=False)   # the full original (the battery's own intruders)
+    scaled: Any = field(default=None, repr=False)           # the linked records on the protection scale
+    structure: Any = field(default=None, repr=False)        # the perturbed factors' span (FA, PCA)
+    key: Any = field(default=None, repr=False)              # the priors' cache key
+
+    @property
+    def known_values(self):
+        """The sampled records' original values on what the intruder knows (records x known)."""
+        return self.original[:, list(self.known)]
+
+    @property
+    def linked_release(self):
+        """The released rows each sampled record links to (records x columns)."""
+        return self.released[self.linked]
+
+
+@dataclass(frozen=True)
+class IntruderInfo:
+    """One intruder of the risk floors' battery.
+
+    Attributes
+    ----------
+    name : str
+        Its key in ``RiskProfile.intruders`` (column ``intruder``) and in the violations.
+    label : str
+        The intruder in words, as a violation names it ("the linking intruder (...)").
+    guess : callable or str
+        ``guess(ctx: IntruderContext)`` -> an array of one estimate per sampled record, a
+        list of such arrays (alternatives; the best one counts), or None (does not apply).
+        A string "module:function" is imported on first use.
+    knows : str
+        What it knows, in words (the report's list of intruders).
+    fix : str or callable
+        What a violation tells the custodian to do; a callable gets keyword arguments
+        ``selective``, ``method``, ``names`` and ``identity`` and returns the words.
+    selective, general : bool
+        Applies in selective and in general protection.
+    methods : tuple of str or None
+        The protection methods it attacks (None: every release, including ``evaluate``'s).
+    held_in_general : bool
+        Held to the floors in general protection (False: measured and reported only).
+    bands_in_general : bool
+        Held band by band in general protection (False: overall only).
+    column : str or None
+        Its wide column of ``RiskProfile.variables`` (``close_own`` ...; None: the long
+        table only).
+    verb : str
+        How a violation says it: "gets", "reconstructs".
+    short : str
+        Its column heading in the dashboard's and the report's tables ("linked record").
+    absent : str
+        Why its figure can be missing (it does not apply to a release), in words.
+    """
+
+    name: str
+    label: str
+    guess: Callable | str = field(repr=False, compare=False)
+    knows: str = ""
+    fix: Callable | str = field(default="", repr=False, compare=False)
+    selective: bool = True
+    general: bool = True
+    methods: tuple | None = None
+    held_in_general: bool = True
+    bands_in_general: bool = True
+    column: str | None = None
+    verb: str = "gets"
+    short: str = ""
+    absent: str = ""
+
+    @property
+    def heading(self):
+        """Its column heading in tables (its short name, or its name)."""
+        return self.short or self.name
+
+    def applies(self, selective, method=None):
+        """Whether it attacks a release made so."""
+        if not (self.selective if selective else self.general):
+            return False
+        return self.methods is None or method is None or method in self.methods
+
+    def held(self, strict):
+        """Held to the floors (``strict``: selective protection, or every intruder held)."""
+        return strict or self.held_in_general
+
+    def run(self, ctx):
+        """Its guess for ``ctx`` (a string "module:function" imported on first use)."""
+        return _resolve(self.guess)(ctx)
+
+    def fix_text(self, *, selective, method=None, names=(), identity=None):
+        """The fix its violations name."""
+        fix = _resolve(self.fix) if _is_ref(self.fix) else self.fix
+        if callable(fix):
+            return fix(self.name, selective=selective, method=method, names=names, identity=identity)
+        return fix or "perturb the variable more strongly, or use a method that changes its values"
+
+
+def _is_ref(value):
+    """A "module:function" reference (no spaces), not words."""
+    return isinstance(value, str) and re.fullmatch(r"[A-Za-z_][\w.]*:[A-Za-z_]\w*", value) is not None
+
+
+def _resolve(ref):
+    if isinstance(ref, str):
+        module, _, attr = ref.partition(":")
+        return getattr(importlib.import_module(module), attr)
+    return ref
+
+
+_A = "sdccore._risk.attacks:"
+_FIX = "sdccore._risk.fixes:intruder_fix"
+REGISTRY = {i.name: i for i in (
+    IntruderInfo("own", "the own-record intruder (knows which released record is the target's)", _A + "own",
+                 knows="which released record is the target's", fix=_FIX, column="close_own", short="own record"),
+    IntruderInfo("linked", "the linking intruder (takes the released record nearest on what it knows)", _A + "linked",
+                 knows="the target's values on the known variables; links to the nearest released record", fix=_FIX,
+                 bands_in_general=False, column="close_linked", short="linked record"),
+    IntruderInfo("reconstruction", "the reconstruction intruder (undoes the change it sees in the known variables)",
+                 _A + "reconstruction", knows="the known variables' original values and the method (the law of the "
+                 "changes, the span of the perturbed factors)", fix=_FIX, column="close_reconstructed",
+                 verb="reconstructs", short="reconstructed", absent="no change in the known variables to undo"),
+    IntruderInfo("assignment", "the assignment intruder (orders the records by what it knows and hands out the "
+                 "released values in that order)", _A + "assignment",
+                 knows="the known variables and the released value set (and a published swap window)", fix=_FIX,
+                 held_in_general=False, column="close_assignment",
+                 short="assignment", absent="no prediction to order by"),
+    IntruderInfo("identity", "the identity intruder (solves an exact identity between columns from known and "
+                 "released values)", _A + "identity",
+                 knows="an exact identity between columns (a total and its parts)", fix=_FIX, column="close_identity",
+                 short="identity", absent="no identity between columns"),
+    IntruderInfo("regression", "the regression intruder (predicts the change of the record it links to from the "
+                 "changes of the variables it knows)", _A + "regression",
+                 knows="the known variables' original values and their released changes", fix=_FIX, selective=False,
+                 held_in_general=False, short="regression", absent="selective protection (the reconstruction intruder "
+                 "uses the same law there)"),
+)}
+BUILT_IN = tuple(REGISTRY)  # every process knows these without a register call
+
+
+def intruders(*, selective=None, method=None) -> tuple:
+    """The registered intruders' names, in the battery's order (the built-in ones first).
+
+    Parameters
+    ----------
+    selective : bool, optional
+        Only those that apply in selective (True) or general (False) protection.
+    method : str, optional
+        Only those that attack this method's releases.
+
+    Returns
+    -------
+    tuple of str
+
+    Examples
+    --------
+    >>> import sdccore
+    >>> sdccore.intruders(selective=True)
+    ('own', 'linked', 'reconstruction', 'assignment', 'identity')
+    """
+    if selective is None:
+        return tuple(i.name for i in REGISTRY.values() if method is None or i.methods is None or method in i.methods)
+    return tuple(i.name for i in REGISTRY.values() if i.applies(selective, method))
+
+
+def intruder_info(name) -> IntruderInfo:
+    """The registry's entry of an intruder.
+
+    Parameters
+    ----------
+    name : str
+        A registered intruder's name (``intruders()``); ValueError naming them otherwise.
+
+    Returns
+    -------
+    IntruderInfo
+
+    Examples
+    --------
+    >>> import sdccore
+    >>> sdccore.intruder_info("linked").column
+    'close_linked'
+    """
+    if name not in REGISTRY:
+        raise ValueError(f"intruder {name!r} is not registered; registered: {', '.join(REGISTRY)}.")
+    return REGISTRY[name]
+
+
+def label(name) -> str:
+    """An intruder's label (its name when it is no longer registered: a comparison made with it)."""
+    info = REGISTRY.get(name)
+    return info.label if info is not None else f"the intruder {name!r}"
+
+
+def columns() -> dict:
+    """{wide column of RiskProfile.variables: intruder name}, in the registry's order."""
+    return {i.column: i.name for i in REGISTRY.values() if i.column}
+
+
+def plugins() -> tuple:
+    """The intruders registered in this process beyond the built-in ones (they travel with a
+    comparison's runs to its worker processes)."""
+    return tuple(i for n, i in REGISTRY.items() if n not in BUILT_IN)
+
+
+def register_intruder(info, *, replace=False):
+    """Add an intruder to the risk floors' battery: ``protect``, ``evaluate``, ``compare`` and
+    the dashboard measure it and hold it to the floors from then on.
+
+    Parameters
+    ----------
+    info : IntruderInfo
+        Its name, label and guess (a function of an ``IntruderContext``).
+    replace : bool
+        Replace an intruder of that name (a built-in one cannot be replaced).
+
+    Returns
+    -------
+    IntruderInfo
+
+    Examples
+    --------
+    >>> import sdccore
+    >>> toy = sdccore.IntruderInfo("mean", "the mean intruder (guesses the released mean)",
+    ...                            lambda ctx: ctx.released[:, ctx.target].mean() + 0 * ctx.rows)
+    >>> sdccore.register_intruder(toy).name
+    'mean'
+    >>> sdccore.unregister_intruder("mean").name
+    'mean'
+    """
+    if not isinstance(info, IntruderInfo):
+        raise TypeError(f"info must be an IntruderInfo, not {type(info).__name__}; build it with "
+                        f"sdccore.IntruderInfo(name, label, guess).")
+    if not isinstance(info.name, str) or not info.name.isidentifier():
+        raise ValueError(f"the intruder's name {info.name!r} must be a word of letters, digits and _ (e.g. 'mean').")
+    if not (callable(info.guess) or _is_ref(info.guess)):
+        raise TypeError(f"intruder {info.name!r}: guess must be a function of an IntruderContext.")
+    if info.name in BUILT_IN:
+        raise ValueError(f"intruder {info.name!r} is built in and cannot be replaced; choose another name.")
+    if info.name in REGISTRY and not replace:
+        raise ValueError(f"intruder {info.name!r} is already registered; pass replace=True to replace it.")
+    if info.column is not None:
+        raise ValueError(f"intruder {info.name!r}: column is for the built-in intruders' wide columns; leave it None "
+                         f"(a plug-in's figures are in RiskProfile.intruders).")
+    REGISTRY[info.name] = info
+    return info
+
+
+def unregister_intruder(name):
+    """Remove a registered intruder (not a built-in one).
+
+    Parameters
+    ----------
+    name : str
+        A plug-in intruder's name.
+
+    Returns
+    -------
+    IntruderInfo
+        Its entry.
+
+    Examples
+    --------
+    >>> import sdccore
+    >>> _ = sdccore.register_intruder(sdccore.IntruderInfo("zero", "the zero intruder", lambda ctx: 0 * ctx.rows))
+    >>> sdccore.unregister_intruder("zero").label
+    'the zero intruder'
+    """
+    if name in BUILT_IN:
+        raise ValueError(f"intruder {name!r} is built in and cannot be removed.")
+    return REGISTRY.pop(intruder_info(name).name)
