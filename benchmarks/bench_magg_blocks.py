@@ -1,5 +1,5 @@
 """The information-loss cost of M-AGG in k-d blocks (issue 13): MDAV on the whole file
-against MDAV within the blocks the Dask engine forms (``sdccore._scale.magg.kd_tree`` on a sample
+against MDAV within the blocks the Dask engine forms (``sdccore._methods.magg.kd_tree`` on a sample
 of 20,000 records, ``kd_assign``, MDAV per block), on a generated 100k x 13 file of
 correlated log-normal amounts.
 
@@ -25,7 +25,7 @@ import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from sdccore._scale.magg import kd_assign, kd_tree  # noqa: E402
+from sdccore._methods.magg import kd_assign, kd_tree  # noqa: E402
 from sdccore._methods.mdav import group_means, mdav_file_weighted, mdav_groups  # noqa: E402
 
 

@@ -59,11 +59,12 @@ if TYPE_CHECKING:  # pragma: no cover
     from ._protect.options import CONDITIONAL_METHODS, Option, option_schema
     from ._measures.validity import AnalysisValidity, analysis_validity
     from ._protect.pipeline import METHODS, Decomposition, ProtectionResult, decompose, min_swap_percent, protect
-    from ._release.recipe import RECIPE_VERSION, Recipe
+    from ._protect.recipe import RECIPE_VERSION, Recipe
     from ._release.release import Release, make_release
     from ._choose.recommend import Recommendation, load_bw_map, recommend, simulate_bw_map, stronger_settings
     from ._measures.regression import RegressionCheck, regression_check
-    from ._methods.removal_kernel import UTILITY_METRICS, RemovalCurve, removal_curve
+    from ._methods.removal_kernel import UTILITY_METRICS, RemovalCurve
+    from ._data.removal import removal_curve
     from ._risk.scores import dbrl, interval_disclosure
     from ._data.roles import RoleSuggestion, suggest_roles
     from ._risk.profile import RiskProfile
@@ -102,9 +103,9 @@ _EXPORTS = {
     "Perturbed": "_methods._base",
     "Problem": "_data.inspect",
     "ProtectionResult": "_protect.pipeline",
-    "RECIPE_VERSION": "_release.recipe",
+    "RECIPE_VERSION": "_protect.recipe",
     "ReadResult": "_io.read",
-    "Recipe": "_release.recipe",
+    "Recipe": "_protect.recipe",
     "Recommendation": "_choose.recommend",
     "RegressionCheck": "_measures.regression",
     "Release": "_release.release",
@@ -152,7 +153,7 @@ _EXPORTS = {
     "recommend": "_choose.recommend",
     "release_format": "_io.formats",
     "regression_check": "_measures.regression",
-    "removal_curve": "_methods.removal_kernel",
+    "removal_curve": "_data.removal",
     "sampling_adequacy": "_data.explore",
     "scale_refusal": "_scale.engine",
     "scree": "_data.explore",

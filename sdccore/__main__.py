@@ -27,7 +27,7 @@ METHODS = methods()  # the built-in methods (sdccore._methods imports nothing, s
 def _recipe_options(args):
     """The recipe (or an empty one) and its options with --set, --method, --sensitive and
     --seed applied on top."""
-    from ._release.recipe import Recipe
+    from ._protect.recipe import Recipe
 
     recipe = _load_recipe(args.recipe) if args.recipe else Recipe({}, shuffle=False)
     options = dict(recipe.options)
@@ -124,7 +124,7 @@ def _protect_dask(args):
 
 
 def _protect(args):
-    from ._release.recipe import Recipe
+    from ._protect.recipe import Recipe
     from ._release.release import make_release
     if args.engine == "dask":
         return _protect_dask(args)

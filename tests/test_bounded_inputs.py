@@ -20,9 +20,9 @@ import pytest
 
 import sdccore
 from sdccore._io import read as _io
-from sdccore._release import recipe as _recipe
+from sdccore._protect import recipe as _recipe
 from sdccore._io.limits import _over, budget, header_fields, long_line
-from sdccore._release.recipe import Recipe, json_depth
+from sdccore._protect.recipe import Recipe, json_depth
 from conftest import run_cli
 
 RECIPES = os.path.join(os.path.dirname(__file__), "data", "recipes")
@@ -297,7 +297,7 @@ def parts(tmp_path):
 
 def test_a_corrupt_file_in_the_glob_is_named(parts):
     pytest.importorskip("dask")
-    from sdccore._scale.base import read_dask
+    from sdccore._io.partitions import read_dask
 
     folder, _ = parts
     (folder / "p1.parquet").write_bytes(b"PAR1 not a parquet file")
@@ -312,7 +312,7 @@ def test_a_corrupt_file_in_the_glob_is_named(parts):
 ])
 def test_a_file_with_other_columns_says_which(parts, change, expect):
     pytest.importorskip("dask")
-    from sdccore._scale.base import read_dask
+    from sdccore._io.partitions import read_dask
 
     folder, df = parts
     change(df).to_parquet(folder / "p1.parquet")
@@ -325,7 +325,7 @@ def test_at_scale_a_nested_glob_names_the_file_by_its_folder_and_csv_headers_are
     """Files of one name in several folders (nest/*/data.parquet): the failing one is named
     by its path below the shared folder, not by a base name all of them share; CSV files
     whose headers differ say which columns differ, as Parquet files do."""
-    from sdccore._scale.base import read_dask
+    from sdccore._io.partitions import read_dask
 
     df = pd.DataFrame({"a": [1.0, 2.0, 3.0], "b": [4.0, 5.0, 6.0]})
     for part, frame in (("x", df), ("y", df.rename(columns={"b": "c"}))):

@@ -251,7 +251,7 @@ def test_magg_in_blocks_on_a_cluster(client, files, tmp_path, monkeypatch):
     """M-AGG at scale without noise on 300,000 records (blocks of at most 40,000 here): every
     released record is its group's mean, groups have k to 2k - 1 records, and no group
     crosses a k-d block (the groups of one block are what MDAV makes of that block)."""
-    import sdccore._scale.magg as eng
+    import sdccore._methods.magg as eng
 
     monkeypatch.setattr(eng, "BLOCK_MAX", 40_000)
     d, folder = files
@@ -279,7 +279,7 @@ def test_magg_noise_at_scale_keeps_the_covariance_in_expectation(tmp_path, monke
     gives the same bytes, another seed other values."""
     import dask
 
-    import sdccore._scale.magg as eng
+    import sdccore._methods.magg as eng
 
     monkeypatch.setattr(eng, "BLOCK_MAX", 5_000)
     d = make(30_000, m=4, seed=6).drop(columns=["id", "region", "total"])
@@ -300,7 +300,7 @@ def test_magg_noise_at_scale_keeps_the_covariance_in_expectation(tmp_path, monke
 
 def test_kd_blocks_hold_at_most_block_max_records():
     """The k-d split built on a sample keeps every block of the whole file below the cap."""
-    from sdccore._scale.magg import kd_assign, kd_tree
+    from sdccore._methods.magg import kd_assign, kd_tree
 
     rng = np.random.default_rng(0)
     Z = rng.standard_normal((400_000, 5)) * [1, 2, 3, 0.1, 1]
@@ -550,7 +550,7 @@ def test_a_worker_killed_again_and_again_is_one_line(client):
 def test_a_cluster_without_workers_is_refused_not_waited_for(files, tmp_path, monkeypatch):
     """A cluster whose workers never start (the CI hang of stop 21: a worker paused by its
     memory limit at start-up) gets a one-line error instead of an endless wait."""
-    import sdccore._scale.base as base  # where the engine waits for its workers
+    import sdccore._io.partitions as base  # where the engine waits for its workers
 
     monkeypatch.setattr(base, "WORKER_WAIT", 2)
     d, folder = files

@@ -98,7 +98,9 @@ def test_the_ground_floors_import_no_higher_module():
     assert g["_core.missing"] <= {"_core", "_core.streams"}
     assert g["_protect.prepare"] <= {"_core", "_core.decomp", "_core.plausible", "_core.missing", "_core.validation",
                                      "_io", "_io.read", "_core.streams", "_protect"}
-    assert "_scale.engine" not in g["_scale.base"] and not any(m.startswith("_scale.") for m in g["_scale.base"])
+    # the Dask engine's reading and writing of partitions stands in _io, below the methods whose
+    # scale forms use it: it imports nothing of the engine
+    assert not any(m.startswith("_scale") for m in g["_io.partitions"])
     # the ground floor imports nothing above itself
     for m in g:
         if m.startswith("_core."):
@@ -107,7 +109,7 @@ def test_the_ground_floors_import_no_higher_module():
 
 # the layers that ask the registry for a method's steps: no method module may import them
 ASKERS = {"_protect.pipeline", "_protect.options", "_scale.engine", "_choose.compare", "_protect.strata",
-          "_release.codebook", "__main__", "_release.release", "_release.recipe"}
+          "_release.codebook", "__main__", "_release.release", "_protect.recipe"}
 
 
 def _reach(graph, start):
@@ -244,3 +246,27 @@ MAX_FLOORS = 12
 
 def test_at_most_12_floors():
     assert _floors(_graph()) <= MAX_FLOORS
+
+
+def _rooms(g):
+    """The rooms' graph: subpackage -> the subpackages its modules import (the package's own
+    ``__init__`` and ``__main__`` are their own rooms)."""
+    room = lambda m: m.split(".")[0]  # noqa: E731
+    out = {room(m): set() for m in set(g) | set().union(*g.values())}
+    for a, deps in g.items():
+        for d in deps:
+            if room(a) != room(d):
+                out.setdefault(room(a), set()).add(room(d))
+    return out
+
+
+def test_the_rooms_form_no_circle():
+    """Issue 37: no two rooms import each other, even through others (the method modules'
+    scale forms live with them and the partitions' reading and writing in _io, the recipe in
+    _protect beside the options it writes, the removal curve in _data)."""
+    rooms = _rooms(_graph())
+    cycle = _cycle(rooms)
+    assert cycle is None, "rooms in a circle: " + " -> ".join(cycle)
+    # the order a newcomer reads them in, from the ground floor up
+    assert rooms["_io"] <= {"_core"} and rooms["_methods"] <= {"_core", "_io"}
+    assert "_scale" not in set().union(*(v for k, v in rooms.items() if k not in ("__main__", "_cli")))

@@ -137,7 +137,7 @@ def _check_regular(oname, opath):
 
 
 def _load_recipe(path):
-    from .._release.recipe import RECIPE_VERSION, Recipe, read_recipe
+    from .._protect.recipe import RECIPE_VERSION, Recipe, read_recipe
     if os.path.isdir(path):
         raise ValueError(f"--recipe {path} is a folder; give the recipe file (JSON) the tool wrote.")
     try:

@@ -81,7 +81,7 @@ class ProtectionResult:
 
     def recipe_json(self) -> str:
         """The options as a versioned recipe (``python -m sdccore protect --recipe``)."""
-        from .._release.recipe import Recipe
+        from .recipe import Recipe
 
         return Recipe.from_result(self, shuffle=False).to_json()
 

@@ -11,7 +11,7 @@ from dataclasses import dataclass
 import pandas as pd
 
 from .._io.write import prepare_release
-from .recipe import Recipe
+from .._protect.recipe import Recipe
 from .._core.streams import child_rng
 from .._core.validation import check_dataframe
 

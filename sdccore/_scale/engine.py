@@ -83,7 +83,7 @@ import pandas as pd
 from .._methods import hook, methods
 from .._core.streams import dask_sequence
 from .steps import _assemble_part, _bounds_at_scale, _release_frame, _scale_columns, _scale_notes, _scale_risk, _with_dependencies
-from .base import DASK_STREAM, HEAD_BYTES, _add, _name, _read_parquet_file, _tree, _typed_partition, _alive, _check_out, _host, _partial, _read_folder, _remove, _remove_stale, _workers_ready, _write, files_of, moments, read_dask, read_head, stand_in
+from .._io.partitions import DASK_STREAM, HEAD_BYTES, _add, _name, _read_parquet_file, _tree, _typed_partition, _alive, _check_out, _host, _partial, _read_folder, _remove, _remove_stale, _workers_ready, _write, files_of, moments, read_dask, read_head, stand_in
 
 DASK_METHODS = methods(dask=True)
 
@@ -145,7 +145,7 @@ def _finish_block(B, lo, hi, decs, scratch, block_info=None):
     for j, d in enumerate(decs):
         if d is not None:
             out[:, j] = np.round(out[:, j], d)
-    from .exchange import _save
+    from .._methods.exchange import _save
 
     _save(os.path.join(scratch, f"finish-{part:06d}.npy"), np.stack([clipped.astype(np.float64),
                                                                       (out - B).sum(axis=0)]))
@@ -264,7 +264,7 @@ def protect_dask(ddf, options, out, *, drop=(), keep=(), sample=20000, allow_uns
     >>> rel.risk.ok                                                  # doctest: +SKIP
     True
     """
-    from .._release.recipe import Recipe
+    from .._protect.recipe import Recipe
 
     if isinstance(options, Recipe):
         drop = list(options.drop) + [c for c in drop if c not in options.drop]
@@ -453,7 +453,7 @@ def _finish_counts(scratch, parts, num, n, sd):
 
 def _scale_recipe(eff, drop, keep, shuffle, allow_unsafe):
     """The release's recipe, as the in-memory engine records one."""
-    from .._release.recipe import RECIPE_VERSION, Recipe, _versions
+    from .._protect.recipe import RECIPE_VERSION, Recipe, _versions
 
     return Recipe({k: v for k, v in eff.items() if k != "engine"}, tuple(drop), tuple(keep), bool(shuffle),
                   RECIPE_VERSION, _versions(), allow_unsafe.strip() if allow_unsafe else None)

@@ -24,7 +24,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from .base import _add, _tree
+from .._io.partitions import _add, _tree
 
 BINS = 1024  # bins per bracket in the counting pass
 

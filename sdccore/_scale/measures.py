@@ -10,8 +10,8 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
-from .base import moments
-from .base import _add, _tree, _workers_ready
+from .._io.partitions import moments
+from .._io.partitions import _add, _tree, _workers_ready
 from .._core.streams import dask_sequence
 
 

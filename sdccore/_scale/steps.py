@@ -8,7 +8,7 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-from .base import _assemble_part
+from .._io.partitions import _assemble_part
 from .._core.streams import dask_sequence
 from .._methods import hook
 

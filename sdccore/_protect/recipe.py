@@ -19,7 +19,7 @@ import numpy as np
 import pandas as pd
 
 from .._io.limits import size_text
-from .._protect.options import LEGACY_DEFAULTS, translate_legacy
+from .options import LEGACY_DEFAULTS, translate_legacy
 from .._core.validation import check_dataframe
 from .._core.streams import RECIPE_VERSION, STREAMS, child_rng, child_seeds  # noqa: F401  (re-exported)
 
@@ -160,11 +160,11 @@ class Recipe:
             raise TypeError(f"{source} must be JSON text, not {type(text).__name__}.")
         if len(text) > MAX_RECIPE_BYTES:
             raise ValueError(f"{source} is {size_text(len(text))}; a recipe is at most {size_text(MAX_RECIPE_BYTES)} "
-                             f"(sdccore._release.recipe.MAX_RECIPE_BYTES). Give the recipe the tool wrote.")
+                             f"(sdccore._protect.recipe.MAX_RECIPE_BYTES). Give the recipe the tool wrote.")
         depth = json_depth(text)
         if depth > MAX_RECIPE_DEPTH:
             raise ValueError(f"{source} is nested too deeply to be a recipe ({depth} levels; at most "
-                             f"{MAX_RECIPE_DEPTH}, sdccore._release.recipe.MAX_RECIPE_DEPTH). Give the recipe the tool wrote.")
+                             f"{MAX_RECIPE_DEPTH}, sdccore._protect.recipe.MAX_RECIPE_DEPTH). Give the recipe the tool wrote.")
         try:
             d = json.loads(text)
         except RecursionError:
@@ -208,7 +208,7 @@ def read_recipe(path):
         raw = fh.read(MAX_RECIPE_BYTES + 1)
     if len(raw) > MAX_RECIPE_BYTES:
         raise ValueError(f"{path} holds more than {size_text(MAX_RECIPE_BYTES)}; a recipe is at most "
-                         f"{size_text(MAX_RECIPE_BYTES)} (sdccore._release.recipe.MAX_RECIPE_BYTES). Give the recipe the tool "
+                         f"{size_text(MAX_RECIPE_BYTES)} (sdccore._protect.recipe.MAX_RECIPE_BYTES). Give the recipe the tool "
                          f"wrote with --save-recipe.")
     return raw
 
@@ -229,7 +229,7 @@ def _check_keys(d, method, source):
     """Every key of a recipe is an option of its method (``option_schema``), method, seed or
     sensitive; an unknown one is refused naming it and the valid ones."""
     from .._methods import methods
-    from .._protect.options import LEGACY_NAMES, option_schema
+    from .options import LEGACY_NAMES, option_schema
 
     _check_reserved(d, source)
     if not isinstance(method, str) or method not in methods():

@@ -51,7 +51,7 @@ def read_head(pattern):
     memory (the one reading pipeline: separator and decimal mark detected, numbers written
     as text converted, missing-value marks read as missing), with its notes.  ``read_dask``
     types every partition by it and the CLI applies the in-memory role rules to it."""
-    from .._io.read import read_table
+    from .read import read_table
 
     files, kind = files_of(pattern)
     with open(files[0], "rb") as fh:
@@ -207,7 +207,7 @@ def _some(items, k=5):
 def _typed_partition(df, columns, text_cols, decimal, ints=()):
     """One CSV partition read as text, typed as ``read_table`` typed the head: numeric
     columns converted (a cell that is not a number, nor a missing-value mark, is refused)."""
-    from .._io.cells import _clean_cells, _parse_core
+    from .cells import _clean_cells, _parse_core
 
     out = {}
     for c in columns:
