@@ -8,7 +8,9 @@ Ground floor: this module imports nothing, so the command line can ask it before
 loads; a method's steps module is imported the first time a layer asks for it
 (``steps(name)``), as Dask's ``CreationDispatch`` loads a backend.
 
-A method's steps module (or any object with these attributes) provides:
+A method's steps module (or any object with these attributes) provides the steps of the
+method contract (``_base.MethodSteps``, a typed Protocol; ``register`` checks a plug-in's
+against it and ``hook`` refuses a name that is not one of them):
 
 * ``options(method)``: its own ``Option`` entries (the common ones, exclude, transform,
   bounds, rounding and floors, are added by the schema);
@@ -19,7 +21,7 @@ A method's steps module (or any object with these attributes) provides:
   ``loadings_prefix(method)`` and ``variance_share(plan, method, m)`` (decomposing
   methods), ``keeps(method, options)`` (what the codebook says it keeps),
   ``min_stratum_size(method, m, o)`` (strata), ``scale_refusal(method, options)`` and
-  ``perturb_scale(method, s)`` (the Dask engine's partitioned form),
+  ``perturb_scale(method, s)`` (the Dask engine's partitioned form, a ``Scaled``),
   ``search_candidates(data, method, sensitive, base)`` (the search).
 
 ``register`` adds a method (a plug-in, or a test's toy method); ``unregister`` removes it.
@@ -185,12 +187,26 @@ def steps(name):
     except ImportError as exc:
         raise ValueError(f"plug-in method {info.name!r}: its steps module {info.steps!r} could not be imported "
                          f"({type(exc).__name__}: {exc}); check steps= in its MethodInfo.") from exc
+    if isinstance(info.steps, str):
+        _check_contract(info.name, obj)
     return importlib.import_module(_HERE + "._base").PluginSteps(info.name, obj)  # numpy: loaded by now
 
 
 def hook(name, attr, default=None):
-    """A method's optional step ``attr``, or ``default`` if its module has none."""
+    """A method's optional step ``attr`` (a step of the method contract, ``_base.MethodSteps``),
+    or ``default`` if its module has none."""
+    if attr not in importlib.import_module(_HERE + "._base").CONTRACT:
+        raise AttributeError(f"{attr!r} is not a step of the method contract (sdccore._methods._base.MethodSteps).")
     return getattr(steps(name), attr, default)
+
+
+def _check_contract(name, obj):
+    """A plug-in's steps whose arguments do not fit the method contract: one ValueError
+    naming the plug-in and each step, at registration instead of mid-run."""
+    problems = importlib.import_module(_HERE + "._base").contract_problems(obj, required=())
+    if problems:
+        raise ValueError(f"plug-in method {name!r} does not keep the method contract "
+                         f"(sdccore._methods._base.MethodSteps): {'; '.join(problems)}.")
 
 
 _LISTENERS = []
@@ -234,6 +250,8 @@ def register(info, *, replace=False):
         raise ValueError(f"method {info.name!r} is already registered; pass replace=True to replace it.")
     if info.steps is None:
         raise ValueError(f"method {info.name!r} needs steps=: a module name or an object with options and perturb.")
+    if not isinstance(info.steps, str):  # a module named by a string is checked when first imported (steps)
+        _check_contract(info.name, info.steps)
     REGISTRY[info.name] = info
     for fn in _LISTENERS:
         fn()

@@ -1,16 +1,18 @@
-"""What every method's module shares: ``Option`` (one entry of the schema), ``Context``
-(what the data-bound pass knows about the data), the plan and the perturbation a method's
-steps return.  Imports only numpy and pandas: the method modules and the schema stand on it."""
+"""What every method's module shares: the method contract (``MethodSteps``: every step a
+method's module may provide, with its arguments), ``Option`` (one entry of the schema),
+``Context`` (what the data-bound pass knows about the data), the plan, the perturbation and
+the scale form a method's steps return.  Imports only numpy and pandas: the method modules and the schema stand on it."""
 
 from __future__ import annotations
 
+import inspect
 from dataclasses import dataclass, field
-from typing import Any, Callable
+from typing import Any, Callable, Protocol
 
 import numpy as np
 import pandas as pd
 
-__all__ = ["Option", "Context", "OMIT", "Plan", "Perturbed", "planned_share"]
+__all__ = ["Option", "Context", "OMIT", "Plan", "Perturbed", "Scaled", "MethodSteps", "planned_share"]
 
 OMIT = object()  # a default that leaves the option out of the effective options
 
@@ -111,6 +113,110 @@ class Plan:
     notes: tuple
 
 
+class MethodSteps(Protocol):
+    """The method contract: what a method's steps module (or object) provides, and how the
+    pipeline, the strata, the Dask engine, the codebook and the search call it.  ``options``
+    and ``perturb`` are required; every other step is optional (a module without it gets the
+    layer's default).  ``register_method`` checks a plug-in's steps against this contract
+    (each present step callable with these arguments), and ``hook`` refuses a step name
+    that is not here; ``tests/methods/test_contract.py`` checks every built-in module.
+    """
+
+    def options(self, method) -> list:
+        """Its own ``Option`` entries (the common ones are added by the schema)."""
+
+    def perturb(self, prep, plan, method, o, gen, Xk, full) -> "Perturbed":
+        """The perturbation of the prepared columns ``Xk`` (records x prep.keep)."""
+
+    def plan(self, prep, method, o) -> "Plan":
+        """The factorization and what to perturb (decomposing methods)."""
+
+    def check(self, method, o, ctx) -> None:
+        """Limits that depend on the data (a ValueError naming the option)."""
+
+    def risk_window(self, method, o) -> float | None:
+        """A rank window an intruder who knows the method can exploit (a share of records)."""
+
+    def loadings_prefix(self, method) -> str:
+        """The factors' name prefix in tables ('F', 'PC')."""
+
+    def variance_share(self, plan, method, m):
+        """The perturbed factors' share of the variance (decomposing methods)."""
+
+    def keeps(self, method, options) -> tuple:
+        """(what it keeps exactly, what in expectation), in words for the codebook."""
+
+    def min_stratum_size(self, method, m, k) -> int:
+        """The fewest records a stratum needs."""
+
+    def scale_refusal(self, method, options) -> str | None:
+        """Why these options cannot run on the Dask engine, or None."""
+
+    def perturb_scale(self, method, s) -> "Scaled":
+        """Its form on the Dask engine (``s``: the engine's prepared step)."""
+
+    def search_candidates(self, data, method, sensitive, base, decompose) -> tuple:
+        """(candidates, size of the space, what, unit) for ``search``."""
+
+    def release_check(self, method, o, prep, plaus, risk):
+        """Its own check of the finished release: the risk profile with its violations added."""
+
+
+CONTRACT = {name: len(inspect.signature(fn).parameters) - 1 for name, fn in vars(MethodSteps).items()
+            if callable(fn) and not name.startswith("_")}  # step -> how many arguments it is called with
+
+
+def contract_problems(obj, required=("options", "perturb")):
+    """What in a steps object breaks the method contract (``MethodSteps``): a required step
+    missing, a step that is not callable or cannot take the arguments it is called with.  A
+    list of sentences (empty: it keeps the contract).  ``required=()``: only the signatures
+    of the steps that are functions (``register_method``'s check; a missing or non-callable
+    step is refused where it is called, naming the step)."""
+    out = []
+    for step in CONTRACT:
+        fn = getattr(obj, step, None)
+        if fn is None:
+            if step in required:
+                out.append(f"it has no {step} step")
+            continue
+        if not callable(fn):
+            if required:
+                out.append(f"{step} is {_what(fn)}, not a function")
+            continue
+        try:
+            sig = inspect.signature(fn)
+        except (TypeError, ValueError):  # a builtin without a signature: it is called and checked then
+            continue
+        want = [p for p in inspect.signature(getattr(MethodSteps, step)).parameters if p != "self"]
+        try:
+            sig.bind(*want)
+        except TypeError:
+            out.append(f"{step}{sig} cannot be called as {step}({', '.join(want)})")
+    return out
+
+
+@dataclass(frozen=True, kw_only=True)
+class Scaled:
+    """What a method's ``perturb_scale`` step returns on the Dask engine.
+
+    Attributes
+    ----------
+    X : dask array
+        The protected columns (records x prep.keep), lazy.
+    notes : list of str
+        What the step did, in words.
+    plan : Plan or None
+        The plan it used (decomposing methods), for the loadings and the floors.
+    planned : list or None
+        Per checked variable, the planned perturbed variance share.
+    """
+
+    X: object
+    notes: list
+    plan: object = None
+    planned: list | None = None
+
+
 @dataclass(frozen=True)
 class Perturbed:
     """What a method's ``perturb`` step returns (a plug-in method builds one).
@@ -134,11 +240,11 @@ class Perturbed:
     """
 
     X: np.ndarray
-    loadings: pd.DataFrame | None
-    perturbed: tuple
-    planned: list | None
-    basis: np.ndarray | None
-    notes: tuple
+    loadings: pd.DataFrame | None = None
+    perturbed: tuple = ()
+    planned: list | None = None
+    basis: np.ndarray | None = None
+    notes: tuple = ()
 
 
 def planned_share(plan, prep):
@@ -232,8 +338,8 @@ _RESULTS = {
     "scale_refusal": _kind(lambda out, a, k: out is None or isinstance(out, str), "None or a str (why not at scale)"),
     "release_check": _kind(lambda out, a, k: isinstance(out, type(_arg(a, k, 4, "risk"))),
                            "the risk profile it was given (with its violations added)"),
-    "perturb_scale": _kind(lambda out, a, k: isinstance(out, tuple) and len(out) == 4, "a tuple (Xpk, notes, plan, "
-                                                                                       "planned)"),
+    "perturb_scale": _kind(lambda out, a, k: isinstance(out, Scaled), "a Scaled(X=dask array, notes=[...], plan=None, "
+                                                                      "planned=None) (sdccore._methods._base.Scaled)"),
     "search_candidates": _kind(lambda out, a, k: isinstance(out, tuple) and len(out) == 4,
                                "a tuple (candidates, space, what, unit)"),
 }

@@ -90,7 +90,7 @@ def perturb(prep, plan, method, o, gen, Xk, full):
                  "public variables: every released value is a real one"]
     else:
         Xpk, notes = _cfa(prep, Xk, full, o, gen)
-    return Perturbed(Xpk, None, (), None, None, tuple(notes))
+    return Perturbed(X=Xpk, notes=tuple(notes))
 
 
 def release_check(method, o, prep, plaus, risk):

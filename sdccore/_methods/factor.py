@@ -11,7 +11,7 @@ import numpy as np
 from .._core import decomp as dc
 from .perturbations import PARAMETERS, PERTURBATIONS, RESIDUALS, perturb_columns, perturb_residual_rows
 from .._core.streams import DASK_STREAMS
-from ._base import Option, Perturbed, Plan, loadings_frame, planned_share
+from ._base import Option, Perturbed, Plan, Scaled, loadings_frame, planned_share
 
 PERTURBATION_TEXT = {
     "swap": "random permutation (the papers' choice; keeps each factor's distribution)",
@@ -231,7 +231,8 @@ def perturb(prep, plan, method, o, gen, Xk, full):
     # every record's change lies in the span of the perturbed factors' loadings (unless the
     # residuals are perturbed too): what the structural intruder of the risk floors uses
     basis = scale.T.copy() if o["residuals"] == "keep" else None
-    return Perturbed(Xpk, loadings, tuple(s + 1 for s in sel), planned_share(plan, prep), basis, tuple(notes))
+    return Perturbed(X=Xpk, loadings=loadings, perturbed=tuple(s + 1 for s in sel), planned=planned_share(plan, prep),
+                     basis=basis, notes=tuple(notes))
 
 
 _KEEPS = {
@@ -283,7 +284,7 @@ def perturb_scale(method, s):
     if len(groups) > k:
         Xpk = Xpk + (P[:, k:] - E) * s.sd_k
     notes = [f"{len(sel)} of {L.shape[1]} {WORD[method]}s swapped over all {s.n:,} records"] + list(pl.notes)
-    return Xpk, notes, pl, planned_share(pl, s.prep)
+    return Scaled(X=Xpk, notes=notes, plan=pl, planned=planned_share(pl, s.prep))
 
 
 def mask_candidates(m, variances):

@@ -12,7 +12,7 @@ import pandas as pd
 from .._core.streams import dask_sequence
 from .._io.partitions import _add, _read_parquet_file, _tree, _write
 from .magg_kernel import magg
-from ._base import Option, Perturbed
+from ._base import Option, Perturbed, Scaled
 
 
 def options(method):
@@ -41,7 +41,7 @@ def perturb(prep, plan, method, o, gen, Xk, full):
             raise ValueError(f"noise_model='exact' needs at least {need} records for {len(cols)} aggregated "
                              f"variables; use noise_model='published'.")
     Xpk, groups = magg(Xk, cols, o["k"], o["noise_model"], gen)
-    return Perturbed(Xpk, None, (), None, None, (f"MDAV formed {groups} groups of at least {o['k']} records",))
+    return Perturbed(X=Xpk, notes=(f"MDAV formed {groups} groups of at least {o['k']} records",))
 
 
 _KEEPS = {
@@ -68,7 +68,7 @@ def scale_refusal(method, options):
 
 def perturb_scale(method, s):
     Xpk, notes = _magg_dask(s.Xk, s.mean_k, s.sd_k, s.cov_k, s.lengths, s.n, s.o, s.seed, s.scratch, s.progress)
-    return Xpk, notes, None, None
+    return Scaled(X=Xpk, notes=notes)
 
 
 MAGG_KS = (2, 3, 4, 5, 6, 7, 8, 10, 12, 15, 20, 25, 30, 40, 50, 75, 100)

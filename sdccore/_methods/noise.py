@@ -6,7 +6,7 @@ from __future__ import annotations
 import numpy as np
 
 from .magg_kernel import correlated_noise, sqrt_psd
-from ._base import Option, Perturbed
+from ._base import Option, Perturbed, Scaled
 
 
 def options(method):
@@ -19,7 +19,7 @@ def options(method):
 
 def perturb(prep, plan, method, o, gen, Xk, full):
     cols = prep.sens if prep.sensitive_names else list(range(len(prep.keep)))
-    return Perturbed(correlated_noise(Xk, cols, o["noise_cov"], gen), None, (), None, None, ())
+    return Perturbed(X=correlated_noise(Xk, cols, o["noise_cov"], gen))
 
 
 def keeps(method, opts):
@@ -35,8 +35,8 @@ def perturb_scale(method, s):
     C = s.cov_k[np.ix_(cols, cols)] / np.outer(sdn, sdn)
     S = sqrt_psd(C) * sdn * np.sqrt(s.o["noise_cov"] / 100.0)
     Xpk = s.Xk.map_blocks(_noise_block, s.seed, cols, S, dtype=np.float64)
-    return Xpk, [f"correlated noise with covariance {s.o['noise_cov']:g} % of the data's added to {len(cols)} "
-                 f"variable(s), each partition from its own keyed stream"], None, None
+    return Scaled(X=Xpk, notes=[f"correlated noise with covariance {s.o['noise_cov']:g} % of the data's added to "
+                                f"{len(cols)} variable(s), each partition from its own keyed stream"])
 
 
 def _noise_block(B, seed, cols, S, block_info=None):

@@ -8,7 +8,7 @@ import os
 import numpy as np
 
 from .magg_kernel import rankswap_columns
-from ._base import Option, Perturbed
+from ._base import Option, Perturbed, Scaled
 
 
 def options(method):
@@ -23,7 +23,7 @@ def options(method):
 def perturb(prep, plan, method, o, gen, Xk, full):
     cols = prep.sens if prep.sensitive_names else list(range(len(prep.keep)))
     observed = None if prep.missing is None else ~(prep.missing if full else prep.missing[:, prep.keep])
-    return Perturbed(rankswap_columns(Xk, cols, o["p"], gen, observed), None, (), None, None, ())
+    return Perturbed(X=rankswap_columns(Xk, cols, o["p"], gen, observed))
 
 
 def risk_window(method, o):
@@ -38,9 +38,9 @@ def keeps(method, opts):
 def perturb_scale(method, s):
     cols = s.prep.sens if s.prep.sensitive_names else list(range(len(s.prep.keep)))
     Xpk = rankswap_dask(s.Xk, s.lengths, cols, s.o["p"], s.seed, s.scratch)
-    return Xpk, [f"rank swapping of {len(cols)} variable(s) within {s.o['p']:g} % of the ranks over all {s.n:,} "
-                 f"records (each column's sequential pass on the driver: the in-memory release for this seed)"], \
-        None, None
+    return Scaled(X=Xpk, notes=[f"rank swapping of {len(cols)} variable(s) within {s.o['p']:g} % of the ranks over "
+                                f"all {s.n:,} records (each column's sequential pass on the driver: the in-memory "
+                                f"release for this seed)"])
 
 
 # ----------------------------------------------------------------------------- at scale

@@ -84,8 +84,8 @@ def perturb(prep, plan, method, o, gen, Xk, full):
     Xpk = prep.X[:, keep].mean(axis=0) + rm.removed_release(Zs, plan.dec.G, r) * sd_pop
     share = rm.removed_share(plan.dec.G, plan.dec.variances, r)
     notes.append(rm.removal_keeps(prep, share, prep.X[:, keep], Xpk))
-    return Perturbed(Xpk, loadings_frame(plan, prep, "PC"), tuple(range(1, r + 1)), planned_share(plan, prep),
-                     plan.dec.G[:, :r] * sd_pop[:, None], tuple(notes))
+    return Perturbed(X=Xpk, loadings=loadings_frame(plan, prep, "PC"), perturbed=tuple(range(1, r + 1)),
+                     planned=planned_share(plan, prep), basis=plan.dec.G[:, :r] * sd_pop[:, None], notes=tuple(notes))
 
 
 def keeps(method, opts):

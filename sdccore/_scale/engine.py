@@ -387,7 +387,8 @@ def _protect_dask(ddf, options, out, *, drop, keep, sample, allow_unsafe, shuffl
     inp = _ScaleInput(prep=prep, o=o, Xk=Xk, mean_k=mean_k, sd_k=sd_k, cov_k=cov[np.ix_(keepi, keepi)],
                       lengths=lengths, n=n, seed=seed, scratch=scratch, progress=progress)
     try:
-        Xpk, notes0, plan, planned = hook(method, "perturb_scale")(method, inp)
+        step = hook(method, "perturb_scale")(method, inp)  # a Scaled (the method contract)
+        Xpk, notes0, plan, planned = step.X, step.notes, step.plan, step.planned
     except BaseException:
         _remove(scratch)
         raise
