@@ -184,7 +184,7 @@ def __dir__():
     return sorted(set(globals()) | set(__all__))
 
 
-__version__ = "0.1.0"
+from ._core.version import __version__  # noqa: E402  (its home is the ground floor: the recipe reads it)
 
 # grouped as in the module docstring; sorted within each group
 __all__ = [

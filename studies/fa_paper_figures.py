@@ -92,7 +92,7 @@ def map_part(out, quick, grid=None, datasets=None, reps=None):
         mp = rec.simulate_bw_map(reps=reps, datasets=datasets, rng=6, configs=configs, criterion=criterion, **kw)
         maps[construction] = mp
         if grid is not None:
-            continue  # a smoke run (tests/test_studies.py): nothing written
+            continue  # a smoke run (tests/package/test_studies.py): nothing written
         mp.to_csv(out / f"fig6_map_{construction}.csv", index=False)
         if construction == "sdccore" and not quick:
             mp.to_csv(ROOT / "sdccore" / "data" / "bw_map.csv", index=False)

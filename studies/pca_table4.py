@@ -96,7 +96,7 @@ def main(reps=20, rows_only=None):
         print(f"{method:8s} {parm:>4}: " + "  ".join(f"{c} {row[c]:.4f} ({row[c + '_paper']:.4f})" for c in COLS), flush=True)
     df = pd.DataFrame(rows)
     if rows_only is not None:
-        return df  # a smoke run (tests/test_studies.py): nothing written
+        return df  # a smoke run (tests/package/test_studies.py): nothing written
     out = ROOT / "studies" / "output"
     out.mkdir(exist_ok=True)
     df.to_csv(out / "pca_table4.csv", index=False)

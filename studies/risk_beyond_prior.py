@@ -77,7 +77,7 @@ def main(cases=CASES, methods=METHODS, reps=5, write=True):
                              "top1_beyond": g.beyond_prior.get("top 1 %")})
     table, passes = pd.DataFrame(rows), pd.DataFrame(verdicts)
     if not write:
-        return table, passes  # a smoke run (tests/test_studies.py)
+        return table, passes  # a smoke run (tests/package/test_studies.py)
     pd.set_option("display.width", 250)
     pd.set_option("display.max_colwidth", 160)
     out = Path(__file__).resolve().parent / "output"

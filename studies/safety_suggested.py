@@ -51,7 +51,7 @@ def main(cases=CASES, reps=10, write=True):
                              "floors_met": bool(r.ok)})
     out = pd.DataFrame(rows)
     if not write:
-        return out  # a smoke run (tests/test_studies.py)
+        return out  # a smoke run (tests/package/test_studies.py)
     pd.set_option("display.width", 200)
     print(out.round(3).to_string(index=False))
     out.to_csv(Path(__file__).resolve().parent / "output" / "safety_suggested.csv", index=False)

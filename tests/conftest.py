@@ -1,10 +1,20 @@
 import sys
+from pathlib import Path
 
 import numpy as np
 import pandas as pd
 import pytest
 
 import sdccore
+
+# The test files live in one folder per room (tests/core/, tests/methods/ ...); the helpers
+# they share (this file's run_cli and raw_protect, toy_method.py, mdav_reference.py) stay
+# here in tests/.  pytest's default "prepend" import mode puts this folder on sys.path when
+# it imports this file; said here so that `import toy_method` from any folder does not rest
+# on that detail.
+_TESTS = str(Path(__file__).resolve().parent)
+if _TESTS not in sys.path:
+    sys.path.insert(0, _TESTS)
 
 
 @pytest.fixture(scope="session")

@@ -1,6 +1,6 @@
 """A toy protection method, as a plug-in author writes one (issue 30: adding a method is one
 module plus its tests): each protected column's values permuted among a random share of
-the records.  Registered by ``tests/test_plugin_method.py``."""
+the records.  Registered by ``tests/methods/test_plugin_method.py``."""
 
 import numpy as np
 

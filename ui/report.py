@@ -3,7 +3,7 @@
 Internal reports include the seed (anyone with the seed, the recipe and the original file
 can rebuild the release) and the size bands' limits (original values: the largest record's
 exact value among them); external ones leave both out and hold no original value that the
-release does not show (tests/test_report_leak.py scans them).  No data values are written.
+release does not show (tests/dashboard/test_report_leak.py scans them).  No data values are written.
 """
 
 from __future__ import annotations

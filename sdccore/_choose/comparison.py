@@ -37,7 +37,7 @@ def mean_interval(values, level=0.95):
     Replaces the percentile bootstrap of the mean, which undercovers with few runs (measured
     coverage of a nominal 95 %: 0.74 at 3 runs, 0.85 at 5, 0.88 at 10); run scores are means
     over hundreds of records, close to normal, where the t interval keeps its level (tested
-    in tests/test_compare.py by simulation, also on skewed run scores)."""
+    in tests/choose/test_compare.py by simulation, also on skewed run scores)."""
     from scipy import stats
 
     v = np.asarray(values, dtype=float)

@@ -155,7 +155,7 @@ def fa_loadings(R, k, extraction):
     fit on 400 variables takes seconds instead of minutes, and the fit converges to
     1e-15 relative change of the objective instead of stopping near 1e-6, so loadings
     differ across machines (BLAS kernels, thread counts) by rounding, not by optimiser
-    noise.  tests/test_engine.py checks them against factor_analyzer."""
+    noise.  tests/protect/test_engine.py checks them against factor_analyzer."""
     m = R.shape[0]
     if extraction == "principal":
         w, V = np.linalg.eigh(R)

@@ -24,7 +24,7 @@ What is still exact and what is unbiased:
   position).  Rank swapping swaps each column's observed values among themselves, so its
   released values are a permutation of the observed ones.  Covariances of observed pairs
   are not exact: their expectation over the perturbation is close to the original's (the
-  imputed cells come from the EM model), checked over 40 seeds in ``tests/test_missing.py``
+  imputed cells come from the EM model), checked over 40 seeds in ``tests/core/test_missing.py``
   (within 5 %).
 - The risk floors are checked on the observed cells only (an imputed cell is never released,
   so it discloses nothing); the intruder links on the completed values.

@@ -12,6 +12,7 @@ import pandas as pd
 
 from .._risk.linkage import _completed, _dbrl_arrays, _indices, _pair, default_id_reference, linked_records
 from .._risk.scores import _id_arrays
+from .._core.summary import Summary
 from .._risk.floors import RiskProfile, risk_profile
 from .utility import _extras, _ic_arrays, _pil_arrays, _pil_observed, _pil_stat_names, _ps_arrays, check_ps_order, ps_terms
 from .._core.validation import check_dataframe, make_rng
@@ -116,16 +117,16 @@ class Evaluation:
         return (f"Evaluation(dbrl {sc.dbrl:.3f}, id {sc.id:.3f}, pil {sc.pil:.3f}, ps {sc.ps:.3f}, "
                 f"validity lost {sc.validity_loss:.3f}{risk})")
 
-    def summary(self) -> str:
-        """A few lines: every score (lower is better) and the risk profile's summary."""
-        lines = ["Evaluation (every score in [0, 1], lower is better):"]
-        lines += [f"  {k}: {v:.4f}" for k, v in self.scores.items() if k not in dict(self.scores.extra)]
-        lines += [_plugin_line(k, v) for k, v in self.scores.extra]
+    def summary(self) -> Summary:
+        """A few lines: every score (lower is better) and the risk profile's summary (a
+        ``Summary``: the text, and ``as_html()``)."""
+        lines = [f"{k}: {v:.4f}" for k, v in self.scores.items() if k not in dict(self.scores.extra)]
+        lines += [_plugin_line(k, v).strip() for k, v in self.scores.extra]
         if self.details.get("ps_fit"):
-            lines.append(f"  PS fit: {self.details['ps_fit']}")
+            lines.append(f"PS fit: {self.details['ps_fit']}")
         if self.risk is not None:
-            lines += ["  " + line for line in self.risk.summary().splitlines()]
-        return "\n".join(lines)
+            lines.append(self.risk.summary())
+        return Summary("Evaluation (every score in [0, 1], lower is better):", lines)
 
 
 def evaluate(original, protected, *, sensitive=None, rng=None, _with_risk=True, **options):

@@ -1,3 +1,3 @@
-"""Protection: the option schema, data preparation, the pipeline, its results, strata and weights.
+"""Protection: the option schema, the recipe (the options, versioned), data preparation, the pipeline, its results, strata and weights.
 
 Imports nothing: each module is imported by its full name."""

@@ -31,7 +31,7 @@ MAX_RECIPE_DEPTH = 20         # and nested 3 deep (floors.bands)
 
 
 def _versions():
-    from .. import __version__
+    from .._core.version import __version__
 
     return {"sdccore": __version__, "numpy": np.__version__, "pandas": pd.__version__}
 

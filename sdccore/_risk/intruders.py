@@ -6,7 +6,7 @@ Every estimator here returns point estimates of the original value ``x_j`` for t
 ``attacks``), whose ``battery`` runs them all for one variable and turns them into hits
 (records within the tolerance), and ``floors.risk_profile`` into shares beyond what the prior
 already gets right.  Each intruder is a small function with its own hand-made test
-(``tests/test_intruders.py``, ``tests/test_reconstruction.py``).  Besides the priors, the
+(``tests/risk/test_intruders.py``, ``tests/risk/test_reconstruction.py``).  Besides the priors, the
 assignment and the identities below, this module holds the linking (``link``, and
 ``link_leave_one_out`` for wide files), the reconstruction intruders (``regression_estimate``,
 ``structural_estimate`` with ``change_structure``) and the residual |cor| of selective

@@ -1,3 +1,3 @@
-"""The Dask engine (files beyond one machine's memory): reading, the pipeline's steps at scale, exchanges, floors, measures and the scale forms of M-AGG and rank swapping.
+"""The Dask engine's runtime (files beyond one machine's memory): the engine that sequences a release at scale, the pipeline's steps there, the floors and the measures over every partition. The methods' own forms at scale live in _methods, the reading and writing of partitions in _io.partitions.
 
 Imports nothing: each module is imported by its full name."""

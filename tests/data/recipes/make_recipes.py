@@ -1,5 +1,5 @@
 """Recipes and their releases as the tool wrote them at commit 742ab39 (before the option
-schema, issue 11): tests/test_recipes.py checks that each still rebuilds its file byte for
+schema, issue 11): tests/release/test_recipes.py checks that each still rebuilds its file byte for
 byte.  Run from the repository root: ``PYTHONPATH=. python tests/data/recipes/make_recipes.py``.
 Regenerating them with a later version defeats their purpose; add new ones instead."""
 

@@ -1,0 +1,215 @@
+"""A toy intruder registered in one place (issue 37, point 2): ``protect`` measures it (in
+``risk.intruders``) and holds it to the floors, ``compare``'s worker processes run it, the
+Run page and the report show it; a broken plug-in is one ValueError naming it."""
+
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+import sdccore
+from sdccore._risk import registry
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+def _median(ctx):
+    """Guesses every record's value as the released median of the variable."""
+    return np.full(len(ctx.rows), np.median(ctx.released[:, ctx.target]))
+
+
+def _oracle(ctx):
+    """Knows the truth (a toy that must break every floor)."""
+    return ctx.original[:, ctx.target].copy()
+
+
+MEDIAN = sdccore.IntruderInfo("median", "the median intruder (guesses the released median)", _median,
+                              knows="the released median", short="released median")
+# a wild guess: ten times the linked record's released value (never within 5 %)
+TENFOLD = sdccore.IntruderInfo("tenfold", "the tenfold intruder (guesses ten times the linked value)",
+                               lambda ctx: 10 * ctx.released[ctx.linked, ctx.target], short="ten times linked")
+ORACLE = sdccore.IntruderInfo("oracle", "the oracle intruder (knows the truth)", _oracle, knows="everything",
+                              fix="nothing helps against an oracle: remove the toy intruder")
+
+
+@pytest.fixture()
+def registered():
+    added = []
+
+    def add(info):
+        sdccore.register_intruder(info)
+        added.append(info.name)
+        return info
+    yield add
+    for n in added:
+        if n in registry.REGISTRY:
+            sdccore.unregister_intruder(n)
+
+
+@pytest.fixture(scope="module")
+def tarragona():
+    return sdccore.load_dataset("tarragona")
+
+
+def test_a_registered_intruder_is_measured_by_protect(registered, tarragona):
+    registered(MEDIAN)
+    # a constant guess at the median gets 21.7 % of the middle size band (the priors are
+    # conditional laws): it breaks the band floor, a finding of the toy, released for the test
+    res = sdccore.protect(tarragona, "ipso", sensitive=["SALES"], rng=1, allow_unsafe="test of a toy intruder")
+    assert not res.risk.ok and "the median intruder" in res.risk.violations[0]
+    t = res.risk.intruders
+    row = t[(t.intruder == "median") & (t.band == "all") & (t.variable == "SALES")]
+    assert len(row) == 1 and bool(row.held.iloc[0])
+    # the share it gets, computed here from its guess: |median - x| <= tol |x| on the linked
+    # sample (every record: Tarragona has 834 < 5,000)
+    x = tarragona["SALES"].to_numpy()
+    med = np.median(res.data["SALES"].to_numpy())
+    tol = res.risk.floors.tolerance
+    assert row.with_release.iloc[0] == pytest.approx(np.mean(np.abs(med - x) <= tol * np.abs(x)), abs=1e-12)
+    assert 0 <= row.beyond_prior.iloc[0] <= row.with_release.iloc[0]
+    # and per size band, like every built-in intruder
+    assert set(t[t.intruder == "median"].band) == set(t[t.intruder == "own"].band)
+    assert "median" in res.risk.variables.loc["SALES", "intruders"]
+    # the built-in intruders' figures are those of a run without it
+    sdccore.unregister_intruder("median")
+    base = sdccore.protect(tarragona, "ipso", sensitive=["SALES"], rng=1)
+    assert base.risk.ok
+    assert base.risk.intruders.equals(t[t.intruder != "median"].reset_index(drop=True))
+    assert base.data.equals(res.data)
+
+
+def test_a_registered_intruder_is_held_to_the_floors_with_its_fix(registered, tarragona):
+    registered(ORACLE)
+    with pytest.raises(sdccore.UnsafeReleaseError) as e:
+        sdccore.protect(tarragona, "ipso", sensitive=["SALES"], rng=1)
+    text = "\n".join(e.value.risk.violations)
+    assert "the oracle intruder (knows the truth) gets SALES within 5% of the truth for 100.0% of records" in text
+    assert "fix: nothing helps against an oracle" in text
+    # evaluate holds it too
+    ev = sdccore.evaluate(tarragona, tarragona.assign(SALES=tarragona.SALES * 1.5), sensitive=["SALES"])
+    assert not ev.risk.ok and "oracle" in ev.risk.variables.loc["SALES", "intruder"]
+
+
+def test_where_an_intruder_applies(registered, tarragona):
+    wild = TENFOLD.guess
+    registered(sdccore.IntruderInfo("swapper", "the swap intruder", wild, methods=("rankswap",)))
+    registered(sdccore.IntruderInfo("gen", "the general intruder", wild, selective=False))
+    assert sdccore.intruders(selective=True, method="ipso")[-1] == "identity"
+    assert sdccore.intruders(selective=True, method="rankswap")[-1] == "swapper"
+    assert sdccore.intruders(selective=False, method="fa")[-1] == "gen"
+    sel = sdccore.protect(tarragona, "ipso", sensitive=["SALES"], rng=1).risk.intruders
+    assert not {"swapper", "gen"} & set(sel.intruder)
+    gen = sdccore.protect(tarragona, "pca", rng=1, allow_unsafe="test").risk.intruders
+    assert "gen" in set(gen.intruder) and "swapper" not in set(gen.intruder)
+
+
+def test_compare_runs_a_registered_intruder_in_its_worker_processes(registered, tarragona):
+    from sdccore._choose.compare import MIN_PARALLEL_TASKS
+
+    reps = max(3, MIN_PARALLEL_TASKS)
+    plain = sdccore.compare(tarragona, [{"method": "ipso"}], sensitive=["SALES"], reps=reps, rng=1, n_jobs=2)
+    assert plain.safety().floors_met.iloc[0] == 1.0
+    registered(ORACLE)
+    for jobs in (1, 2):
+        c = sdccore.compare(tarragona, [{"method": "ipso"}], sensitive=["SALES"], reps=reps, rng=1, n_jobs=jobs)
+        assert c.safety().floors_met.iloc[0] == 0.0, jobs
+        assert "oracle intruder" in c.safety().violation.iloc[0]
+        assert set(c.risk_variables.intruder) == {"oracle"}
+    # removed here, removed in the workers too (they keep running between comparisons)
+    sdccore.unregister_intruder("oracle")
+    again = sdccore.compare(tarragona, [{"method": "ipso"}], sensitive=["SALES"], reps=reps, rng=1, n_jobs=2)
+    assert again.safety().floors_met.iloc[0] == 1.0
+
+
+def test_a_broken_intruder_is_one_error_naming_it(registered, tarragona):
+    registered(sdccore.IntruderInfo("short", "the short intruder", lambda ctx: np.zeros(3)))
+    with pytest.raises(ValueError, match=r"intruder 'short' returned \(3,\) values for 'SALES'; it must return one per"):
+        sdccore.protect(tarragona, "ipso", sensitive=["SALES"], rng=1)
+    sdccore.unregister_intruder("short")
+    registered(sdccore.IntruderInfo("boom", "the failing intruder", lambda ctx: 1 / 0))
+    with pytest.raises(ValueError, match="intruder 'boom' failed on 'SALES': ZeroDivisionError"):
+        sdccore.protect(tarragona, "ipso", sensitive=["SALES"], rng=1)
+
+
+def test_register_intruder_refuses_what_it_cannot_run():
+    with pytest.raises(ValueError, match="built in"):
+        sdccore.register_intruder(sdccore.IntruderInfo("own", "mine", _median))
+    with pytest.raises(TypeError, match="IntruderInfo"):
+        sdccore.register_intruder({"name": "x"})
+    with pytest.raises(TypeError, match="function of an IntruderContext"):
+        sdccore.register_intruder(sdccore.IntruderInfo("nofn", "x", 3))
+    with pytest.raises(ValueError, match="word of letters"):
+        sdccore.register_intruder(sdccore.IntruderInfo("two words", "x", _median))
+    with pytest.raises(ValueError, match="not registered"):
+        sdccore.unregister_intruder("nobody")
+    with pytest.raises(ValueError, match="built in"):
+        sdccore.unregister_intruder("linked")
+
+
+def test_the_labels_are_the_registrys(registered):
+    """The violations, the dashboard's headings and the report read the intruders' words from
+    the registry: no second copy."""
+    from ui import figures, report
+
+    cols = figures.risk_columns()
+    for n in sdccore.intruders():
+        info = sdccore.intruder_info(n)
+        if info.column:
+            assert cols[info.column] == f"{info.heading} (beyond prior)"
+    registered(MEDIAN)
+    import pandas as pd
+    long = pd.DataFrame({"variable": ["A", "A"], "band": ["all", "all"], "intruder": ["own", "median"],
+                         "prior": [0.1, 0.1], "with_release": [0.3, 0.5], "beyond_prior": [0.2, 0.4],
+                         "held": [True, False]})
+    t = figures.intruder_table(long)
+    assert list(t.columns) == ["own record", "released median (reported)"] and t.loc["A"].tolist() == ["20.0%", "40.0%"]
+    assert report.intruder_words(long) == [sdccore.intruder_info("own").label + ", knowing "
+                                           + sdccore.intruder_info("own").knows, MEDIAN.label + ", knowing the released median"]
+
+
+def test_the_run_page_and_the_report_show_a_registered_intruder(registered, monkeypatch, tarragona):
+    from streamlit.testing.v1 import AppTest
+
+    from ui import report
+
+    registered(TENFOLD)
+    res = sdccore.protect(tarragona, "ipso", sensitive=["SALES"], rng=1)
+    ev = sdccore.evaluate(tarragona, res.data, sensitive=["SALES"])
+    html = report.build_report("internal", "t", tarragona.shape, {"SALES": "sensitive"}, "IPSO", res.options, ev,
+                               risk=res.risk)
+    assert "the tenfold intruder (guesses ten times the linked value)" in html
+    assert "ten times linked" in html
+    monkeypatch.setenv("SDC_DEBUG", "1")
+    monkeypatch.chdir(ROOT)
+    app = AppTest.from_file(str(ROOT / "app.py"), default_timeout=120).run()
+    app.switch_page("pages/1_data.py").run()
+    app.multiselect(key="sensitive_select").set_value(["SALES"]).run()
+    app.switch_page("pages/4_run.py").run()
+    app.multiselect(key="run_methods").set_value(["IPSO"]).run()
+    app.slider(key="run_reps").set_value(2).run()
+    app.button(key="run_button").click().run()
+    assert not app.exception, [e.value for e in app.exception]
+    assert any("The release with IPSO" in h.value for h in app.subheader)
+    tables = [d.value for d in app.dataframe if "ten times linked" in d.value.columns]
+    assert tables and tables[0].index.tolist() == ["SALES"]
+    share = tables[0]["ten times linked"].iloc[0]
+    assert share.endswith("%") and float(share[:-1]) < 5  # a wild guess: a few coincidences at most
+
+
+def test_the_readme_plugin_example_runs_and_says_what_it_finds(tarragona):
+    """The README's intruder block, run as it stands, and the figures the README quotes."""
+    import re
+
+    text = (ROOT / "README.md").read_text()
+    section = text[text.index("* **An intruder**"):text.index("* **An analysis**")]
+    code = "\n".join(line[2:] for line in re.search(r"```python\n(.*?)```", section, re.S).group(1).splitlines())
+    ns = {"df": tarragona}
+    try:
+        exec(compile(code, "README.md", "exec"), ns)
+        res = sdccore.protect(tarragona, "ipso", sensitive=["SALES"], rng=1, allow_unsafe="a toy")
+        worst = next(v for v in res.risk.violations if "median intruder" in v)
+        assert "gets 21.7% of records within 5% of the truth, 20.5% beyond" in worst
+        assert "21.7 % of the middle size band within 5 %, 20.5 % beyond the priors" in " ".join(section.split())
+    finally:
+        if "median" in registry.REGISTRY:
+            sdccore.unregister_intruder("median")
