@@ -11,10 +11,16 @@ from pathlib import Path
 
 import streamlit as st
 
+import sdccore
 from ui import history, loading, session
 # a local icon file: nothing is fetched from outside (an emoji or material icon here would be)
 ICON = Path(__file__).resolve().parent / "ui" / "icon.png"
 st.set_page_config(page_title="sdccore - disclosure control", page_icon=str(ICON), layout="wide")
+try:  # the modules named in SDCCORE_PLUGINS register their methods, intruders and analyses
+    sdccore.load_plugins()
+except ValueError as exc:
+    st.error(str(exc))
+    st.stop()
 loading.init()
 
 pages = [

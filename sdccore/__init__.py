@@ -18,7 +18,8 @@ The public names, by the step of the work they belong to:
   ``removal_curve``, ``RemovalCurve``;
 * protecting: ``protect``, ``ProtectionResult``, ``decompose``, ``Decomposition``,
   ``option_schema``, ``Option``, ``METHODS``, ``CONDITIONAL_METHODS``, ``methods``, ``method_info``, ``MethodInfo``, ``min_swap_percent``,
-  ``mdav_groups``; plug-in methods: ``register_method``, ``unregister_method``, ``Perturbed``; at scale (Dask): ``protect_dask``, ``DaskRelease``, ``scale_refusal``;
+  ``mdav_groups``; plug-in methods: ``register_method``, ``unregister_method``, ``Perturbed``; plug-in modules named
+  by ``SDCCORE_PLUGINS``: ``load_plugins``; at scale (Dask): ``protect_dask``, ``DaskRelease``, ``scale_refusal``;
 * releasing: ``Recipe``, ``Release``, ``make_release``, ``RECIPE_VERSION``, ``codebook``, ``codebook_bytes``;
 * risk floors: ``RiskFloors``, ``RiskProfile``, ``UnsafeReleaseError``; plug-in intruders:
   ``register_intruder``, ``unregister_intruder``, ``intruders``, ``intruder_info``, ``IntruderInfo``,
@@ -65,6 +66,7 @@ if TYPE_CHECKING:  # pragma: no cover
     from ._measures.regression import RegressionCheck, regression_check
     from ._methods.removal_kernel import UTILITY_METRICS, RemovalCurve
     from ._data.removal import removal_curve
+    from ._core.plugins import load_plugins
     from ._risk.scores import dbrl, interval_disclosure
     from ._data.roles import RoleSuggestion, suggest_roles
     from ._risk.profile import RiskProfile
@@ -76,6 +78,7 @@ if TYPE_CHECKING:  # pragma: no cover
 
 _EXPORTS = {
     "Adequacy": "_data.explore",
+    "load_plugins": "_core.plugins",
     "AnalysisInfo": "_measures.analyses",
     "IntruderContext": "_risk.registry",
     "IntruderInfo": "_risk.registry",
@@ -197,7 +200,7 @@ __all__ = [
     "audit_factor_scores", "correlation_indices", "correlation_matrix", "removal_curve", "sampling_adequacy", "scree",
     # protecting
     "CONDITIONAL_METHODS", "DaskRelease", "Decomposition", "METHODS", "MethodInfo", "Option", "Perturbed",
-    "ProtectionResult", "decompose", "mdav_groups", "method_info", "methods", "min_swap_percent", "option_schema", "protect",
+    "ProtectionResult", "decompose", "load_plugins", "mdav_groups", "method_info", "methods", "min_swap_percent", "option_schema", "protect",
     "protect_dask", "register_method", "scale_refusal", "unregister_method",
     # releasing
     "RECIPE_VERSION", "Recipe", "Release",

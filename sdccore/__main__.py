@@ -432,6 +432,9 @@ def main(argv=None):
     """Run the command line; every failure is one line on stderr and exit status 2 (130 for
     Ctrl-C), never a traceback."""
     try:
+        from ._core.plugins import load_plugins
+
+        load_plugins()  # the modules named in SDCCORE_PLUGINS register their methods, intruders, analyses
         parser = build_parser()
         try:
             args = parser.parse_args(argv)

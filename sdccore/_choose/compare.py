@@ -353,11 +353,14 @@ def _summary_rows(runs, labels):
             continue
         for key in score_keys():
             if key in sub:
-                vals = sub[key].to_numpy()
+                vals = sub[key].to_numpy(dtype=float)
+                vals = vals[~np.isnan(vals)]  # a run where a plug-in analysis could not measure (NaN) is left out
+                if len(vals) == 0:
+                    continue
                 mean, lo, hi = mean_interval(vals)
                 run_lo, run_hi = run_range(vals)
                 summ.append({"config": label, "score": key, "mean": mean, "lo": lo, "hi": hi,
-                             "run_lo": run_lo, "run_hi": run_hi, "reps": len(sub)})
+                             "run_lo": run_lo, "run_hi": run_hi, "reps": len(vals)})
     return summ
 
 

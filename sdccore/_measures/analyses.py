@@ -102,6 +102,10 @@ REGISTRY = {a.name: a for a in (
                  description="(PIL + PS + DBRL + ID + 2 selectivity) / 6 (selective protection)"),
 )}
 BUILT_IN = tuple(REGISTRY)  # every process knows these without a register call
+# the columns of compare's runs and summary tables besides the scores: an analysis of one of
+# these names would overwrite them
+RESERVED = ("config", "run", "seed", "score", "mean", "lo", "hi", "run_lo", "run_hi", "reps", "floors_ok", "failing",
+            "violation", "risk", "error", "variable", "band", "model")
 
 
 def analyses(*, kind=None) -> tuple:
@@ -194,7 +198,13 @@ def register_analysis(info, *, replace=False):
         raise TypeError(f"info must be an AnalysisInfo, not {type(info).__name__}; build it with "
                         f"sdccore.AnalysisInfo(name, label, measure).")
     if not isinstance(info.name, str) or not info.name.isidentifier():
-        raise ValueError(f"the analysis' name {info.name!r} must be a word of letters, digits and _ (e.g. 'mean_gap').")
+        raise ValueError(f"the analysis' name {info.name!r} must be a word of letters, digits and _ that does not start "
+                         f"with a digit (e.g. 'mean_gap').")
+    if info.name in RESERVED:
+        raise ValueError(f"the analysis' name {info.name!r} is a column of compare's tables ({', '.join(RESERVED)}); "
+                         f"choose another name, e.g. {info.name + '_gap'!r}.")
+    if not isinstance(info.label, str) or not info.label.strip():
+        raise ValueError(f"analysis {info.name!r} needs a label: its name in words on the dashboard and in reports.")
     if info.name in BUILT_IN:
         raise ValueError(f"analysis {info.name!r} is built in and cannot be replaced; choose another name.")
     if info.name in REGISTRY and not replace:

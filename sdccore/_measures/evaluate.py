@@ -126,7 +126,9 @@ class Evaluation:
             lines.append(f"PS fit: {self.details['ps_fit']}")
         if self.risk is not None:
             lines.append(self.risk.summary())
-        return Summary("Evaluation (every score in [0, 1], lower is better):", lines)
+        head = "Evaluation (every score in [0, 1], lower is better):" if not self.scores.extra else \
+            "Evaluation (the built-in scores in [0, 1], lower is better; each plug-in analysis as its label says):"
+        return Summary(head, lines)
 
 
 def evaluate(original, protected, *, sensitive=None, rng=None, _with_risk=True, **options):

@@ -7,6 +7,8 @@ the priors, linking, reconstruction, the assignment and the identities -- are in
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 import numpy as np
 
 from .._core.plausible import close
@@ -125,6 +127,9 @@ def assignment(ctx):
 def _guesses(info, ctx):
     """One registered intruder's guesses for ``ctx``: a list of arrays of one value per sampled
     record (a plug-in's answer checked: one ValueError naming it)."""
+    if info.name not in BUILT_IN and ctx.cells is not None:  # a plug-in knows no value nobody knows
+        ctx = replace(ctx, original=np.where(ctx.cells[ctx.rows], ctx.original, np.nan),
+                      released=np.where(ctx.cells, ctx.released, np.nan))
     try:
         g = info.run(ctx)
     except Exception as e:  # noqa: BLE001 - a plug-in's failure, named
@@ -134,6 +139,10 @@ def _guesses(info, ctx):
     if g is None:
         return []
     g = list(g) if isinstance(g, (list, tuple)) else [g]
+    if g and all(np.ndim(e) == 0 for e in g):
+        raise ValueError(f"intruder {info.name!r} returned a list of {len(g)} single numbers for {ctx.variable!r}; return "
+                         f"one array of one value per sampled record (len(ctx.rows) = {len(ctx.rows)}): a list means "
+                         f"alternative guesses, each such an array.")
     out = []
     for e in g:
         try:

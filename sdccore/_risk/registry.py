@@ -5,7 +5,8 @@ layer asks -- the battery (``intruders.battery``), the risk profile's long table
 the violations' words, the dashboard, the report, the codebook and the command line -- as the
 methods' registry (``sdccore._methods``) is for methods.
 
-Ground floor: this module imports nothing of the package and no numpy, so the dashboard can
+Ground floor: this module imports nothing of the package and no numpy when it loads (only
+``register_intruder`` asks the methods' registry which methods exist), so the dashboard can
 read the labels before the compiled kernels load; a built-in intruder's guess lives in
 ``attacks`` and is imported the first time the battery runs it.
 
@@ -41,7 +42,9 @@ class IntruderContext:
         Every column's name (``known`` and ``target`` index them).
     original : ndarray (records x columns)
         The sampled records' ORIGINAL values (the intruder uses only ``original[:, known]``:
-        ``known_values``; the target column is the truth it is scored against).
+        ``known_values``; the target column is the truth it is scored against).  The
+        sample: every record up to 5,000, above that 5,000 records evenly spaced in file
+        order (the same for every seed); ``rows`` gives their record numbers.
     released : ndarray (all records x columns)
         The whole release.
     rows : ndarray of int
@@ -62,6 +65,10 @@ class IntruderContext:
         Which records' cells of the target are released (None: every one).
     tolerance : float
         The floors' tolerance: a guess within it (relative) of the truth discloses the record.
+    cells : ndarray of bool or None
+        Which cells of the file are released (None: every one).  A plug-in intruder sees
+        the cells that are not released as NaN in ``original`` and ``released`` (it knows
+        no value nobody knows); the built-in ones work on the completed files with this mask.
     whole_original, scaled, structure, key : internal
         The built-in intruders' means: the whole original file, the linked records on the
         protection scale, the span of the perturbed factors (FA, PCA) and the priors' cache
@@ -81,6 +88,7 @@ class IntruderContext:
     window: int | None = None
     observed: Any = None
     tolerance: float = 0.05
+    cells: Any = field(default=None, repr=False)            # which cells are released (records x columns), or None
     whole_original: Any = field(default=None, repr=False)   # the full original (the battery's own intruders)
     scaled: Any = field(default=None, repr=False)           # the linked records on the protection scale
     structure: Any = field(default=None, repr=False)        # the perturbed factors' span (FA, PCA)
@@ -114,19 +122,22 @@ class IntruderInfo:
     knows : str
         What it knows, in words (the report's list of intruders).
     fix : str or callable
-        What a violation tells the custodian to do; a callable gets keyword arguments
-        ``selective``, ``method``, ``names`` and ``identity`` and returns the words.
+        What a violation tells the custodian to do; a callable is called with the keyword
+        arguments ``selective``, ``method``, ``names`` and ``identity`` (the identity the
+        identity intruder used, or None) and returns the words.
     selective, general : bool
         Applies in selective and in general protection.
     methods : tuple of str or None
-        The protection methods it attacks (None: every release, including ``evaluate``'s).
+        The registered protection methods it attacks, e.g. ``("rankswap",)`` (None: every
+        release, including ``evaluate``'s, where the method is not known).
     held_in_general : bool
         Held to the floors in general protection (False: measured and reported only).
     bands_in_general : bool
         Held band by band in general protection (False: overall only).
     column : str or None
-        Its wide column of ``RiskProfile.variables`` (``close_own`` ...; None: the long
-        table only).
+        Its wide column of ``RiskProfile.variables`` (``close_own`` ...): the built-in
+        intruders' only; a plug-in's figures are in the long table ``RiskProfile.intruders``
+        (and in the wide ``intruder``/``beyond_prior`` columns when it does best).
     verb : str
         How a violation says it: "gets", "reconstructs".
     short : str
@@ -170,10 +181,21 @@ class IntruderInfo:
         return _resolve(self.guess)(ctx)
 
     def fix_text(self, *, selective, method=None, names=(), identity=None):
-        """The fix its violations name."""
+        """The fix its violations name (a callable ``fix`` gets the keyword arguments
+        ``selective``, ``method``, ``names`` and ``identity`` and returns the words)."""
+        if self.fix == _FIX:  # the built-in intruders' words, one function for all of them
+            return _resolve(_FIX)(self.name, selective=selective, method=method, names=names, identity=identity)
         fix = _resolve(self.fix) if _is_ref(self.fix) else self.fix
         if callable(fix):
-            return fix(self.name, selective=selective, method=method, names=names, identity=identity)
+            try:
+                words = fix(selective=selective, method=method, names=tuple(names), identity=identity)
+            except Exception as e:  # noqa: BLE001 - a plug-in's failure, named
+                raise ValueError(f"intruder {self.name!r}: its fix failed: {type(e).__name__}: {e} (fix is called "
+                                 f"with the keyword arguments selective, method, names and identity).") from e
+            if not isinstance(words, str):
+                raise ValueError(f"intruder {self.name!r}: its fix returned {type(words).__name__}; it must return "
+                                 f"the words of the fix (a str).")
+            return words
         return fix or "perturb the variable more strongly, or use a method that changes its values"
 
 
@@ -313,7 +335,24 @@ def register_intruder(info, *, replace=False):
         raise TypeError(f"info must be an IntruderInfo, not {type(info).__name__}; build it with "
                         f"sdccore.IntruderInfo(name, label, guess).")
     if not isinstance(info.name, str) or not info.name.isidentifier():
-        raise ValueError(f"the intruder's name {info.name!r} must be a word of letters, digits and _ (e.g. 'mean').")
+        raise ValueError(f"the intruder's name {info.name!r} must be a word of letters, digits and _ that does not start "
+                         f"with a digit (e.g. 'mean').")
+    if not isinstance(info.label, str) or not info.label.strip():
+        raise ValueError(f"intruder {info.name!r} needs a label: how a violation names it, e.g. 'the mean intruder "
+                         f"(guesses the released mean)'.")
+    if not (info.selective or info.general):
+        raise ValueError(f"intruder {info.name!r} applies neither in selective nor in general protection, so it would "
+                         f"never run; leave selective=True or general=True.")
+    if info.methods is not None:
+        from .._methods import methods as registered
+
+        if isinstance(info.methods, str) or not all(isinstance(m, str) for m in info.methods):
+            raise TypeError(f"intruder {info.name!r}: methods must be a tuple of method names such as ('rankswap',), "
+                            f"not {info.methods!r}.")
+        unknown = [m for m in info.methods if m not in registered()]
+        if unknown:
+            raise ValueError(f"intruder {info.name!r}: methods {unknown} are not registered; choose among "
+                             f"{', '.join(registered())}.")
     if not (callable(info.guess) or _is_ref(info.guess)):
         raise TypeError(f"intruder {info.name!r}: guess must be a function of an IntruderContext.")
     if info.name in BUILT_IN:

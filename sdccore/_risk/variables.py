@@ -135,7 +135,7 @@ def _variable_risk(c, a, j):
     share, cor_checked, res_cor = _perturbed_share(c, a, j, known, ob, cor)
     ictx = IntruderContext(variable=name, target=j, names=tuple(c.names), original=c.Xr, released=Y, rows=c.rows,
                            linked=linked, known=tuple(known), selective=c.selective, method=c.method, window=c.win,
-                           observed=ob, tolerance=floors.tolerance, whole_original=X, scaled=c.scaled,
+                           observed=ob, tolerance=floors.tolerance, cells=c.observed, whole_original=X, scaled=c.scaled,
                            structure=c.structure, key=c.key)
     prior_hits, hits, identity = battery(ictx)
     strict = c.selective or floors.hold_all_intruders

@@ -69,7 +69,9 @@ def test_evaluate_reports_the_toy_after_the_built_in_scores(toy, tarr, released)
     plain = sdccore.evaluate(tarr, released)
     assert [ev.scores[k] for k in BUILT_IN] == [plain.scores[k] for k in BUILT_IN]
     assert repr(ev) == repr(plain) and ev.scores.dbrl == plain.scores.dbrl
-    assert summary.splitlines()[:8] == plain.summary().splitlines()[:8]
+    # the head says the plug-in's scale is its own; the built-in lines are the same
+    assert summary.splitlines()[0].startswith("Evaluation (the built-in scores in [0, 1], lower is better; each plug-in")
+    assert summary.splitlines()[1:8] == plain.summary().splitlines()[1:8]
     # selective protection: after selectivity and overall
     sdccore.register_analysis(TOY)
     sel = sdccore.evaluate(tarr, released, sensitive=["SALES"])
@@ -256,3 +258,35 @@ def test_the_run_page_shows_the_toy(toy, monkeypatch):
         at.radio(key="release_pick").set_value(at.radio(key="release_pick").options[0]).run()
     labels = [m.label for m in at.metric]
     assert labels[-1] == "Largest mean change (in sds)" and labels[0] == "Record linkage (DBRL)"
+
+
+def test_an_analysis_cannot_take_the_name_of_a_comparison_column():
+    """After a plug-in author's review: an analysis named 'seed' or 'config' overwrote
+    compare's columns (the runs' seeds lost, the summary empty)."""
+    from sdccore._measures.analyses import RESERVED
+
+    for name in ("seed", "config", "run", "score", "mean"):
+        assert name in RESERVED
+        with pytest.raises(ValueError, match=f"the analysis' name '{name}' is a column of compare's tables"):
+            sdccore.register_analysis(sdccore.AnalysisInfo(name, "X", lambda o, r: 0.5))
+    with pytest.raises(ValueError, match="needs a label"):
+        sdccore.register_analysis(sdccore.AnalysisInfo("nolabel", "", lambda o, r: 0.5))
+
+
+def test_a_run_an_analysis_cannot_measure_is_left_out_of_its_mean():
+    """NaN in one run (the analysis could not measure there) leaves that run out of the mean
+    and its interval instead of making them NaN."""
+    df = sdccore.load_dataset("tarragona")
+    calls = []
+
+    def sometimes(o, r):
+        calls.append(1)
+        return float("nan") if len(calls) == 2 else 0.5
+    sdccore.register_analysis(sdccore.AnalysisInfo("sometimes", "Sometimes", sometimes))
+    try:
+        c = sdccore.compare(df, [{"method": "rankswap"}], sensitive=["SALES"], reps=4, rng=1, n_jobs=1)
+    finally:
+        sdccore.unregister_analysis("sometimes")
+    row = c.summary[c.summary.score == "sometimes"].iloc[0]
+    assert row["mean"] == 0.5 and row.reps == 3 and c.runs["sometimes"].isna().sum() == 1
+    assert c.summary[c.summary.score == "dbrl"].iloc[0].reps == 4

@@ -213,3 +213,54 @@ def test_the_readme_plugin_example_runs_and_says_what_it_finds(tarragona):
     finally:
         if "median" in registry.REGISTRY:
             sdccore.unregister_intruder("median")
+
+
+def test_what_a_plug_in_author_gets_wrong_is_refused_in_one_line(registered, tarragona):
+    """After a plug-in author's review: a substring of a method name, a misspelt method, an
+    intruder that never applies, an empty label, a list of numbers for a guess, a callable
+    fix (called with keywords, as documented)."""
+    with pytest.raises(TypeError, match=r"methods must be a tuple of method names such as \('rankswap',\)"):
+        sdccore.register_intruder(sdccore.IntruderInfo("sub", "x", _median, methods="cfa"))
+    with pytest.raises(ValueError, match=r"methods \['ipos'\] are not registered"):
+        sdccore.register_intruder(sdccore.IntruderInfo("typo", "x", _median, methods=("ipos",)))
+    with pytest.raises(ValueError, match="would never run"):
+        sdccore.register_intruder(sdccore.IntruderInfo("never", "x", _median, selective=False, general=False))
+    with pytest.raises(ValueError, match="needs a label"):
+        sdccore.register_intruder(sdccore.IntruderInfo("nolabel", " ", _median))
+    with pytest.raises(ValueError, match="does not start with a digit"):
+        sdccore.register_intruder(sdccore.IntruderInfo("2d", "x", _median))
+    registered(sdccore.IntruderInfo("floats", "the float intruder", lambda ctx: [1.0, 2.0]))
+    with pytest.raises(ValueError, match="returned a list of 2 single numbers .* a list means alternative guesses"):
+        sdccore.protect(tarragona, "ipso", sensitive=["SALES"], rng=1)
+    sdccore.unregister_intruder("floats")
+    seen = {}
+
+    def fix(**kw):
+        seen.update(kw)
+        return f"protect {kw['names'][0]} harder"
+    registered(sdccore.IntruderInfo("oracle2", "the oracle intruder", _oracle, fix=fix))
+    with pytest.raises(sdccore.UnsafeReleaseError) as e:
+        sdccore.protect(tarragona, "ipso", sensitive=["SALES"], rng=1)
+    assert "fix: protect FIXED.ASSETS harder" in e.value.risk.violations[0] or "harder" in e.value.risk.violations[0]
+    assert set(seen) == {"selective", "method", "names", "identity"} and seen["method"] == "ipso"
+
+
+def test_a_plug_in_sees_unreleased_cells_as_missing(registered, tarragona):
+    """A plug-in intruder knows no value nobody knows: cells missing from the original (and so
+    from the release) are NaN in ctx.original and ctx.released (the built-in intruders use
+    the completed files with the mask)."""
+    df = tarragona.copy()
+    df.loc[df.index[:30], "LABOR.COSTS"] = np.nan
+    seen = {}
+
+    def look(ctx):
+        j = ctx.names.index("LABOR.COSTS")
+        seen["original"] = np.isnan(ctx.original[:, j]).sum()
+        seen["released"] = np.isnan(ctx.released[:, j]).sum()
+        return np.full(len(ctx.rows), np.nan)
+    registered(sdccore.IntruderInfo("look", "the looking intruder", look))
+    res = sdccore.protect(df, "ipso", sensitive=["SALES"], rng=1)
+    assert seen == {"original": 30, "released": 30}
+    assert res.data["LABOR.COSTS"].isna().sum() == 30
+    t = res.risk.intruders
+    assert t[(t.intruder == "look") & (t.band == "all")].with_release.iloc[0] == 0.0  # NaN guesses hit nothing
