@@ -4,8 +4,8 @@ and its form at scale or why there is none) in one table that every layer asks -
 and the report -- as the methods' registry (``sdccore._methods``) is for methods and the
 intruders' (``sdccore._risk.registry``) for intruders.
 
-Ground floor: this module imports nothing of the package and no numpy, so the dashboard and
-the command line read the labels before the measures load.
+Ground floor: this module imports only ``_core.refs`` and no numpy, so the dashboard and the
+command line read the labels before the measures load.
 
 The built-in scores (DBRL, ID, PIL, PS ...) share their arrays and are computed together by
 ``evaluate`` (``measure`` None); a registered analysis is a function of the original and the
@@ -15,9 +15,10 @@ rows aligned, missing cells NaN (the sampling-weight column left out) -- returni
 
 from __future__ import annotations
 
-import importlib
 from dataclasses import dataclass, field
 from typing import Callable
+
+from .._core.refs import is_ref, resolve
 
 __all__ = ["AnalysisInfo", "analyses", "analysis_info", "register_analysis", "unregister_analysis"]
 
@@ -63,21 +64,14 @@ class AnalysisInfo:
 
     def run(self, original, released):
         """The measure on two DataFrames, as a float."""
-        return float(_resolve(self.measure)(original, released))
+        return float(resolve(self.measure)(original, released))
 
     def run_scale(self, original, released):
         """Its form at scale on the engine's sample, as a float."""
-        v = _resolve(self.scale)(original, released)
+        v = resolve(self.scale)(original, released)
         if isinstance(v, (str, bytes, bool)):
             raise ValueError(f"analysis {self.name!r} returned {v!r:.80} at scale; it must return one number.")
         return float(v)
-
-
-def _resolve(ref):
-    if isinstance(ref, str):
-        module, _, attr = ref.partition(":")
-        return getattr(importlib.import_module(module), attr)
-    return ref
 
 
 REGISTRY = {a.name: a for a in (
@@ -209,7 +203,7 @@ def register_analysis(info, *, replace=False):
         raise ValueError(f"analysis {info.name!r} is built in and cannot be replaced; choose another name.")
     if info.name in REGISTRY and not replace:
         raise ValueError(f"analysis {info.name!r} is already registered; pass replace=True to replace it.")
-    if not (callable(info.measure) or (isinstance(info.measure, str) and ":" in info.measure)):
+    if not (callable(info.measure) or is_ref(info.measure)):
         raise TypeError(f"analysis {info.name!r}: measure must be a function of (original, released) DataFrames.")
     if info.direction not in ("lower", "higher"):
         raise ValueError(f"analysis {info.name!r}: direction must be 'lower' or 'higher' (which is better), "

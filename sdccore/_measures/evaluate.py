@@ -241,13 +241,14 @@ def _plugin_scores(X0, Y0, cols):
     return one number (a finite float, or NaN)."""
     import numbers
 
-    from .analyses import _resolve, plugins
+    from .._core.refs import resolve
+    from .analyses import plugins
 
     out = []
     for info in plugins():
         o, r = pd.DataFrame(X0, columns=cols, copy=True), pd.DataFrame(Y0, columns=cols, copy=True)
         try:
-            v = _resolve(info.measure)(o, r)
+            v = resolve(info.measure)(o, r)
         except Exception as exc:  # noqa: BLE001 - any fault of a plug-in is said once, with its name
             raise ValueError(f"analysis {info.name!r} failed: {type(exc).__name__}: {exc}") from exc
         if isinstance(v, (bool, np.bool_)) or not isinstance(v, numbers.Real) or np.isinf(float(v)):

@@ -5,7 +5,7 @@ layer asks -- the battery (``intruders.battery``), the risk profile's long table
 the violations' words, the dashboard, the report, the codebook and the command line -- as the
 methods' registry (``sdccore._methods``) is for methods.
 
-Ground floor: this module imports nothing of the package and no numpy when it loads (only
+Ground floor: this module imports only ``_core.refs`` and no numpy when it loads (only
 ``register_intruder`` asks the methods' registry which methods exist), so the dashboard can
 read the labels before the compiled kernels load; a built-in intruder's guess lives in
 ``attacks`` and is imported the first time the battery runs it.
@@ -22,10 +22,10 @@ prior (the intruder's knowledge alone) gets right.
 
 from __future__ import annotations
 
-import importlib
-import re
 from dataclasses import dataclass, field
 from typing import Any, Callable
+
+from .._core.refs import is_ref, resolve
 
 __all__ = ["IntruderInfo", "IntruderContext", "intruders", "intruder_info", "register_intruder", "unregister_intruder"]
 
@@ -178,14 +178,14 @@ class IntruderInfo:
 
     def run(self, ctx):
         """Its guess for ``ctx`` (a string "module:function" imported on first use)."""
-        return _resolve(self.guess)(ctx)
+        return resolve(self.guess)(ctx)
 
     def fix_text(self, *, selective, method=None, names=(), identity=None):
         """The fix its violations name (a callable ``fix`` gets the keyword arguments
         ``selective``, ``method``, ``names`` and ``identity`` and returns the words)."""
         if self.fix == _FIX:  # the built-in intruders' words, one function for all of them
-            return _resolve(_FIX)(self.name, selective=selective, method=method, names=names, identity=identity)
-        fix = _resolve(self.fix) if _is_ref(self.fix) else self.fix
+            return resolve(_FIX)(self.name, selective=selective, method=method, names=names, identity=identity)
+        fix = resolve(self.fix) if is_ref(self.fix) else self.fix
         if callable(fix):
             try:
                 words = fix(selective=selective, method=method, names=tuple(names), identity=identity)
@@ -197,18 +197,6 @@ class IntruderInfo:
                                  f"the words of the fix (a str).")
             return words
         return fix or "perturb the variable more strongly, or use a method that changes its values"
-
-
-def _is_ref(value):
-    """A "module:function" reference (no spaces), not words."""
-    return isinstance(value, str) and re.fullmatch(r"[A-Za-z_][\w.]*:[A-Za-z_]\w*", value) is not None
-
-
-def _resolve(ref):
-    if isinstance(ref, str):
-        module, _, attr = ref.partition(":")
-        return getattr(importlib.import_module(module), attr)
-    return ref
 
 
 _A = "sdccore._risk.attacks:"
@@ -353,7 +341,7 @@ def register_intruder(info, *, replace=False):
         if unknown:
             raise ValueError(f"intruder {info.name!r}: methods {unknown} are not registered; choose among "
                              f"{', '.join(registered())}.")
-    if not (callable(info.guess) or _is_ref(info.guess)):
+    if not (callable(info.guess) or is_ref(info.guess)):
         raise TypeError(f"intruder {info.name!r}: guess must be a function of an IntruderContext.")
     if info.name in BUILT_IN:
         raise ValueError(f"intruder {info.name!r} is built in and cannot be replaced; choose another name.")
