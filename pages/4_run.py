@@ -212,9 +212,10 @@ def pick_section(c, best):
         st.dataframe(figures.risk_table(refused.risk.variables), key="refused_risk_table")
         st.markdown(figures.risk_sentences(refused.risk))
         return
-    m = st.columns(len(ev.scores))
-    for col, (k, v) in zip(m, ev.scores.items()):
-        col.metric(figures.SCORE_NAMES[k], f"{v:.3f}")
+    items = list(ev.scores.items())
+    for at in range(0, len(items), 5):  # at most 5 a row: 9 or 10 in one row cut labels and values to "0.0..."
+        for col, (k, v) in zip(st.columns(5), items[at:at + 5]):
+            col.metric(figures.SCORE_NAMES[k], f"{v:.3f}")
     st.dataframe(figures.risk_table(res.risk.variables), key="release_risk_table")
     st.caption("Each intruder of the battery: the share of records it puts within the tolerance of their true value "
                "beyond what its knowledge alone predicts.")
