@@ -1,4 +1,4 @@
-"""Command line: ``python -m sdccore protect|datasets ...``.
+"""Command line: ``python -m sdccore protect|datasets|registered ...``.
 
 Errors print one line (``error: ...``) and exit with status 2; no traceback, no data.
 """
@@ -333,6 +333,21 @@ def _datasets(args):
     print(list_datasets().to_string(index=False))
 
 
+def _registered(args):
+    """The three registries: every method, intruder and analysis this command knows (the
+    built-in ones and those the modules in SDCCORE_PLUGINS registered), a plug-in marked."""
+    from ._measures import analyses
+    from ._methods import BUILT_IN, method_info, methods
+    from ._risk import registry
+
+    rows = [("method", n, method_info(n).label, n not in BUILT_IN) for n in methods()]
+    rows += [("intruder", n, registry.REGISTRY[n].label, n not in registry.BUILT_IN) for n in registry.REGISTRY]
+    rows += [("analysis", n, a.label, n not in analyses.BUILT_IN) for n, a in analyses.REGISTRY.items()]
+    w = max(len(n) for _, n, _, _ in rows)
+    for kind, n, label, plugin in rows:
+        print(f"{kind:<9s} {n:<{w}s}  {label}{'  (plug-in)' if plugin else ''}")
+
+
 def build_parser():
     p = _Parser(prog="python -m sdccore", description="Statistical disclosure control of continuous microdata.")
     sub = p.add_subparsers(dest="command", required=True, parser_class=_Parser)
@@ -405,6 +420,9 @@ def build_parser():
     rc.set_defaults(func=_recommend)
     ds = sub.add_parser("datasets", help="list the bundled sample data sets")
     ds.set_defaults(func=_datasets)
+    rg = sub.add_parser("registered", help="list every method, intruder and analysis (with the plug-ins that "
+                                           "SDCCORE_PLUGINS names)")
+    rg.set_defaults(func=_registered)
     return p
 
 

@@ -95,7 +95,7 @@ def _scale_risk(X, Yw, *, method, prep, o, plan, planned, seed, s, num, mean, lo
     basis = plan.dec.L[:, plan.sel] * sd_k[:, None] if plan is not None and o["residuals"] == "keep" else None
     return risk_profile(X0s, np.asarray(Xps, dtype=np.float64), num, prep.check, floors=o["floors"],
                         planned_share=planned, link_on=_link_columns(prep), structure=change_structure(prep, basis), whole=whole,
-                        window=window(method, o) if window else None)
+                        window=window(method, o) if window else None, method=method)
 
 
 def _scale_notes(n, s, num, clipped, shift, bounds, rounding):

@@ -36,6 +36,10 @@ def test_the_command_line_imports_the_plugins_named_in_the_environment(tmp_path)
     out = _run(["evaluate", str(tmp_path / "t.csv"), str(tmp_path / "t.csv")], tmp_path, "my_plugins")
     assert out.returncode == 0, out.stderr
     assert "Records kept (share)" in out.stdout and "1.0000  (higher is better)" in out.stdout
+    listed = _run(["registered"], tmp_path, "my_plugins").stdout.splitlines()
+    assert "intruder  tenfold         the tenfold intruder  (plug-in)" in listed
+    assert any(line.startswith("analysis  rows_kept") and line.endswith("(plug-in)") for line in listed)
+    assert any(line.startswith("method    fa") and "plug-in" not in line for line in listed)
     bad = _run(["datasets"], tmp_path, "my_plugins, nope_mod")
     assert bad.returncode == 2
     assert bad.stderr.strip() == ("error: plug-in module 'nope_mod' (named in SDCCORE_PLUGINS) could not be imported: "

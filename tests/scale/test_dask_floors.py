@@ -140,3 +140,18 @@ def test_protect_dask_checks_the_floors_on_every_record(tmp_path):
         assert rel.risk.variables.loc[c, "close_own"] == full.variables.loc[c, "close_own"]
         assert abs(rel.risk.variables.loc[c, "abs_cor"] - full.variables.loc[c, "abs_cor"]) < 1e-12
     assert any("counted over all 30,000 records" in t for t in rel.notes)
+
+
+def test_a_violation_at_scale_names_the_methods_own_fix(tmp_path):
+    """The engine tells the risk check which method made the release (it did not: at scale a
+    violation named the generic fix, and an intruder restricted to some methods ran on all)."""
+    rng = np.random.default_rng(4)
+    C = 0.5 * np.ones((4, 4)) + 0.5 * np.eye(4)
+    d = pd.DataFrame(np.round(np.exp(8 + rng.multivariate_normal(np.zeros(4), C, size=3_000)), 2),
+                     columns=[f"v{j}" for j in range(4)])
+    with dask.config.set({"scheduler": "synchronous", "dataframe.shuffle.method": "tasks"}):
+        rel = protect_dask(dd.from_pandas(d, npartitions=3), {"method": "rankswap", "p": 1, "seed": 3},
+                           str(tmp_path / "o"), allow_unsafe="test")
+    assert not rel.risk.ok
+    assert any("fix: a larger rank-swap window p (e.g. p=60 or p=80)" in v for v in rel.risk.violations), \
+        rel.risk.violations[:2]
