@@ -18,7 +18,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Callable
 
-from .._core.refs import is_ref, resolve
+from .._core.refs import check_entry, is_ref, lookup, remove_entry, resolve
 
 __all__ = ["AnalysisInfo", "analyses", "analysis_info", "register_analysis", "unregister_analysis"]
 
@@ -141,9 +141,7 @@ def analysis_info(name) -> AnalysisInfo:
     >>> sdccore.analysis_info("pil").label
     'Information loss (PIL)'
     """
-    if name not in REGISTRY:
-        raise ValueError(f"analysis {name!r} is not registered; registered: {', '.join(REGISTRY)}.")
-    return REGISTRY[name]
+    return lookup("analysis", name, REGISTRY)
 
 
 def label(name) -> str:
@@ -188,21 +186,12 @@ def register_analysis(info, *, replace=False):
     >>> sdccore.unregister_analysis("mean_gap").name
     'mean_gap'
     """
-    if not isinstance(info, AnalysisInfo):
-        raise TypeError(f"info must be an AnalysisInfo, not {type(info).__name__}; build it with "
-                        f"sdccore.AnalysisInfo(name, label, measure).")
-    if not isinstance(info.name, str) or not info.name.isidentifier():
-        raise ValueError(f"the analysis' name {info.name!r} must be a word of letters, digits and _ that does not start "
-                         f"with a digit (e.g. 'mean_gap').")
+    check_entry("analysis", info, AnalysisInfo, REGISTRY, BUILT_IN, replace, whose="the analysis'",
+                make="sdccore.AnalysisInfo(name, label, measure)", example="mean_gap",
+                label_hint="its name in words on the dashboard and in reports")
     if info.name in RESERVED:
         raise ValueError(f"the analysis' name {info.name!r} is a column of compare's tables ({', '.join(RESERVED)}); "
                          f"choose another name, e.g. {info.name + '_gap'!r}.")
-    if not isinstance(info.label, str) or not info.label.strip():
-        raise ValueError(f"analysis {info.name!r} needs a label: its name in words on the dashboard and in reports.")
-    if info.name in BUILT_IN:
-        raise ValueError(f"analysis {info.name!r} is built in and cannot be replaced; choose another name.")
-    if info.name in REGISTRY and not replace:
-        raise ValueError(f"analysis {info.name!r} is already registered; pass replace=True to replace it.")
     if not (callable(info.measure) or is_ref(info.measure)):
         raise TypeError(f"analysis {info.name!r}: measure must be a function of (original, released) DataFrames.")
     if info.direction not in ("lower", "higher"):
@@ -234,6 +223,4 @@ def unregister_analysis(name):
     >>> sdccore.unregister_analysis("rows").label
     'Rows'
     """
-    if name in BUILT_IN:
-        raise ValueError(f"analysis {name!r} is built in and cannot be removed.")
-    return REGISTRY.pop(analysis_info(name).name)
+    return remove_entry("analysis", name, REGISTRY, BUILT_IN)

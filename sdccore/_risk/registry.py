@@ -25,7 +25,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any, Callable
 
-from .._core.refs import is_ref, resolve
+from .._core.refs import check_entry, is_ref, lookup, remove_entry, resolve
 
 __all__ = ["IntruderInfo", "IntruderContext", "intruders", "intruder_info", "register_intruder", "unregister_intruder"]
 
@@ -272,9 +272,7 @@ def intruder_info(name) -> IntruderInfo:
     >>> sdccore.intruder_info("linked").column
     'close_linked'
     """
-    if name not in REGISTRY:
-        raise ValueError(f"intruder {name!r} is not registered; registered: {', '.join(REGISTRY)}.")
-    return REGISTRY[name]
+    return lookup("intruder", name, REGISTRY)
 
 
 def label(name) -> str:
@@ -319,15 +317,9 @@ def register_intruder(info, *, replace=False):
     >>> sdccore.unregister_intruder("mean").name
     'mean'
     """
-    if not isinstance(info, IntruderInfo):
-        raise TypeError(f"info must be an IntruderInfo, not {type(info).__name__}; build it with "
-                        f"sdccore.IntruderInfo(name, label, guess).")
-    if not isinstance(info.name, str) or not info.name.isidentifier():
-        raise ValueError(f"the intruder's name {info.name!r} must be a word of letters, digits and _ that does not start "
-                         f"with a digit (e.g. 'mean').")
-    if not isinstance(info.label, str) or not info.label.strip():
-        raise ValueError(f"intruder {info.name!r} needs a label: how a violation names it, e.g. 'the mean intruder "
-                         f"(guesses the released mean)'.")
+    check_entry("intruder", info, IntruderInfo, REGISTRY, BUILT_IN, replace, whose="the intruder's",
+                make="sdccore.IntruderInfo(name, label, guess)", example="mean",
+                label_hint="how a violation names it, e.g. 'the mean intruder (guesses the released mean)'")
     if not (info.selective or info.general):
         raise ValueError(f"intruder {info.name!r} applies neither in selective nor in general protection, so it would "
                          f"never run; leave selective=True or general=True.")
@@ -343,10 +335,6 @@ def register_intruder(info, *, replace=False):
                              f"{', '.join(registered())}.")
     if not (callable(info.guess) or is_ref(info.guess)):
         raise TypeError(f"intruder {info.name!r}: guess must be a function of an IntruderContext.")
-    if info.name in BUILT_IN:
-        raise ValueError(f"intruder {info.name!r} is built in and cannot be replaced; choose another name.")
-    if info.name in REGISTRY and not replace:
-        raise ValueError(f"intruder {info.name!r} is already registered; pass replace=True to replace it.")
     if info.column is not None:
         raise ValueError(f"intruder {info.name!r}: column is for the built-in intruders' wide columns; leave it None "
                          f"(a plug-in's figures are in RiskProfile.intruders).")
@@ -374,6 +362,4 @@ def unregister_intruder(name):
     >>> sdccore.unregister_intruder("zero").label
     'the zero intruder'
     """
-    if name in BUILT_IN:
-        raise ValueError(f"intruder {name!r} is built in and cannot be removed.")
-    return REGISTRY.pop(intruder_info(name).name)
+    return remove_entry("intruder", name, REGISTRY, BUILT_IN)
