@@ -424,7 +424,7 @@ def _protect_dask(ddf, options, out, *, drop, keep, sample, allow_unsafe, shuffl
             _write(shuffle_rows(written, seed), tmp2, progress)
             _remove(tmp)
             tmp = tmp2
-        eff = _effective(method, o, sensitive, seed, exclude)
+        eff = _effective(method, prep, o, seed, exclude)
         if before_publish is not None:
             before_publish(_scale_recipe(eff, drop, keep, shuffle, allow_unsafe))
         if os.path.isdir(out):
@@ -475,11 +475,16 @@ def _scale_options(options):
     return method, opts, seed, sensitive, list(opts.get("exclude") or [])
 
 
-def _effective(method, o, sensitive, seed, exclude):
-    """The effective options as protect's result carries them (JSON-ready: floors as a dict)."""
-    opts = {k: (v.to_dict() if hasattr(v, "to_dict") else v) for k, v in o.items()}
-    return {"method": method, **opts, "sensitive": sensitive, "seed": seed, "exclude": exclude or None,
-            "engine": "dask"}
+def _effective(method, prep, o, seed, exclude):
+    """The effective options as protect's result carries them: the in-memory pipeline's
+    record of them (one writer of a recipe's options), with the columns the engine left out
+    before planning and the engine's name."""
+    from .._protect.pipeline import _effective as effective
+
+    eff = effective(method, prep, o, seed)
+    eff["exclude"] = list(exclude) or None
+    eff["engine"] = "dask"
+    return eff
 
 
 def shuffle_rows(ddf, seed):
