@@ -8,7 +8,7 @@ import pytest
 import sdccore
 
 # The test files live in one folder per room (tests/core/, tests/methods/ ...); the helpers
-# they share (this file's run_cli and raw_protect, toy_method.py, mdav_reference.py) stay
+# they share (this file's run_cli and raw_protect, toy_method.py, mdav_reference.py, prior_reference.py) stay
 # here in tests/.  pytest's default "prepend" import mode puts this folder on sys.path when
 # it imports this file; said here so that `import toy_method` from any folder does not rest
 # on that detail.

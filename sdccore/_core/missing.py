@@ -38,7 +38,7 @@ from __future__ import annotations
 
 import numpy as np
 
-__all__ = ["em_normal", "complete"]
+__all__ = ["em_normal", "complete", "completed"]
 
 
 def _patterns(mask):
@@ -151,3 +151,22 @@ def complete_for_protection(X, numeric, seed):
         raise ValueError(f"column(s) {', '.join(map(str, few))} have fewer than 3 observed values; exclude them "
                          f"(exclude=[...]) or drop them: there is nothing to estimate their relations from.")
     return complete(X, child_rng(0 if seed is None else seed, "impute"))
+
+
+def completed(X, Y):
+    """Both files with their missing cells at the EM conditional means (deterministic, each
+    file from its own estimate) and the mask of cells observed in both (None when nothing is
+    missing): linkage, interval disclosure and the propensity score run on the completed
+    files, PIL, selectivity and the risk floors compare observed cells only.
+
+    The one place where a pair of files with missing cells becomes completed files and the
+    mask of what is compared; ``protect`` passes its own mask (the original's missing cells,
+    completed by stochastic imputation) to ``risk_profile`` as ``observed``."""
+    nan = np.isnan(X) | np.isnan(Y)
+    if not nan.any():
+        return X, Y, None
+    few = [j for j in range(X.shape[1]) if (~nan[:, j]).sum() < 3]
+    if few:
+        raise ValueError(f"column(s) at position(s) {few} have fewer than 3 cells observed in both files; leave them "
+                         f"out of the evaluation.")
+    return complete(X)[0], complete(Y)[0], ~nan

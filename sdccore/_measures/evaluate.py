@@ -10,7 +10,8 @@ from dataclasses import dataclass, field, fields
 import numpy as np
 import pandas as pd
 
-from .._risk.linkage import _completed, _dbrl_arrays, _indices, _pair, default_id_reference, linked_records
+from .._risk.linkage import _dbrl_arrays, _indices, _pair, default_id_reference, linked_records
+from .._core.missing import completed as _completed
 from .._risk.scores import _id_arrays
 from .._core.summary import Summary
 from .._risk.floors import RiskProfile, risk_profile

@@ -13,7 +13,8 @@ import warnings
 import numpy as np
 from scipy import stats
 
-from .._risk.linkage import _completed, _indices, _pair
+from .._risk.linkage import _indices, _pair
+from .._core.missing import completed as _completed
 
 __all__ = ["pil", "propensity_score", "propensity_score_shape", "selectivity", "polynomial_features"]
 

@@ -67,23 +67,6 @@ def _indices(names, columns, arg):
     return [columns.index(c) for c in names]
 
 
-def _completed(X, Y):
-    """Both files with their missing cells at the EM conditional means (deterministic, each
-    file from its own estimate) and the mask of cells observed in both (None when nothing is
-    missing): linkage, interval disclosure and the propensity score run on the completed
-    files, PIL, selectivity and the risk floors compare observed cells only."""
-    nan = np.isnan(X) | np.isnan(Y)
-    if not nan.any():
-        return X, Y, None
-    from .._core.missing import complete
-
-    few = [j for j in range(X.shape[1]) if (~nan[:, j]).sum() < 3]
-    if few:
-        raise ValueError(f"column(s) at position(s) {few} have fewer than 3 cells observed in both files; leave them "
-                         f"out of the evaluation.")
-    return complete(X)[0], complete(Y)[0], ~nan
-
-
 # ----------------------------------------------------------------------------- DBRL
 
 _TILE = 512  # protected records per tile: 4 rows of float32 distances stay in L1 (512: 7.2 s at 100k, 2048: 10.3 s)

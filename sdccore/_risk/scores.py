@@ -5,7 +5,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from .linkage import _completed, _dbrl_arrays, _indices, _pair, default_id_reference, linked_records
+from .linkage import _dbrl_arrays, _indices, _pair, default_id_reference, linked_records
+from .._core.missing import completed as _completed
 
 __all__ = ["dbrl", "interval_disclosure"]
 

@@ -39,7 +39,7 @@ def _independent_floor_check(X, Y, j, known, floors):
     model (OLS, log-OLS, 5-NN on the known variables, leave-one-out, re-implemented with loops in
     test_intruders) does not already get, overall, per band and in the largest 1 %; |cor| and the
     perturbed share on the part of x the known variables do not explain."""
-    from test_intruders import _ref_priors
+    from prior_reference import _ref_priors
 
     x, y = X[:, j], Y[:, j]
     A = np.c_[np.ones(len(x)), X[:, known]]

@@ -39,7 +39,7 @@ def test_a_change_the_public_variables_show_is_undone():
     # scikit-learn, log-OLS and 5-NN by test_intruders' loops)
     from sklearn.linear_model import LinearRegression
     from sklearn.model_selection import LeaveOneOut, cross_val_predict
-    from test_intruders import _ref_priors
+    from prior_reference import _ref_priors
     prior = cross_val_predict(LinearRegression(), df[["p1", "p2"]], df.s, cv=LeaveOneOut())
     ols = np.mean(np.abs(prior - df.s) <= 0.05 * np.abs(df.s))
     s = df.s.to_numpy(float)
