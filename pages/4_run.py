@@ -97,7 +97,7 @@ def results_section(c):
                                                   "correlations and distribution)",
                                  "utility_loss": "PIL and PS (averaged over all variables)"}.get)
     safe = res.safety()
-    refused = list(safe[safe.floors_met < 1.0].config) if len(safe) else []
+    refused = list(safe[~safe.expected_ok.astype(bool)].config) if len(safe) else []
     c1, c2 = st.columns(2)
     c1.plotly_chart(figures.risk_utility_figure(ru, spread, axis, refused), key="risk_utility_plot")
     c2.plotly_chart(figures.measures_figure(res.summary, spread), key="measures_plot")

@@ -5,7 +5,9 @@ import numpy as np
 
 
 def _ref_priors(P, x):
-    """OLS, log-OLS and 5-NN, leave-one-out by refitting without each record (loops: the
+    """OLS, log-OLS, 5-NN and the mean and median of the others, leave-one-out;
+and the least-squares fits on every record (raw and log); cross-fitted gradient boosting
+(selective protection's prior) by refitting without each record (loops: the
     normal equations less the record's own term, solved anew; the nearest records by a full
     sort of the distances)."""
     n = len(x)
@@ -25,4 +27,23 @@ def _ref_priors(P, x):
         d[i] = np.inf
         knn[i] = x[np.argsort(d, kind="stable")[:5]].mean()
     lz = loo(g(P), g(x))
-    return {"ols": loo(P, x), "log-ols": np.sign(lz) * np.expm1(np.abs(lz)), "knn": knn}
+    others = [np.delete(x, i) for i in range(n)]
+
+    def fit(A, t):  # the published regression: least squares on every record
+        A = np.c_[np.ones(n), A]
+        return A @ np.linalg.lstsq(A, t, rcond=None)[0]
+    lf = fit(g(P), g(x))
+
+    # gradient boosting, cross-fitted: 5 folds in scikit-learn's shuffled order (seed 0), 50 trees
+    from sklearn.ensemble import HistGradientBoostingRegressor
+    from sklearn.model_selection import KFold
+    boost = np.empty(n)
+    for train, test in KFold(5, shuffle=True, random_state=0).split(P):
+        m = HistGradientBoostingRegressor(max_iter=50, early_stopping=False, random_state=0)
+        boost[test] = m.fit(P[train], x[train]).predict(P[test])
+    return {"ols": loo(P, x), "log-ols": np.sign(lz) * np.expm1(np.abs(lz)), "knn": knn,
+            "mean": np.array([o.mean() for o in others]), "median": np.array([np.median(o) for o in others]),
+            "boosting": boost, "ols-fit": fit(P, x), "log-ols-fit": np.sign(lf) * np.expm1(np.abs(lf)),
+            # the percentiles of the others: the order statistic of rank round(q (n - 2))
+            **{f"P{p}": np.array([np.sort(o)[int(round(p / 100 * (n - 2)))] for o in others])
+               for p in range(5, 100, 5) if p != 50}}

@@ -136,7 +136,7 @@ def build_report(kind, data_name, shape, roles, label, options, evaluation, comp
     if comparison is not None:
         ru = comparison.risk_utility()
         safe = comparison.safety()
-        refused = list(safe[safe.floors_met < 1.0].config) if len(safe) else []
+        refused = list(safe[~safe.expected_ok.astype(bool)].config) if len(safe) else []
         figs.append(figures.risk_utility_figure(ru, "runs", "validity_loss" if "validity_loss" in ru else
                                                 "utility_loss", refused))
         figs.append(figures.measures_figure(comparison.summary))

@@ -87,7 +87,7 @@ def _record(label, r, run_seed, out, rows, var_rows, band_rows, reg_rows=None, m
         t.insert(0, "config", label)
         reg_rows.append(t)
     rows.append({"config": label, "run": r, "seed": run_seed, **out.scores,
-                 "floors_ok": risk.ok, "failing": ", ".join(risk.failing),
+                 "floors_ok": risk.ok, "one_record_decides": risk.one_record_decides, "failing": ", ".join(risk.failing),
                  "violation": risk.violations[0] if risk.violations else ""})
     v = risk.variables.reset_index()
     v.insert(0, "run", r)

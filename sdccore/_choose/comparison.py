@@ -149,8 +149,37 @@ class Comparison:
             failing = sorted({v for f in sub.failing for v in f.split(", ") if v})
             first = next((v for v in sub.violation if v), "")
             rows.append({"config": label, "runs": len(sub), "floors_met": float(sub.floors_ok.mean()),
+                         "expected_ok": self._expected_ok(label, sub),
                          "failing": ", ".join(failing), "violation": first})
-        return pd.DataFrame(rows, columns=["config", "runs", "floors_met", "failing", "violation"])
+        return pd.DataFrame(rows, columns=["config", "runs", "floors_met", "expected_ok", "failing", "violation"])
+
+    def _expected_ok(self, label, sub):
+        """Whether a configuration meets the floors in expectation: every run meets them, or
+        breaks them only in bands so small that one record decides (fewer than 10 records)
+        and, in every such band, the mean over the runs of the share beyond the prior meets
+        the floor (issue 38: the released run is held to the floors as well, by ``protect``)."""
+        ok = sub.floors_ok.astype(bool)
+        luck = sub["one_record_decides"].astype(bool) if "one_record_decides" in sub else ok & False
+        if not (ok | luck).all():
+            return False
+        if ok.all():
+            return True
+        from .._risk.variables import SMALL_BAND
+
+        b = self.risk_bands
+        b = b[(b.config == label) & (b.records < SMALL_BAND)]
+        if not len(b):
+            return False
+        floor = self.floors_max_close_share(label)
+        mean = b.groupby(["variable", "band"], sort=False).beyond_prior.mean()
+        return bool((mean <= floor + 1e-12).all())
+
+    def floors_max_close_share(self, label):
+        """The floors' largest share beyond the prior of a configuration's runs."""
+        from .._risk.settings import RiskFloors
+
+        cfg = self.configs.get(label) or {}
+        return RiskFloors.from_value(cfg.get("floors")).max_close_share
 
     def variable_risk(self):
         """Per configuration and checked variable, the worst value over the runs of each
@@ -192,7 +221,7 @@ class Comparison:
         if max_risk is not None:
             max_risk = check_number(max_risk, "max_risk", low=0, high=1)
         safe = self.safety()
-        ok = set(safe[safe.floors_met == 1.0].config) if len(safe) else set()
+        ok = set(safe[safe.expected_ok.astype(bool)].config) if len(safe) else set()
         if not ok:
             return None, self._none_safe(safe)
         ru = self.risk_utility()
@@ -205,7 +234,12 @@ class Comparison:
             ru = within
         ru = ru.assign(_v=(ru.validity_loss_hi / VALIDITY_TIE).round())
         best = ru.sort_values(["_v", "utility_loss_hi", "risk_hi"]).iloc[0]
-        why = (f"{best.config} met every risk floor in all {int(best.reps)} runs"
+        met = safe.set_index("config").floors_met.get(best.config, 1.0)
+        runs_words = (f"met every risk floor in all {int(best.reps)} runs" if met >= 1.0 else
+                      f"met every risk floor in {int(round(met * best.reps))} of {int(best.reps)} runs and, where it "
+                      f"broke one, only in a band so small that one record decides, whose share over the runs meets "
+                      f"the floor (the run released is held to the floors too)")
+        why = (f"{best.config} {runs_words}"
                + (f", its risk {best.risk_hi:.3f} (upper end) is within the ceiling {max_risk:.2f}" if max_risk is not None else "")
                + f" and it keeps the analysis best among those (analysis validity {1 - best.validity_loss_hi:.3f}, "
                  f"lower end; PIL/PS loss {best.utility_loss_hi:.3f})")
@@ -214,7 +248,7 @@ class Comparison:
     def _none_safe(self, safe):
         """Why nothing can be suggested, in plain words: the configuration that came closest
         (most runs meeting the floors, then the best analysis validity) and what broke."""
-        base = "no configuration met the risk floors in every run"
+        base = "no configuration met the risk floors in every run (or in expectation, where one record decides)"
         if not len(safe):
             return base + "; run the comparison again"
         ru = self.risk_utility().set_index("config")

@@ -290,8 +290,9 @@ def recommend(data, *, sensitive=None, tournament=False, reps=5, rng=None):
     Examples
     --------
     >>> import sdccore
-    >>> sdccore.recommend(sdccore.load_dataset("tarragona")).method
-    'pca'
+    >>> rec = sdccore.recommend(sdccore.load_dataset("tarragona"))
+    >>> rec.method is None  # general protection: no method's defaults meet the floors there (issue 38)
+    True
     """
     data = check_dataframe(data)
     num = numeric_columns(data)
@@ -393,8 +394,12 @@ def _tournament(data, sens_eff, reps, rng, target, reasons):
     tour = tour.sort_values("mean")
     for lab in tour.index:
         if tour.loc[lab, "floors_met"] < 1.0:
+            expected = bool(safe.loc[lab, "expected_ok"])
             reasons.append(f"{lab} broke a risk floor in {1 - tour.loc[lab, 'floors_met']:.0%} of the runs on your "
-                           f"data ({safe.loc[lab, 'violation']}), so it is not ranked")
+                           f"data ({safe.loc[lab, 'violation']}), "
+                           + ("only in bands so small that one record decides, and meets the floor there over the "
+                              "runs, so it is ranked (the run released is held to the floors too)" if expected else
+                              "so it is not ranked"))
     best, why = cmp_.suggest()
     if best is not None:
         reasons.append(f"on your data ({reps} runs each): {why}")

@@ -119,7 +119,7 @@ def regression_check(original, protected, model, *, level=0.95):
     --------
     >>> import sdccore
     >>> df = sdccore.load_dataset("tarragona")
-    >>> rel = sdccore.protect(df, "pca", rng=1).data
+    >>> rel = sdccore.protect(df, "pca", rng=1, allow_unsafe="internal file").data
     >>> chk = sdccore.regression_check(df, rel, "SALES ~ LABOR.COSTS + FIXED.ASSETS")
     >>> list(chk.table.index)
     ['Intercept', 'LABOR.COSTS', 'FIXED.ASSETS']

@@ -162,11 +162,13 @@ def _floors_options():
         Option("top_records", f, "integer", d.top_records, "Largest records at least",
                "The least number of records in the band of the largest 1 %.", low=1, high=100, unit="records"),
         Option("hold_all_intruders", f, "flag", d.hold_all_intruders,
-               "General protection: hold every intruder to the floors (regression, assignment, and the linked "
-               "record in every size band), not only report them",
-               "By default general protection holds the own-record, linked-record (overall), structural and "
-               "identity intruders to the floors and reports the others beside them. Held, they refuse general FA "
-               "and PCA on Tarragona in every seed tried, at 2 or 3 of its 9 largest firms.", choices=(0, 1)),
+               "General protection: hold every intruder to the floors (the default; unticked is a lowering that "
+               "needs a reason)",
+               "By default general protection holds every intruder to the floors in every size band, as selective "
+               "protection does. Unticked, the regression, assignment, residual, model and correction intruders "
+               "and the linked record band by band are only reported: a lowering, released only with a stated "
+               "reason (held, they refuse general FA and PCA on Tarragona in every seed tried, at 2 or 3 of its 9 "
+               "largest firms).", choices=(0, 1)),
     )
 
 

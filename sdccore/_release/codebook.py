@@ -120,7 +120,7 @@ def codebook(result, original=None, *, drop=(), labels=None):
     --------
     >>> import sdccore
     >>> df = sdccore.load_dataset("tarragona")
-    >>> res = sdccore.protect(df, "pca", rng=1, bounds="none", rounding="none")
+    >>> res = sdccore.protect(df, "pca", rng=1, bounds="none", rounding="none", allow_unsafe="internal file")
     >>> cb = sdccore.codebook(res, df)
     >>> cb.loc["SALES", ["role", "exact", "in_expectation"]].tolist()
     ['protected', 'means', 'variances and covariances (unbiased)']
@@ -182,7 +182,7 @@ def codebook_bytes(table, format="csv"):
     --------
     >>> import sdccore
     >>> d = sdccore.load_dataset("tarragona")
-    >>> cb = sdccore.codebook(sdccore.protect(d, "pca", rng=1), d)
+    >>> cb = sdccore.codebook(sdccore.protect(d, "ipso", sensitive=["SALES"], rng=1), d)
     >>> sdccore.codebook_bytes(cb, "csv")[:8]
     b'variable'
     """

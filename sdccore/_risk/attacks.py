@@ -68,8 +68,8 @@ def priors(ctx):
     if not ctx.known:
         return {}
     x = ctx.original[:, ctx.target]
-    return cached(("prior", ctx.key, ctx.target, tuple(ctx.known)),
-                  lambda: prior_estimates(ctx.original, x, list(ctx.known)))
+    return cached(("prior", ctx.key, ctx.target, tuple(ctx.known), ctx.selective),
+                  lambda: prior_estimates(ctx.original, x, list(ctx.known), boosting=ctx.selective))
 
 
 def found_identity(ctx):
@@ -99,9 +99,20 @@ def prior_hits(ctx):
     p = priors(ctx)
     models = list(p)
     x = ctx.original[:, ctx.target]
-    PH = cached(("prior hits", ctx.key, ctx.target, tuple(ctx.known), ctx.tolerance),
+    PH = cached(("prior hits", ctx.key, ctx.target, tuple(ctx.known), ctx.selective, ctx.tolerance),
                 lambda: np.array([close(x, p[m], ctx.tolerance) for m in models]).reshape(len(models), len(x)))
     return models, PH
+
+
+def best_prior(ctx):
+    """The prediction of the prior model that predicts best overall (the intruder can validate
+    that on data like the original; not band by band without the truth; the last of ties in
+    model order), or None without one."""
+    models, PH = prior_hits(ctx)
+    if not models:
+        return None
+    means = PH.mean(axis=1)
+    return priors(ctx)[models[len(models) - 1 - int(np.argmax(means[::-1]))]]
 
 
 def assignment(ctx):
@@ -112,10 +123,9 @@ def assignment(ctx):
     y = ctx.released[:, ctx.target]
     released = y if ctx.observed is None else y[ctx.observed]
     preds = []
-    models, PH = prior_hits(ctx)
-    if models:
-        means = PH.mean(axis=1)
-        preds.append(priors(ctx)[models[len(models) - 1 - int(np.argmax(means[::-1]))]])
+    pred = best_prior(ctx)
+    if pred is not None:
+        preds.append(pred)
     ident = identity(ctx)
     if ident is not None:
         preds.append(ident[0])

@@ -35,13 +35,45 @@ def _fix(floor, method=None):
                           "perturb more strongly (more noise, larger k)",
         "assignment": "the released values are (close to) the original values in another order, and what the "
                       "intruder knows orders them: no swap window helps (every permutation gives the same value "
-                      "set); use a method that changes the values themselves (IPSO, or M-AGG with noise)",
+                      "set); use a method that changes the values themselves",
+        "residual": "the released values around the fit the release publishes are (close to) the original "
+                    "residuals in another order, and what the intruder knows orders them; use a method that "
+                    "changes the residuals themselves",
         "identity": "protect the columns of the identity together: mark them sensitive too, so that the identity "
                     "no longer solves for it from released values",
     }[floor]
 
 
+# the methods a value-set or residual violation may send the custodian to (never the one that failed)
+CHANGE_VALUES = (("magg", "M-AGG with noise"), ("cfa", "FA-cond"), ("ipso", "IPSO"))
+
+
+def _other_methods(method, what):
+    """The value-changing methods other than ``method`` (a residual violation also rules out
+    IPSO, whose residuals are the original ones), in words."""
+    skip = {method} | ({"ipso"} if what == "residual" else set())
+    names = [label for key, label in CHANGE_VALUES if key not in skip and key in REGISTRY]
+    return " (" + ", or ".join(names) + ")" if names else ""
+
+
+# general protection broken by an intruder who knows the method: what does pass
+SELECTIVE_HINT = ("; or protect only the variables that are sensitive (mark them sensitive: selective protection "
+                  "keeps the others as they are)")
+
+
 def _intruder_fix(what, selective, identity, names, method=None):
+    words = _intruder_words(what, selective, identity, names, method)
+    if not selective and what in ("regression", "residual", "release_fit", "correction"):
+        words += SELECTIVE_HINT
+    return words
+
+
+def _intruder_words(what, selective, identity, names, method=None):
+    if what in ("assignment", "residual"):
+        return _fix(what) + _other_methods(method, what) + ("; or mark more of the variables that predict it "
+                                                            "sensitive" if selective else "")
+    if what == "correction":
+        return _fix("reconstruction")
     if what == "reconstruction":
         return _fix("reconstruction selective" if selective else "reconstruction")
     if what == "identity" and identity is not None:
@@ -51,7 +83,7 @@ def _intruder_fix(what, selective, identity, names, method=None):
         return ("its parts are released close enough that the identity gives it back: perturb them more strongly "
                 "(more factors or components, more noise, larger k), or leave the total out of the release so that "
                 f"analysts rebuild it from the protected parts ({cols})")
-    if what in ("assignment", "identity"):
+    if what == "identity":
         return _fix(what)
     return _fix("closeness", method)
 

@@ -80,6 +80,16 @@ class RiskProfile:
     def ok(self) -> bool:
         return not self.violations
 
+    @property
+    def one_record_decides(self) -> bool:
+        """True when the release breaks the floors only in size bands so small that one record
+        decides (fewer than 10 records: each is 10 % or more of its band).  Whether such a band
+        is disclosed is then judged on the expected share over runs as well (``compare``
+        suggests a configuration only if that mean meets the floor too)."""
+        from .variables import ONE_RECORD
+
+        return bool(self.violations) and all(ONE_RECORD in v for v in self.violations)
+
     def explain(self):
         """One sentence per checked variable: what the intruder's knowledge alone predicts (the
         prior), what the release adds overall and among the largest records, and which intruder

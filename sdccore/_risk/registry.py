@@ -131,7 +131,8 @@ class IntruderInfo:
         The registered protection methods it attacks, e.g. ``("rankswap",)`` (None: every
         release, including ``evaluate``'s, where the method is not known).
     held_in_general : bool
-        Held to the floors in general protection (False: measured and reported only).
+        Held to the floors in general protection even when the floors are lowered to
+        ``hold_all_intruders=0`` (by default, 1, every intruder is held).
     bands_in_general : bool
         Held band by band in general protection (False: overall only).
     column : str or None
@@ -200,6 +201,7 @@ class IntruderInfo:
 
 
 _A = "sdccore._risk.attacks:"
+_C = "sdccore._risk.construction:"
 _FIX = "sdccore._risk.fixes:intruder_fix"
 REGISTRY = {i.name: i for i in (
     IntruderInfo("own", "the own-record intruder (knows which released record is the target's)", _A + "own",
@@ -225,6 +227,20 @@ REGISTRY = {i.name: i for i in (
                  knows="the known variables' original values and their released changes", fix=_FIX, selective=False,
                  held_in_general=False, short="regression", absent="selective protection (the reconstruction intruder "
                  "uses the same law there)"),
+    # the intruders who know the construction (issue 38; their guesses in ``construction``)
+    IntruderInfo("residual", "the residual intruder (hands out the released residuals around the fit the release "
+                 "publishes, in the order of what it knows)", _C + "residual",
+                 knows="the known variables, the method (the fit it publishes) and the released residuals", fix=_FIX,
+                 held_in_general=False, short="residuals", absent="no known variables to fit on"),
+    IntruderInfo("release_fit", "the model intruder (fits the variable on the release and applies the fit to what "
+                 "it knows)", _C + "release_fit",
+                 knows="the known variables; fits least squares (raw and log scale) and nearest neighbours on the "
+                 "release", fix=_FIX, held_in_general=False, short="fitted on release", absent="no known variables to fit on"),
+    IntruderInfo("correction", "the correction intruder (corrects the own or linked released value by the "
+                 "release's regression on the other variables)", _C + "correction",
+                 knows="the other variables' original values; the release's regression between the variables",
+                 fix=_FIX, selective=False, held_in_general=False, short="own + correction",
+                 absent="selective protection (the known variables are released unchanged)"),
 )}
 BUILT_IN = tuple(REGISTRY)  # every process knows these without a register call
 
@@ -247,7 +263,7 @@ def intruders(*, selective=None, method=None) -> tuple:
     --------
     >>> import sdccore
     >>> sdccore.intruders(selective=True)
-    ('own', 'linked', 'reconstruction', 'assignment', 'identity')
+    ('own', 'linked', 'reconstruction', 'assignment', 'identity', 'residual', 'release_fit')
     """
     if selective is None:
         return tuple(i.name for i in REGISTRY.values() if method is None or i.methods is None or method in i.methods)

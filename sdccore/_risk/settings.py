@@ -46,11 +46,12 @@ class RiskFloors:
     top_records : int in [1, 100]
         The least number of records in the "largest 1 %" band.
     hold_all_intruders : int, 0 or 1
-        1 holds every intruder of general protection to the floors, in every band: the
-        regression and assignment intruders and the linked record band by band too (by default
-        they are measured and reported, not held: held, they refuse general FA and PCA on
-        Tarragona in every seed tried, at 2 or 3 of its 9 largest firms).  Stricter than the
-        default, so it needs no reason.
+        1 (the default) holds every intruder of general protection to the floors, in every
+        band, as in selective protection.  0 is a lowering that needs a reason: the
+        assignment, regression, residual, model and correction intruders and the linked
+        record band by band are then measured and reported, not held (held, they refuse
+        general FA and PCA on Tarragona in every seed tried, at 2 or 3 of its 9 largest
+        firms: an intruder who knows the method takes those firms back).
     """
 
     min_perturbed_share: float = 0.3
@@ -59,7 +60,7 @@ class RiskFloors:
     max_close_share: float = 0.2
     bands: int = 10
     top_records: int = 5
-    hold_all_intruders: int = 0
+    hold_all_intruders: int = 1
 
     def to_dict(self):
         return asdict(self)
@@ -74,7 +75,8 @@ class RiskFloors:
                  "max_abs_cor": self.max_abs_cor > d.max_abs_cor,
                  "tolerance": self.tolerance < d.tolerance,
                  "max_close_share": self.max_close_share > d.max_close_share,
-                 "bands": self.bands < d.bands}
+                 "bands": self.bands < d.bands,
+                 "hold_all_intruders": self.hold_all_intruders < d.hold_all_intruders}
         return tuple(f"{k} {getattr(self, k):g} (default {getattr(d, k):g})" for k, lax in laxer.items() if lax)
 
     def lowered_text(self):
@@ -106,8 +108,9 @@ class RiskFloors:
                 raise ValueError(f"floors[{k!r}] must be finite.")
             if k == "hold_all_intruders":
                 if v not in (0.0, 1.0):
-                    raise ValueError("floors['hold_all_intruders'] must be 0 (general protection holds the own, "
-                                     "linked, structural and identity intruders to the floors) or 1 (every intruder).")
+                    raise ValueError("floors['hold_all_intruders'] must be 1 (every intruder held, the default) or 0 "
+                                     "(a lowering: general protection holds only the own, linked, structural and "
+                                     "identity intruders; needs a reason).")
                 v = int(v)
             elif k in ("bands", "top_records"):
                 if v != int(v) or not 1 <= v <= 100:

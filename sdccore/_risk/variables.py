@@ -49,7 +49,8 @@ def rank_bands(x, bands, top=None):
 def _shares(prior_hits, hits, sets):
     """For each set of sampled records in ``sets`` (positions in the sample): the best prior
     model's share (the first of ties, in model order) and, per intruder, (with the release,
-    beyond that prior) of its best variant there (an intruder makes one guess per record: its
+    beyond the prior: the fewest of its hits outside any one prior model's) of its best
+    variant there (an intruder makes one guess per record: its
     variants are alternatives, never pooled).  ``prior_hits``: (model names, models x records);
     ``hits``: {intruder: variants x records}.  Every set at once: a membership matrix and two
     small matrix products per intruder.  Returns a list of (prior, model, {intruder: (with,
@@ -66,13 +67,17 @@ def _shares(prior_hits, hits, sets):
         pc = (PM.astype(float) @ M.T) / size  # models x sets
         k = np.argmax(pc, axis=0)
         prior = pc[k, np.arange(len(sets))]
-        outside = M * (1.0 - PM[k].astype(float))  # sets x records: members the prior does not get
+        # per model, the members it does not get (sets x records)
+        outside = [M * (1.0 - PM[i].astype(float)) for i in range(len(models))]
     else:
-        k, prior, outside = None, np.zeros(len(sets)), M
+        k, prior, outside = None, np.zeros(len(sets)), [M]
     figs = {}
     for name, H in hits.items():
         Hf = H.astype(float)
-        figs[name] = ((Hf @ M.T) / size, (Hf @ outside.T) / size)  # variants x sets
+        # beyond the prior: the hits no single prior model explains, i.e. the fewest beyond any
+        # one model (adding a prior model never raises it; a model is never chosen per record)
+        beyond = np.min([(Hf @ o.T) / size for o in outside], axis=0)
+        figs[name] = ((Hf @ M.T) / size, beyond)  # variants x sets
     out = []
     for i in range(len(sets)):
         if empty[i]:
@@ -84,6 +89,10 @@ def _shares(prior_hits, hits, sets):
             d[name] = (float(W[v, i]), float(B[v, i]))
         out.append((float(prior[i]), models[int(k[i])] if models else None, d))
     return out
+
+
+SMALL_BAND = 10  # a band of fewer records: a violation says that one record decides
+ONE_RECORD = "one record decides"
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -225,7 +234,7 @@ def _band_figures(name, x, y, labels, members, per_band, wj, band_enforced, floo
         if c > worst:
             worst, worst_band = c, lab
         if not ok_b:
-            bad_bands.append((lab, c, b_int, sb[b_int][0], p_b))
+            bad_bands.append((lab, c, b_int, sb[b_int][0], p_b, int(count)))
     return band_rows, bad_bands, worst, worst_band, sb_top
 
 
@@ -248,8 +257,10 @@ def _violations(c, name, share, cor_checked, sh, enforced, prior_all, bad_bands,
                      f"at most {floors.max_close_share:.0%} beyond that); fix: "
                      f"{REGISTRY[what].fix_text(selective=selective, method=method, names=c.names, identity=identity)}")
     if bad_bands:
-        lab, cc, what, w_b, p_b = max(bad_bands, key=lambda t: t[1])
+        lab, cc, what, w_b, p_b, count = max(bad_bands, key=lambda t: t[1])
         where = "the largest records" if lab == "top 1 %" else f"size band {lab} of {floors.bands}"
+        if count < SMALL_BAND:  # the floor's words in records: one record is a large share of a small band
+            where += f" ({count} records: each is {1 / count:.0%}, so {ONE_RECORD})"
         v.append(f"{name}: in {where}, {label(what)} {REGISTRY[what].verb} "
                  f"{w_b:.1%} of records within {tol:.0%} of the "
                  f"truth, {cc:.1%} beyond the {p_b:.1%} that the {who} alone give (floor: at most "

@@ -72,5 +72,8 @@ def test_load_dataset():
 def test_eia_with_roles_protects():
     df = sdccore.load_dataset("eia")
     roles = sdccore.dataset_roles("eia")
-    res = sdccore.protect(df, method="pca", exclude=roles["identifier"] + roles["exclude"], rng=0)
+    # general PCA of EIA breaks the floors since issue 38 (intruders who know the method); the
+    # test is about the excluded columns, so the release goes out with a reason
+    res = sdccore.protect(df, method="pca", exclude=roles["identifier"] + roles["exclude"], rng=0,
+                          allow_unsafe="test of the excluded columns, not published")
     assert res.data["UTILNAME"].equals(df["UTILNAME"]) and res.data["MONTH"].equals(df["MONTH"])

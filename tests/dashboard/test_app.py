@@ -43,7 +43,18 @@ def test_every_page_renders_on_the_sample(app):
     assert "tarragona" in side and "834" in side
     for page in PAGES:
         app.switch_page(page).run()
-        _ok(app)
+        if page == "pages/3_configure.py":
+            # (since issue 38 general protection of the sample breaks the floors with every method:
+            # the one-run preview lists the violations)
+            _ok_but_floors(app)
+            assert app.error
+        elif page == "pages/5_download.py":
+            # (since issue 38: and nothing is offered for download, with the reason)
+            assert not app.exception, [e.value for e in app.exception]
+            assert [e.value.startswith("No method meets the risk floors with its default settings on these data")
+                    for e in app.error] == [True]
+        else:
+            _ok(app)
 
 
 def test_main_flow_by_widget_keys(app):
@@ -94,10 +105,16 @@ def test_main_flow_by_widget_keys(app):
     assert set(res.configs) == {"FA", "PCA", "M-AGG", "Rank swap", "PCA-R", "IPSO", "Shuffle", "FA-cond"}
     assert len(res.runs) == 16
     assert {"selectivity", "overall", "validity_loss"} <= set(res.summary.score)
-    safe = res.safety().set_index("config").floors_met
-    assert safe["Rank swap"] == 1.0 and safe["IPSO"] == 1.0 and safe["FA"] == 0.0 and safe["PCA"] == 0.0
+    safety = res.safety().set_index("config")
+    safe = safety.floors_met
+    # (since issue 38: at the app's seed IPSO's second run breaks the floor in the largest 9 records,
+    # where one record decides: the residual intruder gets 3 of them, 2 beyond the prior; the first
+    # run 1 beyond it, so the mean over the runs, 1.5 of 9, meets the floor)
+    assert safe["Rank swap"] == 1.0 and safe["IPSO"] == 0.5 and safe["FA"] == 0.0 and safe["PCA"] == 0.0
+    assert list(safety.expected_ok[["Rank swap", "IPSO", "FA", "PCA"]]) == [True, True, False, False]
     # both are safe; IPSO keeps the regression of SALES on the public variables, rank swapping does not
-    assert any("Suggested release: **IPSO**" in s.value and "analysis validity" in s.value for s in app.success)
+    assert any("Suggested release: **IPSO**" in s.value and "analysis validity" in s.value
+               and "in 1 of 2 runs" in s.value and "one record decides" in s.value for s in app.success)
     assert app.radio(key="utility_axis").value == "validity_loss"
     app.radio(key="release_pick").set_value("IPSO").run()
     _ok(app)
@@ -123,7 +140,7 @@ def test_conditional_methods_on_the_configure_page(app):
     configured by widget key and previewed against the floors; not offered in general
     protection."""
     app.switch_page("pages/3_configure.py").run()
-    _ok(app)
+    _ok_but_floors(app)  # (since issue 38 the general preview on the sample lists floor violations)
     assert "IPSO" not in app.radio(key="config_method").options
     app.switch_page("pages/1_data.py").run()
     app.multiselect(key="sensitive_select").set_value(["SALES"]).run()
@@ -228,7 +245,8 @@ def test_figure_builders_are_pure_and_labelled(tarragona):
 
 def test_report_internal_has_seed_external_not(tarragona):
     from ui import report
-    res = sdccore.protect(tarragona, method="pca", rng=777)
+    # (general PCA is refused on this file since issue 38: the report's seed is tested, not the floors)
+    res = sdccore.protect(tarragona, method="pca", rng=777, allow_unsafe="test: the report's seed")
     ev = sdccore.evaluate(tarragona, res.data)
     internal = report.build_report("internal", "t", (834, 13), {"SALES": "public"}, "PCA", res.options, ev)
     external = report.build_report("external", "t", (834, 13), {"SALES": "public"}, "PCA", res.options, ev)
@@ -285,7 +303,9 @@ def test_seed_widget_reaches_the_page_in_the_same_run(app):
     app.switch_page("pages/4_run.py").run()
     app.slider(key="run_reps").set_value(2).run()
     app.button(key="run_button").click().run()
-    _ok(app)
+    # (since issue 38 no method meets the floors in general protection of the sample: the page says so)
+    assert not app.exception, [e.value for e in app.exception]
+    assert [e.value.startswith("No configuration can be suggested: ") for e in app.error] == [True]
     assert app.session_state["comparison"]["result"].runs.shape[0] == 10  # 5 methods x 2
     assert "777" in " ".join(c.value for c in app.caption)
 

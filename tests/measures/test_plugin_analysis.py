@@ -45,7 +45,9 @@ def tarr():
 
 @pytest.fixture(scope="module")
 def released(tarr):
-    return sdccore.protect(tarr, "pca", rng=1).data
+    # a released file is only the vehicle here: general PCA is refused by the floors since
+    # issue 38 (intruders who know the method), so it is released with a stated reason
+    return sdccore.protect(tarr, "pca", rng=1, allow_unsafe="a release to measure the toy analysis on").data
 
 
 def by_hand(original, released):
@@ -246,7 +248,12 @@ def test_the_run_page_shows_the_toy(toy, monkeypatch):
     monkeypatch.setenv("SDC_DEBUG", "1")
     monkeypatch.chdir(ROOT)
     at = AppTest.from_file(str(ROOT / "app.py"), default_timeout=180).run()
+    # since issue 38 general protection of Tarragona is refused at every seed (and the Run page
+    # shows no metrics for a refused release): selective IPSO of SALES, which meets the floors
+    # at the session's seed, is the release the toy is shown for
+    at.multiselect(key="sensitive_select").set_value(["SALES"]).run()
     at.switch_page("pages/4_run.py").run()
+    at.multiselect(key="run_methods").set_value(["IPSO"]).run()
     at.slider(key="run_reps").set_value(2).run()
     at.button(key="run_button").click().run()
     assert not at.exception, [e.value for e in at.exception]

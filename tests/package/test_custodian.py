@@ -25,7 +25,10 @@ def test_constant_and_time_index_columns():
 
 def test_plausible_bounds_keep_a_handful_of_negatives():
     d = sdccore.load_dataset("tarragona")
-    res = sdccore.protect(d, "fa", rng=1)
+    # general FA on this file is refused since issue 38 (the intruders who know the method);
+    # the bounds are what is tested here, not the floors
+    why = "test: plausible bounds, not the floors"
+    res = sdccore.protect(d, "fa", rng=1, allow_unsafe=why)
     p = res.plausibility
     for c in ("DEPRECIATION", "SHORT.TERM.DEBT", "CURRENT.ASSETS"):
         k = int((d[c] < 0).sum())
@@ -33,7 +36,7 @@ def test_plausible_bounds_keep_a_handful_of_negatives():
         assert (res.data[c] < 0).sum() <= k and res.data[c].min() >= d[c].min()
         assert p.loc[c, "negative_original"] == k and p.loc[c, "negative_released"] <= k
     # 'sign', the old default, rebuilds old recipes as they were: it creates the negatives
-    old = sdccore.protect(d, "fa", rng=1, bounds="sign")
+    old = sdccore.protect(d, "fa", rng=1, bounds="sign", allow_unsafe=why)
     assert (old.data["DEPRECIATION"] < 0).sum() > 100
     # the mean's change is reported relative to the mean too (PAID.UP.CAPITAL moves about 40 %)
     assert p.loc["PAID.UP.CAPITAL", "mean_change_pct"] == pytest.approx(
@@ -46,7 +49,9 @@ def test_integer_columns_with_missing_cells_stay_integers():
     d.loc[[3, 10, 50], "SALES"] = np.nan
     d.loc[[7], "LABOR.COSTS"] = np.nan
     d["code"] = np.where(np.arange(len(d)) % 7 == 0, np.nan, np.arange(len(d)) % 5)
-    rel = sdccore.make_release(d, sdccore.Recipe({"method": "pca", "seed": 1, "exclude": ["code"]}))
+    # general PCA is refused on this file since issue 38; the written integers are tested here
+    rel = sdccore.make_release(d, sdccore.Recipe({"method": "pca", "seed": 1, "exclude": ["code"]}),
+                               allow_unsafe="test: integer columns in the file written, not the floors")
     text = rel.to_bytes("csv").decode()
     head = text.splitlines()[1].split(",")
     cols = text.splitlines()[0].split(",")
@@ -82,7 +87,9 @@ def test_rebuilds_are_byte_identical_or_say_their_content_hash(tmp_path, capsys)
     lines = []
     for i in range(2):
         out = tmp_path / f"out{i}.sav"
-        assert main(["protect", str(src), "--method", "pca", "--seed", "4", "--out", str(out)]) == 0
+        # (general PCA is refused on this file since issue 38: the rebuild is tested, not the floors)
+        assert main(["protect", str(src), "--method", "pca", "--seed", "4", "--out", str(out),
+                     "--allow-unsafe", "test: byte-identical rebuilds"]) == 0
         lines.append(next(x for x in capsys.readouterr().err.splitlines() if x.startswith("wrote ")))
         time.sleep(1.1)
     hashes = [x.split("content sha256 ")[1].split()[0] for x in lines]
@@ -107,9 +114,21 @@ def test_files_never_seen_get_a_release_or_a_plain_reason(name):
             "Rank swap": {"method": "rankswap"}, "IPSO": {"method": "ipso"}, "Shuffle": {"method": "shuffle"}}
     for mode in (sens, None):
         use = {k: v for k, v in cfgs.items() if mode or v["method"] not in sdccore.CONDITIONAL_METHODS}
-        best, why = sdccore.compare(x, use, sensitive=mode, reps=3, rng=12345, n_jobs=1).suggest(0.5)
+        cmp_ = sdccore.compare(x, use, sensitive=mode, reps=3, rng=12345, n_jobs=1)
+        best, why = cmp_.suggest(0.5)
         if best is None:
-            assert why.startswith("no configuration met the risk floors in every run. Closest: ")
+            # (since issue 38: a configuration may also pass in expectation where one record decides)
+            assert why.startswith("no configuration met the risk floors in every run (or in expectation, "
+                                  "where one record decides). Closest: ")
             assert "; fix: " in why  # the violation with the method's own fix
         else:
-            assert "met every risk floor in all 3 runs" in why
+            # (since issue 38: a suggestion may break a floor in some runs, only in bands of < 10
+            # records, if the mean over the runs meets it there; the reason says which)
+            safe = cmp_.safety().set_index("config").loc[best]
+            assert safe.expected_ok
+            met = int(round(safe.floors_met * 3))
+            if met == 3:
+                assert "met every risk floor in all 3 runs" in why
+            else:
+                assert f"met every risk floor in {met} of 3 runs and, where it broke one, only in a band so small " \
+                       "that one record decides" in why

@@ -51,7 +51,8 @@ def test_lowered_floors_need_a_reason_and_say_so(tarr):
     cb = sdccore.codebook(res, tarr)
     assert cb.loc["SALES", "floors"].startswith("LOWERED below the defaults: min_perturbed_share 0")
     assert "test file" in cb.loc["SALES", "floors"]
-    default = sdccore.codebook(sdccore.protect(tarr, "pca", rng=1), tarr)
+    # (a release that meets the default floors: since issue 38 general PCA is refused on this file)
+    default = sdccore.codebook(sdccore.protect(tarr, "ipso", sensitive=["SALES"], rng=1), tarr)
     assert set(default["floors"].dropna()) == {"default"}
 
 
@@ -104,11 +105,13 @@ def test_an_ordinary_large_weight_passes_and_its_record_is_protected(tarr):
     d = tarr.copy()
     d["w"] = 1.0
     d.loc[5, "w"] = 80.0  # 8.8 % of the total weight, under the 10 % bound
-    res = sdccore.protect(d, "fa", rng=1, weights="w")
+    # (general FA and PCA are refused on this file since issue 38: the weight is tested, not the floors)
+    why = "test: a large weight, not the floors"
+    res = sdccore.protect(d, "fa", rng=1, weights="w", allow_unsafe=why)
     x, y = d.drop(columns="w").iloc[5], res.data.drop(columns="w").iloc[5]
     assert int((np.abs(y - x) <= 0.05 * np.abs(x)).sum()) <= 2
     # the weighted means are kept (bounds and rounding off)
-    exact = sdccore.protect(d, "pca", rng=1, weights="w", bounds="none", rounding="none")
+    exact = sdccore.protect(d, "pca", rng=1, weights="w", bounds="none", rounding="none", allow_unsafe=why)
     w = d["w"].to_numpy()
     np.testing.assert_allclose(w @ exact.data["SALES"].to_numpy() / w.sum(), w @ d["SALES"].to_numpy() / w.sum(),
                                rtol=1e-10)
@@ -120,7 +123,7 @@ def test_evaluate_still_takes_any_positive_weights(tarr):
     d.loc[5, "w"] = 1e6
     ev = sdccore.evaluate(d.drop(columns="w"), d.drop(columns="w"), weights=d["w"].to_numpy()) \
         if False else None  # evaluate takes a column name of the original; see below
-    res = sdccore.protect(tarr, "pca", rng=1)
+    res = sdccore.protect(tarr, "pca", rng=1, allow_unsafe="test: evaluate's weights")  # (refused since issue 38)
     ev = sdccore.evaluate(d, pd.concat([res.data, d[["w"]]], axis=1), weights="w")
     assert np.isfinite(ev.scores["pil"])
 
@@ -151,8 +154,10 @@ def test_created_files_follow_the_umask(tarr, tmp_path):
     tarr.to_csv(tmp_path / "t.csv", index=False)
     old = os.umask(0o027)
     try:
+        # (general PCA is refused on this file since issue 38: the files' modes are tested, not the floors)
         code, _, err = _cli(["protect", str(tmp_path / "t.csv"), "--method", "pca", "--seed", "1",
-                             "--out", str(tmp_path / "o.csv"), "--save-recipe", str(tmp_path / "r.json")])
+                             "--out", str(tmp_path / "o.csv"), "--save-recipe", str(tmp_path / "r.json"),
+                             "--allow-unsafe", "test: the umask"])
     finally:
         os.umask(old)
     assert code == 0, err
@@ -164,8 +169,9 @@ def test_a_carriage_return_in_a_kept_text_column_round_trips(tarr, tmp_path):
     d = tarr.copy()
     d.insert(0, "note", [f"line{i}\rmore" if i % 3 == 0 else f"plain {i}" for i in range(len(d))])
     d.to_csv(tmp_path / "t.csv", index=False, lineterminator="\r\n")
+    # (general PCA is refused on this file since issue 38: the text column is tested, not the floors)
     code, _, err = _cli(["protect", str(tmp_path / "t.csv"), "--method", "pca", "--seed", "1", "--keep", "note",
-                         "--out", str(tmp_path / "o.csv")])
+                         "--out", str(tmp_path / "o.csv"), "--allow-unsafe", "test: a carriage return"])
     assert code == 0, err
     assert "834 records" in err
     back = pd.read_csv(tmp_path / "o.csv")
@@ -180,7 +186,7 @@ def test_a_carriage_return_in_a_kept_text_column_round_trips(tarr, tmp_path):
 
 def test_the_codebook_csv_neutralises_formula_cells(tarr):
     from sdccore import codebook_bytes
-    res = sdccore.protect(tarr, "pca", rng=1)
+    res = sdccore.protect(tarr, "pca", rng=1, allow_unsafe="test: the codebook's cells")  # (refused since issue 38)
     cb = sdccore.codebook(res, tarr, labels={"SALES": "=HYPERLINK(\"http://x\",\"y\")",
                                              "TREASURY": "=cmd|' /C calc'!A0"})
     text = codebook_bytes(cb, "csv").decode("utf-8")
@@ -251,7 +257,7 @@ def test_values_at_the_1e_20_scale_keep_their_digits():
 def test_a_recipe_without_a_version_is_announced(tarr):
     rec = sdccore.Recipe.from_dict({"method": "pca", "seed": 1})
     assert rec.version is None
-    rel = sdccore.make_release(tarr, rec)
+    rel = sdccore.make_release(tarr, rec, allow_unsafe="test: the version note")  # (refused since issue 38)
     assert any("no recipe_version" in n for n in rel.result.notes)
     assert rel.recipe.version == sdccore.Recipe({}).version  # saved again, it is stamped
 

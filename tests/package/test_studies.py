@@ -73,3 +73,12 @@ def test_useful_safe_smallest_case():
     assert t.loc["IPSO", "overlap_worst"] >= 0.9 > 0.5 > t.loc["Rank swap", "overlap_worst"]
     assert t.loc["IPSO", "validity"] > t.loc["Rank swap", "validity"]
     assert chosen.iloc[0].suggested == "IPSO"
+
+
+def test_intruders_know_the_method_smallest_case():
+    mod = _load("intruders_know_the_method")
+    out = mod.main(cases=[mod.CASES[0]], reps=2, write=False)
+    # Tarragona SALES: a suggestion, and every intruder of the battery measured on it
+    assert out.suggestion.iloc[0] != "none"
+    assert {"own", "assignment", "residual", "release_fit"} <= set(out.intruder)
+    assert (out[["beyond_all_mean", "top1_mean"]].to_numpy() >= 0).all()

@@ -170,10 +170,9 @@ def _ref_risk(X, Y, j, known, priors, window=None):
         variants.append(np.clip(est, ys[np.clip(r - w, 0, n - 1)], ys[np.clip(r + w, 0, n - 1)]))
     out = {}
     for where, idx in (("all", np.arange(n)), ("top", top)):
-        base = max(pri, key=lambda m: pri[m][idx].mean())
-        b = pri[base][idx]
-        out[where] = max([(_close(x[idx], y[idx]) & ~b).mean()]
-                         + [(_close(x[idx], v[idx]) & ~b).mean() for v in variants])
+        # beyond the prior: the fewest hits outside any one prior model's (issue 38)
+        out[where] = max(min((_close(x[idx], g[idx]) & ~pri[m][idx]).mean() for m in pri)
+                         for g in [y] + variants)
     return out
 
 
@@ -206,7 +205,11 @@ def test_result_risk_agrees_with_an_independent_reimplementation(name, sens):
             top = r.risk.bands.query("variable == @v and band == 'top 1 %'").iloc[0]
             held = [c for c in ("close_own", "close_assignment")]
             assert max(row[c] for c in held) == pytest.approx(ref["all"], abs=0.05), (seed, v)
-            assert max(top.close_own, top.beyond_prior) == pytest.approx(ref["top"], abs=0.05), (seed, v)
+            # the reference re-implements the own-record and assignment intruders (the battery
+            # has more since issue 38: their rows of the long table are compared)
+            mine = r.risk.intruders.query("variable == @v and band == 'top 1 %' and intruder in ['own', 'assignment']")
+            assert max(top.close_own, mine.beyond_prior.max()) == pytest.approx(ref["top"], abs=0.05), (seed, v)
+            assert top.beyond_prior >= mine.beyond_prior.max()  # the band's figure is the best intruder's
             if ref["top"] > 0.2 or ref["all"] > 0.2:  # refused wherever the reference beats the floor
                 assert not r.risk.ok and v in r.risk.failing, (seed, v)
 
@@ -217,32 +220,38 @@ def test_rank_swap_at_40_is_refused_where_assignment_beats_the_floor_in_the_top_
         sdccore.protect(casc, "rankswap", sensitive=["FEDTAX"], p=40, rng=1)
 
 
-def test_general_protection_reports_the_intruders_it_does_not_hold_and_the_user_can_hold_them():
-    """General PCA on Tarragona: the regression and assignment intruders are measured and named
-    beside the figures (no silent NaN); floors={'hold_all_intruders': 1} holds them too, and then
-    2 of the 9 largest firms (22 %) refuse the release."""
+def test_general_protection_holds_every_intruder_and_a_lowering_reports_them_with_a_reason():
+    """General PCA on Tarragona: since issue 38 every intruder is held by default, and an
+    intruder who knows the method takes back 2 or 3 of the 9 largest firms, so the release is
+    refused.  floors={'hold_all_intruders': 0} is a lowering: it needs a reason, and then the
+    regression, assignment and construction intruders are measured and named beside the figures
+    (no silent NaN), not held."""
     t = sdccore.load_dataset("tarragona")
-    res = sdccore.protect(t, "pca", rng=1)
+    with pytest.raises(sdccore.UnsafeReleaseError, match="largest records") as ei:
+        sdccore.protect(t, "pca", rng=1)
+    top = ei.value.risk.bands.query("band == 'top 1 %'")
+    assert top.beyond_prior.max() >= 2 / 9
+    assert sdccore.RiskFloors().hold_all_intruders == 1 and sdccore.RiskFloors().lowered() == ()
+    low = {"hold_all_intruders": 0}
+    assert sdccore.RiskFloors.from_value(low).lowered() == ("hold_all_intruders 0 (default 1)",)
+    with pytest.raises(sdccore.UnsafeReleaseError, match="hold_all_intruders"):
+        sdccore.protect(t, "pca", rng=1, floors=low)
+    res = sdccore.protect(t, "pca", rng=1, floors=low, allow_unsafe="internal file, not published")
     v = res.risk.variables
-    assert res.risk.ok and v.reported_only.str.contains("regression").all()
-    assert v.reported_only.str.contains("assignment").all()
+    for name in ("regression", "assignment", "correction"):
+        assert v.reported_only.str.contains(name).all(), name
     reg = res.risk.intruders.query("intruder == 'regression' and band == 'all'")
     assert len(reg) == 13 and reg.beyond_prior.notna().all() and not reg.held.any()
     held = res.risk.intruders.set_index(["variable", "band", "intruder"]).held
     assert not held[("SALES", "all", "assignment")] and held[("SALES", "all", "own")]
     assert not held[("SALES", "top 1 %", "linked")] and held[("SALES", "all", "linked")]
-    with pytest.raises(sdccore.UnsafeReleaseError, match="largest records") as ei:
-        sdccore.protect(t, "pca", rng=1, floors={"hold_all_intruders": 1})
-    top = ei.value.risk.bands.query("band == 'top 1 %'")
-    assert top.beyond_prior.max() == pytest.approx(2 / 9)
-    assert sdccore.RiskFloors.from_value({"hold_all_intruders": 1}).lowered() == ()
     with pytest.raises(ValueError, match="hold_all_intruders"):
         sdccore.RiskFloors.from_value({"hold_all_intruders": 2})
 
 
 def test_risk_explain_names_the_prior_and_what_the_release_adds():
     t = sdccore.load_dataset("tarragona")
-    res = sdccore.protect(t, "rankswap", sensitive=["SALES"], rng=1)
+    res = sdccore.protect(t, "ipso", sensitive=["SALES"], rng=1)
     (line,) = res.risk.explain()
     v = res.risk.variables.loc["SALES"]
     assert line.startswith(f"SALES: what the intruder knows already predicts it within 5% for {v.prior:.0%}")
@@ -252,22 +261,23 @@ def test_risk_explain_names_the_prior_and_what_the_release_adds():
 def test_cli_says_what_the_release_adds_beyond_the_prior(tmp_path):
     from conftest import run_cli
     sdccore.load_dataset("tarragona").to_csv(tmp_path / "t.csv", index=False)
-    code, _, err = run_cli(["protect", str(tmp_path / "t.csv"), "--method", "rankswap", "--sensitive", "SALES",
+    code, _, err = run_cli(["protect", str(tmp_path / "t.csv"), "--method", "ipso", "--sensitive", "SALES",
                             "--seed", "1", "--out", str(tmp_path / "o.csv")])
     lines = err.strip().splitlines()
     assert code == 0 and lines[-1].startswith("wrote ") and "risk floors met" in lines[-1]
     risk = [ln for ln in lines if ln.startswith("risk: ")]
     assert len(risk) == 1 and risk[0].startswith("risk: SALES: what the intruder knows already predicts it within 5%")
     # general protection: the three variables the release adds most to, and a pointer to the rest
+    # (refused by default since issue 38: released here with a stated reason)
     code, _, err = run_cli(["protect", str(tmp_path / "t.csv"), "--method", "pca", "--seed", "1",
-                            "--out", str(tmp_path / "o2.csv")])
+                            "--allow-unsafe", "an internal test file", "--out", str(tmp_path / "o2.csv")])
     risk = [ln for ln in err.splitlines() if ln.startswith("risk: ")]
     assert code == 0 and len(risk) == 4 and risk[-1] == "risk: ... 10 more variable(s): see the codebook (--codebook PATH)"
     # and a refusal names the intruder, the prior and what the release adds
     code, _, err = run_cli(["protect", str(tmp_path / "t.csv"), "--method", "rankswap", "--sensitive",
                             "SALES,NET.PROFIT", "--seed", "1", "--out", str(tmp_path / "o3.csv")])
-    assert code == 2 and "NET.PROFIT: in the largest records, the assignment intruder" in err
-    assert "beyond the 44.4% that the public variables alone give" in err and not (tmp_path / "o3.csv").exists()
+    assert code == 2 and "NET.PROFIT: in size band 10 of 10, the assignment intruder" in err
+    assert "25.3% beyond the 31.3% that the public variables alone give" in err and not (tmp_path / "o3.csv").exists()
 
 
 def test_a_variable_with_nothing_known_has_no_prior_and_counts_every_hit():

@@ -53,11 +53,12 @@ def tarragona():
 
 def test_a_registered_intruder_is_measured_by_protect(registered, tarragona):
     registered(MEDIAN)
-    # a constant guess at the median gets 21.7 % of the middle size band (the priors are
-    # conditional laws): it breaks the band floor, a finding of the toy, released for the test
+    # a constant guess at the median gets 21.7 % of the middle size band, all of which the
+    # prior's own percentiles explain (since issue 38): measured, held, and nothing beyond
     res = sdccore.protect(tarragona, "ipso", sensitive=["SALES"], rng=1, allow_unsafe="test of a toy intruder")
-    assert not res.risk.ok and "the median intruder" in res.risk.violations[0]
+    assert not any("the median intruder" in v for v in res.risk.violations)
     t = res.risk.intruders
+    assert t[t.intruder == "median"].beyond_prior.max() < 0.02
     row = t[(t.intruder == "median") & (t.band == "all") & (t.variable == "SALES")]
     assert len(row) == 1 and bool(row.held.iloc[0])
     # the share it gets, computed here from its guess: |median - x| <= tol |x| on the linked
@@ -94,7 +95,7 @@ def test_where_an_intruder_applies(registered, tarragona):
     wild = TENFOLD.guess
     registered(sdccore.IntruderInfo("swapper", "the swap intruder", wild, methods=("rankswap",)))
     registered(sdccore.IntruderInfo("gen", "the general intruder", wild, selective=False))
-    assert sdccore.intruders(selective=True, method="ipso")[-1] == "identity"
+    assert sdccore.intruders(selective=True, method="ipso")[-1] == "release_fit"
     assert sdccore.intruders(selective=True, method="rankswap")[-1] == "swapper"
     assert sdccore.intruders(selective=False, method="fa")[-1] == "gen"
     sel = sdccore.protect(tarragona, "ipso", sensitive=["SALES"], rng=1).risk.intruders
@@ -107,8 +108,10 @@ def test_compare_runs_a_registered_intruder_in_its_worker_processes(registered, 
     from sdccore._choose.compare import MIN_PARALLEL_TASKS
 
     reps = max(3, MIN_PARALLEL_TASKS)
+    # (IPSO on SALES: the residual intruder takes 2 of the 9 largest firms in about 1 run in 6,
+    # so the share of runs that meet the floors is compared, not taken to be 1)
     plain = sdccore.compare(tarragona, [{"method": "ipso"}], sensitive=["SALES"], reps=reps, rng=1, n_jobs=2)
-    assert plain.safety().floors_met.iloc[0] == 1.0
+    assert plain.safety().floors_met.iloc[0] > 0.5
     registered(ORACLE)
     for jobs in (1, 2):
         c = sdccore.compare(tarragona, [{"method": "ipso"}], sensitive=["SALES"], reps=reps, rng=1, n_jobs=jobs)
@@ -118,7 +121,7 @@ def test_compare_runs_a_registered_intruder_in_its_worker_processes(registered, 
     # removed here, removed in the workers too (they keep running between comparisons)
     sdccore.unregister_intruder("oracle")
     again = sdccore.compare(tarragona, [{"method": "ipso"}], sensitive=["SALES"], reps=reps, rng=1, n_jobs=2)
-    assert again.safety().floors_met.iloc[0] == 1.0
+    assert again.safety().floors_met.iloc[0] == plain.safety().floors_met.iloc[0]
 
 
 def test_a_broken_intruder_is_one_error_naming_it(registered, tarragona):
@@ -207,9 +210,10 @@ def test_the_readme_plugin_example_runs_and_says_what_it_finds(tarragona):
     try:
         exec(compile(code, "README.md", "exec"), ns)
         res = sdccore.protect(tarragona, "ipso", sensitive=["SALES"], rng=1, allow_unsafe="a toy")
-        worst = next(v for v in res.risk.violations if "median intruder" in v)
-        assert "gets 21.7% of records within 5% of the truth, 20.5% beyond" in worst
-        assert "21.7 % of the middle size band within 5 %, 20.5 % beyond the priors" in " ".join(section.split())
+        assert not any("median intruder" in v for v in res.risk.violations)
+        band = res.risk.intruders.query("intruder == 'median' and variable == 'SALES' and band == '5'").iloc[0]
+        assert f"{band.with_release:.1%}" == "21.7%" and f"{band.beyond_prior:.1%}" == "0.0%"
+        assert "21.7 % of Tarragona's SALES size band 5 within 5 %, but 0.0 % beyond the prior" in " ".join(section.split())
     finally:
         if "median" in registry.REGISTRY:
             sdccore.unregister_intruder("median")
@@ -236,13 +240,14 @@ def test_what_a_plug_in_author_gets_wrong_is_refused_in_one_line(registered, tar
     seen = {}
 
     def fix(**kw):
-        seen.update(kw)
+        if "SALES" in kw["names"]:  # (another test's protection still finishing in a thread may call it too)
+            seen.update(kw)
         return f"protect {kw['names'][0]} harder"
     registered(sdccore.IntruderInfo("oracle2", "the oracle intruder", _oracle, fix=fix))
     with pytest.raises(sdccore.UnsafeReleaseError) as e:
         sdccore.protect(tarragona, "ipso", sensitive=["SALES"], rng=1)
     assert "fix: protect FIXED.ASSETS harder" in e.value.risk.violations[0] or "harder" in e.value.risk.violations[0]
-    assert set(seen) == {"selective", "method", "names", "identity"} and seen["method"] == "ipso"
+    assert set(seen) == {"selective", "method", "names", "identity"} and seen["method"] == "ipso", seen
 
 
 def test_a_plug_in_sees_unreleased_cells_as_missing(registered, tarragona):
