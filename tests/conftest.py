@@ -151,3 +151,33 @@ def ws_upgrade(port, host, origin):
                 break
             data += chunk
     return data.split(b"\r\n")[0].decode(errors="replace")
+
+
+# pytest-xdist (pytest.ini: -n 2) hands the tests out in collection order, a worker taking
+# the next one when it is nearly done (the browser tests go first as one group).  The
+# longest are moved to the front, so that neither worker is left running one of them at the
+# end while the other has nothing to do; the order within each part is kept.  Measured with
+# --durations; a test missing here only runs later.
+LONGEST_FIRST = (
+    "tests/scale/test_dask.py::test_data_larger_than_the_worker_memory_limit",
+    "tests/methods/test_dask_exchange.py::test_every_permutation_equally_likely_with_uneven_partitions",
+    "tests/methods/test_dask_exchange.py::test_groups_are_independent_and_rows_of_a_group_move_together",
+    "tests/scale/test_dask.py",
+    "tests/choose/test_compare.py",
+    "tests/io/test_dask_reading.py",
+    "tests/package/test_hostile_two.py::test_killing_the_cli_mid_write_leaves_the_previous_file_whole",
+    "tests/package/test_api.py::test_readme_library_example_runs",
+    "tests/package/test_api.py::test_examples_run",
+    "tests/package/test_safety.py::test_search_ranks_only_configurations_that_meet_the_floors",
+    "tests/package/test_security_three.py::test_a_port_that_is_not_a_dask_scheduler_is_refused_within_20_s",
+    "tests/cli/test_cli.py::test_compare_and_recommend",
+    "tests/cli/test_interrupt.py",
+    "tests/protect/test_strata.py::test_dashboard_strata_and_weights",
+)
+
+
+def pytest_collection_modifyitems(config, items):
+    def rank(item):
+        return next((i for i, p in enumerate(LONGEST_FIRST) if item.nodeid.startswith(p)), len(LONGEST_FIRST))
+
+    items.sort(key=rank)  # stable: the order within each part is kept
