@@ -181,3 +181,50 @@ def pytest_collection_modifyitems(config, items):
         return next((i for i, p in enumerate(LONGEST_FIRST) if item.nodeid.startswith(p)), len(LONGEST_FIRST))
 
     items.sort(key=rank)  # stable: the order within each part is kept
+
+
+# Tests marked ``alone`` hold a wall-clock limit that covers processes they start (a refusal
+# within 20 s, an exit within 20 s of Ctrl-C): under pytest-xdist each waits until the other
+# worker's test has ended and runs while no other test does (the other worker waits for it
+# at its next test), so that another test's processes do not take the cores the limit was
+# set for.  Two locks of the run's own folder: every test holds "run" shared, an ``alone``
+# test holds it exclusively; "gate", held by an ``alone`` test while it waits, keeps the
+# other worker from taking "run" again in the meantime.  Without xdist there is nothing to do.
+_LOCKS = []
+
+
+def _run_locks(config):
+    if not _LOCKS:
+        import os
+
+        if not os.environ.get("PYTEST_XDIST_WORKER") or not config.option.basetemp:
+            _LOCKS.append(None)
+        else:
+            folder = Path(config.option.basetemp).resolve().parent  # the run's, shared by its workers
+            _LOCKS.append(tuple(open(folder / name, "a+") for name in ("alone-gate.lock", "alone-run.lock")))
+    return _LOCKS[0]
+
+
+@pytest.hookimpl(hookwrapper=True)
+def pytest_runtest_protocol(item, nextitem):
+    import fcntl
+
+    locks = _run_locks(item.config)
+    if locks is None:
+        yield
+        return
+    gate, run = locks
+    alone = item.get_closest_marker("alone") is not None
+    if alone:
+        fcntl.flock(gate, fcntl.LOCK_EX)
+        fcntl.flock(run, fcntl.LOCK_EX)
+    else:
+        fcntl.flock(gate, fcntl.LOCK_SH)
+        fcntl.flock(run, fcntl.LOCK_SH)
+        fcntl.flock(gate, fcntl.LOCK_UN)
+    try:
+        yield
+    finally:
+        fcntl.flock(run, fcntl.LOCK_UN)
+        if alone:
+            fcntl.flock(gate, fcntl.LOCK_UN)
