@@ -151,3 +151,80 @@ def ws_upgrade(port, host, origin):
                 break
             data += chunk
     return data.split(b"\r\n")[0].decode(errors="replace")
+
+
+# pytest-xdist (pytest.ini: -n 2) hands the tests out in collection order, a worker taking
+# the next one when it is nearly done (the browser tests go first as one group).  The
+# longest are moved to the front, so that neither worker is left running one of them at the
+# end while the other has nothing to do; the order within each part is kept.  Measured with
+# --durations; a test missing here only runs later.
+LONGEST_FIRST = (
+    "tests/scale/test_dask.py::test_data_larger_than_the_worker_memory_limit",
+    "tests/methods/test_dask_exchange.py::test_every_permutation_equally_likely_with_uneven_partitions",
+    "tests/methods/test_dask_exchange.py::test_groups_are_independent_and_rows_of_a_group_move_together",
+    "tests/scale/test_dask.py",
+    "tests/choose/test_compare.py",
+    "tests/io/test_dask_reading.py",
+    "tests/package/test_hostile_two.py::test_killing_the_cli_mid_write_leaves_the_previous_file_whole",
+    "tests/package/test_api.py::test_readme_library_example_runs",
+    "tests/package/test_api.py::test_examples_run",
+    "tests/package/test_safety.py::test_search_ranks_only_configurations_that_meet_the_floors",
+    "tests/package/test_security_three.py::test_a_port_that_is_not_a_dask_scheduler_is_refused_within_20_s",
+    "tests/cli/test_cli.py::test_compare_and_recommend",
+    "tests/cli/test_interrupt.py",
+    "tests/protect/test_strata.py::test_dashboard_strata_and_weights",
+)
+
+
+def pytest_collection_modifyitems(config, items):
+    def rank(item):
+        return next((i for i, p in enumerate(LONGEST_FIRST) if item.nodeid.startswith(p)), len(LONGEST_FIRST))
+
+    items.sort(key=rank)  # stable: the order within each part is kept
+
+
+# Tests marked ``alone`` hold a wall-clock limit that covers processes they start (a refusal
+# within 20 s, an exit within 20 s of Ctrl-C): under pytest-xdist each waits until the other
+# worker's test has ended and runs while no other test does (the other worker waits for it
+# at its next test), so that another test's processes do not take the cores the limit was
+# set for.  Two locks of the run's own folder: every test holds "run" shared, an ``alone``
+# test holds it exclusively; "gate", held by an ``alone`` test while it waits, keeps the
+# other worker from taking "run" again in the meantime.  Without xdist there is nothing to do.
+_LOCKS = []
+
+
+def _run_locks(config):
+    if not _LOCKS:
+        import os
+
+        if not os.environ.get("PYTEST_XDIST_WORKER") or not config.option.basetemp:
+            _LOCKS.append(None)
+        else:
+            folder = Path(config.option.basetemp).resolve().parent  # the run's, shared by its workers
+            _LOCKS.append(tuple(open(folder / name, "a+") for name in ("alone-gate.lock", "alone-run.lock")))
+    return _LOCKS[0]
+
+
+@pytest.hookimpl(hookwrapper=True)
+def pytest_runtest_protocol(item, nextitem):
+    import fcntl
+
+    locks = _run_locks(item.config)
+    if locks is None:
+        yield
+        return
+    gate, run = locks
+    alone = item.get_closest_marker("alone") is not None
+    if alone:
+        fcntl.flock(gate, fcntl.LOCK_EX)
+        fcntl.flock(run, fcntl.LOCK_EX)
+    else:
+        fcntl.flock(gate, fcntl.LOCK_SH)
+        fcntl.flock(run, fcntl.LOCK_SH)
+        fcntl.flock(gate, fcntl.LOCK_UN)
+    try:
+        yield
+    finally:
+        fcntl.flock(run, fcntl.LOCK_UN)
+        if alone:
+            fcntl.flock(gate, fcntl.LOCK_UN)

@@ -68,6 +68,7 @@ def _gone(pids, wait=10):
     return False
 
 
+@pytest.mark.alone  # its limits and its moment of Ctrl-C are for a machine not busy with another test
 def test_ctrl_c_of_compare_is_one_line(tmp_path):
     sdccore.load_dataset("tarragona").to_csv(tmp_path / "t.csv", index=False)
     code, err, kids, done, _ = _interrupt(["compare", str(tmp_path / "t.csv"), "--reps", "300", "--seed", "1"], tmp_path)
@@ -79,6 +80,7 @@ def test_ctrl_c_of_compare_is_one_line(tmp_path):
     assert _gone(kids), "worker processes were left running"
 
 
+@pytest.mark.alone  # its limits and its moment of Ctrl-C are for a machine not busy with another test
 def test_ctrl_c_of_the_dask_engine_is_one_line_and_leaves_nothing(tmp_path):
     pytest.importorskip("distributed")
     src = _parquet_files(tmp_path, 8, 150_000, 8)
@@ -95,6 +97,7 @@ def test_ctrl_c_of_the_dask_engine_is_one_line_and_leaves_nothing(tmp_path):
     assert _gone(kids), "Dask's worker processes were left running"
 
 
+@pytest.mark.alone  # its limits and its moment of Ctrl-C are for a machine not busy with another test
 @pytest.mark.parametrize("after, sig, code, word", [
     (0.3, signal.SIGINT, 130, "interrupted"),    # the workers are still importing (the warm-up)
     (12.0, signal.SIGINT, 130, "interrupted"),   # the runs are going (issue 36: ignored after 10-25 s)

@@ -25,6 +25,9 @@ playwright = pytest.importorskip("playwright.sync_api", reason="playwright is no
 if not os.path.exists(CHROMIUM):
     pytest.skip("no chromium on this machine (CI installs Debian's chromium with apt)", allow_module_level=True)
 
+# one worker of pytest-xdist runs them all: one started server and one browser for the module
+pytestmark = pytest.mark.xdist_group("browser")
+
 
 @pytest.fixture(scope="module")
 def server(streamlit_url):
@@ -168,7 +171,11 @@ def test_two_sessions_never_see_each_other(server, browser, tmp_path):
 
 
 def test_five_concurrent_comparisons(server, browser):
-    """Five sessions run a comparison on Tarragona at the same time; all finish without error."""
+    """Five sessions run a comparison on Tarragona at the same time; all finish without error.
+    Three repetitions per method, not the default 10: what is tested is that the five runs
+    share the server's worker pool at once, and they still do (every comparison has a run
+    for each of its methods three times over, the pool holds two runs per worker and session,
+    and the five are started within a second while each takes several seconds)."""
     ctxs = [browser.new_context() for _ in range(5)]
     pages = [c.new_page() for c in ctxs]
     for p in pages:
@@ -176,9 +183,12 @@ def test_five_concurrent_comparisons(server, browser):
         p.get_by_role("heading", name="Data").wait_for(timeout=60000)
         _idle(p)
         _goto(p, "4 Run and compare")
+        _set_reps(p, 3)
     start = time.time()
     for p in pages:
         p.get_by_role("button", name="Run comparison").click()
+    # none had finished when the last was started: the five ran at once
+    assert all(p.get_by_text("Configuration to release").count() == 0 for p in pages)
     took = []
     for p in pages:
         p.get_by_text("Configuration to release").wait_for(timeout=240000)
@@ -252,6 +262,7 @@ def test_missing_cells_and_regression_check(server, browser, tmp_path):
     # assignment intruder gets 4 of the 9 largest firms within 5 %, 3 beyond the prior)
     _shot(page, "missing_1_data")
     _goto(page, "4 Run and compare")
+    _set_reps(page, 3)  # what is checked is the missing cells and the regression, not the scores' intervals
     area = page.locator(".st-key-run_models textarea")
     area.fill("SALES ~ LABOR.COSTS + FIXED.ASSETS")
     area.press("Control+Enter")
@@ -287,17 +298,22 @@ def test_missing_cells_and_regression_check(server, browser, tmp_path):
     assert "Does the analysis still hold?" in report and "LABOR.COSTS" in report
 
 
+def _set_reps(page, reps):
+    """The Run page's repetitions per method (its first slider, from 2 to 100) set to ``reps``."""
+    page.get_by_role("slider").first.focus()
+    page.keyboard.press("Home")
+    for _ in range(reps - 2):
+        page.keyboard.press("ArrowRight")
+    _idle(page)
+
+
 def _run_page_with_reps(page, server, reps):
     page.goto(server)
     page.get_by_role("heading", name="Data").wait_for(timeout=60000)
     _idle(page)
     _pick_sensitive(page, "SALES")
     _goto(page, "4 Run and compare")
-    page.get_by_role("slider").first.focus()
-    page.keyboard.press("Home")
-    for _ in range(reps - 2):
-        page.keyboard.press("ArrowRight")
-    _idle(page)
+    _set_reps(page, reps)
 
 
 def test_one_session_stopping_never_breaks_another(server, browser):

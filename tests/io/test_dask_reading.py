@@ -16,12 +16,23 @@ import pytest
 import sdccore
 from conftest import run_cli as _cli
 
-pytest.importorskip("distributed")
+distributed = pytest.importorskip("distributed")
 
 
 @pytest.fixture(scope="module")
 def tarr():
     return sdccore.load_dataset("tarragona")
+
+
+@pytest.fixture(scope="module")
+def scheduler():
+    """One local cluster for the module's Dask runs, given to the CLI as --scheduler (each run
+    started its own: a cluster's start was most of a run on these small files).  The CLI's
+    own local cluster is tested in tests/cli/test_interrupt.py and
+    tests/package/test_security_three.py."""
+    with distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=True,
+                                  dashboard_address=None) as cluster:
+        yield cluster.scheduler_address
 
 
 
@@ -53,7 +64,7 @@ def _split(df, folder, kw):
     df.iloc[half:].to_csv(os.path.join(folder, "b.csv"), index=False, **kw)
 
 
-def test_the_hostile_corpus_gets_the_same_verdicts_in_memory_and_at_scale(tarr, tmp_path):
+def test_the_hostile_corpus_gets_the_same_verdicts_in_memory_and_at_scale(tarr, scheduler, tmp_path):
     for i, (name, (df, kw, extra)) in enumerate(_corpus(tarr).items()):
         one = tmp_path / f"{i}.csv"
         df.to_csv(one, index=False, **kw)
@@ -61,7 +72,7 @@ def test_the_hostile_corpus_gets_the_same_verdicts_in_memory_and_at_scale(tarr, 
         common = ["--method", "pca", "--seed", "1", "--allow-unsafe", "test corpus"] + extra
         code_m, _, err_m = _cli(["protect", str(one), "--out", str(tmp_path / f"m{i}.csv")] + common)
         code_d, _, err_d = _cli(["protect", str(tmp_path / f"parts{i}" / "*.csv"), "--engine", "dask",
-                                 "--out", str(tmp_path / f"d{i}")] + common)
+                                 "--scheduler", scheduler, "--out", str(tmp_path / f"d{i}")] + common)
         assert code_m == code_d, (name, err_m, err_d)
         if code_m:
             assert err_m.strip().splitlines()[-1].split("(")[0] == err_d.strip().splitlines()[-1].split("(")[0], name
@@ -78,12 +89,12 @@ def test_the_hostile_corpus_gets_the_same_verdicts_in_memory_and_at_scale(tarr, 
             assert same < 0.5, (name, c, same)
 
 
-def test_a_missing_mark_is_read_as_missing_and_refused_at_scale(tarr, tmp_path):
+def test_a_missing_mark_is_read_as_missing_and_refused_at_scale(tarr, scheduler, tmp_path):
     d = tarr.iloc[:, :5].astype(object)
     d.loc[3, "TREASURY"] = "-"
     _split(d, tmp_path / "p", {})
-    code, _, err = _cli(["protect", str(tmp_path / "p" / "*.csv"), "--engine", "dask", "--method", "pca",
-                         "--seed", "1", "--out", str(tmp_path / "o")])
+    code, _, err = _cli(["protect", str(tmp_path / "p" / "*.csv"), "--engine", "dask", "--scheduler", scheduler,
+                         "--method", "pca", "--seed", "1", "--out", str(tmp_path / "o")])
     assert code == 2 and "missing or infinite values in TREASURY (1)" in err and "(exclude)" not in err
     assert "--keep" in err and not (tmp_path / "o").exists()
 

@@ -321,6 +321,7 @@ def test_streams_and_large_files_are_bounded(tmp_path):
     assert r.returncode == 2 and "limit is 200 MB" in r.stderr and "Traceback" not in r.stderr
 
 
+@pytest.mark.alone  # 20 s that include the command's start: on a machine not busy with another test
 def test_a_port_that_is_not_a_dask_scheduler_is_refused_within_20_s(tmp_path):
     import socket
     import threading
