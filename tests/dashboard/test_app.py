@@ -107,10 +107,11 @@ def test_main_flow_by_widget_keys(app):
     assert {"selectivity", "overall", "validity_loss"} <= set(res.summary.score)
     safety = res.safety().set_index("config")
     safe = safety.floors_met
-    # (since issue 38: at the app's seed IPSO's second run breaks the floor in the largest 9 records,
-    # where one record decides: the residual intruder gets 3 of them, 2 beyond the prior; the first
-    # run 1 beyond it, so the mean over the runs, 1.5 of 9, meets the floor)
-    assert safe["Rank swap"] == 1.0 and safe["IPSO"] == 0.5 and safe["FA"] == 0.0 and safe["PCA"] == 0.0
+    # (since issue 38: at the app's seed one run of each breaks the floor in the largest 9 records,
+    # where one record decides, by the residual intruder: IPSO's second run 2 beyond the prior (the
+    # first 1), rank swapping's first run 2 (the second none); the means over the runs, 1.5 and 1 of
+    # 9, meet the floor)
+    assert safe["Rank swap"] == 0.5 and safe["IPSO"] == 0.5 and safe["FA"] == 0.0 and safe["PCA"] == 0.0
     assert list(safety.expected_ok[["Rank swap", "IPSO", "FA", "PCA"]]) == [True, True, False, False]
     # both are safe; IPSO keeps the regression of SALES on the public variables, rank swapping does not
     assert any("Suggested release: **IPSO**" in s.value and "analysis validity" in s.value

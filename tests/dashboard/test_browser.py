@@ -258,8 +258,10 @@ def test_missing_cells_and_regression_check(server, browser, tmp_path):
     page = browser.new_page(viewport={"width": 1400, "height": 1000}, accept_downloads=True)
     _upload_in(page, server, src)
     page.get_by_text("missing cell(s) in").first.wait_for(timeout=60000)
-    # general protection: with SALES sensitive, a rank swap of SALES is refused on this file (the
-    # assignment intruder gets 4 of the 9 largest firms within 5 %, 3 beyond the prior)
+    # (since issue 38 general protection of this file is refused with every method: intruders who
+    # know the method take back some of the 9 largest firms.  SALES sensitive: a rank swap of SALES
+    # alone meets the floors here, in the comparison's 3 runs and in the release at the app's seed)
+    _pick_sensitive(page, "SALES")
     _shot(page, "missing_1_data")
     _goto(page, "4 Run and compare")
     _set_reps(page, 3)  # what is checked is the missing cells and the regression, not the scores' intervals
@@ -271,7 +273,7 @@ def test_missing_cells_and_regression_check(server, browser, tmp_path):
     page.get_by_text("Configuration to release").wait_for(timeout=180000)
     _idle(page)
     page.get_by_text("Does the analysis still hold?").first.wait_for(timeout=60000)
-    page.locator(".st-key-release_pick").get_by_text("PCA", exact=True).click()
+    page.locator(".st-key-release_pick").get_by_text("Rank swap", exact=True).click()
     _idle(page)
     page.get_by_text("This release (seed").wait_for(timeout=60000)
     _shot(page, "missing_4_run_regression")
@@ -287,14 +289,12 @@ def test_missing_cells_and_regression_check(server, browser, tmp_path):
     assert "firm" not in out.columns  # the identifier is dropped
     num = [c for c in d.columns if c != "firm"]
     assert out[num].isna().sum().to_dict() == d[num].isna().sum().to_dict()
-    # PCA keeps the observed means (to rounding) where the bounds clip nothing: the columns with
-    # many negative values (those without any, or with a handful, get no more than the original
-    # had, at a cost to the mean that the plausibility table reports: issues 27 and 28)
-    signed = [c for c in num if (d[c] < 0).mean() > 0.05]
-    assert len(signed) >= 6
-    assert np.allclose(out[signed].mean().to_numpy(), d[signed].mean().to_numpy(), rtol=0, atol=0.51)
-    few = [c for c in num if 0 < (d[c] < 0).sum() <= 0.05 * d[c].notna().sum()]
-    assert few and all((out[c] < 0).sum() <= (d[c] < 0).sum() for c in few)
+    # rank swapping of SALES alone: the public variables are released as they are and SALES's
+    # observed values in another order (rows shuffled: each column compared sorted)
+    for c in num:
+        assert np.array_equal(np.sort(out[c].dropna().to_numpy()), np.sort(d[c].dropna().to_numpy())), c
+    rows = lambda f: set(map(tuple, f[num].fillna(-1.0).to_numpy(float)))  # noqa: E731 (a missing cell as -1)
+    assert len(rows(out) & rows(d)) < 0.2 * len(d)  # SALES moved: records changed
     assert "Does the analysis still hold?" in report and "LABOR.COSTS" in report
 
 
