@@ -164,7 +164,7 @@ class Comparison:
             return False
         if ok.all():
             return True
-        from .._risk.variables import SMALL_BAND
+        from .._risk.settings import SMALL_BAND
 
         b = self.risk_bands
         b = b[(b.config == label) & (b.records < SMALL_BAND)]

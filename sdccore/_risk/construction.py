@@ -28,7 +28,6 @@ from __future__ import annotations
 import numpy as np
 from scipy.spatial import cKDTree
 
-from .attacks import best_prior
 from .._core.plausible import close
 from .intruders import KNN, KNN_VARIABLES, MAX_KNOWN, assignment, knn_loo, loo_fit, slog, slog_inverse
 
@@ -107,7 +106,9 @@ def residual(ctx):
     y, Yk = _released(ctx)
     if len(y) < 3 or y.std() == 0:
         return None
-    pred = best_prior(ctx)
+    from . import attacks  # the battery's own module (imports this one's guesses by name, on first use)
+
+    pred = attacks.best_prior(ctx)
     if pred is None:
         return None
     cols = _related(Yk, y, MAX_KNOWN)

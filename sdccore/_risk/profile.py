@@ -86,7 +86,7 @@ class RiskProfile:
         decides (fewer than 10 records: each is 10 % or more of its band).  Whether such a band
         is disclosed is then judged on the expected share over runs as well (``compare``
         suggests a configuration only if that mean meets the floor too)."""
-        from .variables import ONE_RECORD
+        from .settings import ONE_RECORD
 
         return bool(self.violations) and all(ONE_RECORD in v for v in self.violations)
 

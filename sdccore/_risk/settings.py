@@ -27,6 +27,10 @@ class UnsafeReleaseError(ValueError):
         self.risk = risk
 
 
+SMALL_BAND = 10  # a band of fewer records: a violation says that one record decides
+ONE_RECORD = "one record decides"
+
+
 @dataclass(frozen=True)
 class RiskFloors:
     """The floors every released sensitive variable must meet (see the module docstring).

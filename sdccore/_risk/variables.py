@@ -13,6 +13,7 @@ from .fixes import _fix
 from .attacks import battery
 from .intruders import link, residual_cor
 from .registry import REGISTRY, IntruderContext, columns, label
+from .settings import ONE_RECORD, SMALL_BAND
 
 
 def _cuts_passed(x, cuts):
@@ -91,8 +92,6 @@ def _shares(prior_hits, hits, sets):
     return out
 
 
-SMALL_BAND = 10  # a band of fewer records: a violation says that one record decides
-ONE_RECORD = "one record decides"
 
 
 @dataclass(frozen=True, kw_only=True)

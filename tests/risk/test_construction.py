@@ -28,7 +28,9 @@ def test_residual_hands_out_the_released_residuals_in_the_rankers_order(monkeypa
     X, Y = np.c_[p, x], np.c_[p, y]
     ranker = 10 + 2 * p + np.arange(6.0)[::-1] * 1e-3   # a prior whose predicted residual orders them as x does
     # only the ranking matters: the record with the largest predicted residual gets the largest released residual
-    monkeypatch.setattr(construction, "best_prior", lambda ctx: ranker)
+    from sdccore._risk import attacks
+
+    monkeypatch.setattr(attacks, "best_prior", lambda ctx: ranker)
     handed, snapped = construction.residual(_ctx(X, Y, [0], 1))[:2]
     order = np.argsort(np.argsort(ranker - (10 + 2 * p), kind="stable"), kind="stable")
     assert np.allclose(handed, 10 + 2 * p + np.sort(res)[order])
