@@ -142,7 +142,10 @@ def test_the_release_is_refused_because_it_can_be_inverted(tarragona):
     intruder who knows r other values of a record solves for it and reads the rest back."""
     with pytest.raises(sdccore.UnsafeReleaseError, match="reconstructs") as ei:
         sdccore.protect(tarragona, method="pca_remove")
-    assert ei.value.risk.variables.close_reconstructed.min() > 0.8
+    # (beyond every single prior model since issue 38: the published regression and the percentiles
+    # already get some records of the best-predicted variable, so its figure is lower there)
+    rec = ei.value.risk.variables.close_reconstructed
+    assert rec.min() > 0.6 and (rec > 0.8).sum() >= len(rec) - 2
     # the same attack computed independently: solve the change from two known variables
     res = raw_protect(tarragona, method="pca_remove", removed=2, rng=0)
     X, Y = tarragona.to_numpy(float), res.data.to_numpy(float)
