@@ -29,7 +29,8 @@ import numpy as np
 from scipy.spatial import cKDTree
 
 from .._core.plausible import close
-from .intruders import KNN, KNN_VARIABLES, MAX_KNOWN, assignment, knn_loo, loo_fit, slog, slog_inverse
+from .intruders import (KNN, KNN_VARIABLES, MAX_KNOWN, assignment, knn_loo, loo_fit, related_columns, slog,
+                         slog_inverse)
 
 __all__ = []
 
@@ -44,16 +45,6 @@ def _released(ctx):
     if ctx.observed is not None:
         use &= ctx.observed
     return y[use], Yk[use]
-
-
-def _related(Yk, y, count):
-    """The positions of the ``count`` known columns most correlated with y (all if fewer)."""
-    m = Yk.shape[1]
-    if m <= count:
-        return np.arange(m)
-    with np.errstate(invalid="ignore", divide="ignore"):
-        c = np.abs(np.nan_to_num(((Yk - Yk.mean(0)) * (y - y.mean())[:, None]).mean(0) / (Yk.std(0) * y.std())))
-    return np.sort(np.argsort(-c, kind="stable")[:count])
 
 
 def _ols(A, t):
@@ -90,10 +81,10 @@ def _validated(ctx, candidates):
     with np.errstate(all="ignore"):
         for c in candidates:
             if c == "knn":
-                est = knn_loo(Yk[:, _related(Yk, y, KNN_VARIABLES)], y)
+                est = knn_loo(Yk[:, related_columns(Yk, y, KNN_VARIABLES)], y)
             else:
                 f, finv = _SCALES[c]
-                est = finv(loo_fit(f(Yk[:, _related(Yk, y, MAX_KNOWN)]), f(y)))
+                est = finv(loo_fit(f(Yk[:, related_columns(Yk, y, MAX_KNOWN)]), f(y)))
             scores.append(float(np.mean(close(y, np.where(np.isfinite(est), est, np.inf), ctx.tolerance))))
     return int(np.argmax(scores))
 
@@ -111,7 +102,7 @@ def residual(ctx):
     pred = attacks.best_prior(ctx)
     if pred is None:
         return None
-    cols = _related(Yk, y, MAX_KNOWN)
+    cols = related_columns(Yk, y, MAX_KNOWN)
     K = ctx.known_values[:, cols]
     out = []
     f, finv = _SCALES[_validated(ctx, (0, 1))]  # the scale whose fit predicts the release best
@@ -139,14 +130,14 @@ def release_fit(ctx):
         return None
     K = ctx.known_values
     pick = _validated(ctx, (0, 1, "knn"))  # the model that predicts the release best, without the truth
-    cols = _related(Yk, y, MAX_KNOWN)
+    cols = related_columns(Yk, y, MAX_KNOWN)
     with np.errstate(all="ignore"):
         if pick < 2:
             f, finv = _SCALES[pick]
             b = _ols(f(Yk[:, cols]), f(y))
             est = finv(_apply(b, f(K[:, cols])))
             return [np.where(np.isfinite(est), est, np.nan)]
-        near = _related(Yk, y, KNN_VARIABLES)
+        near = related_columns(Yk, y, KNN_VARIABLES)
         mu, sd = Yk[:, near].mean(0), Yk[:, near].std(0)
         sd = np.where(sd > 0, sd, 1.0)
         tree = cKDTree((Yk[:, near] - mu) / sd)
@@ -168,7 +159,7 @@ def correction(ctx):
     y, Yk = _released(ctx)
     if len(y) < 3 or y.std() == 0:
         return None
-    cols = _related(Yk, y, MAX_KNOWN)
+    cols = related_columns(Yk, y, MAX_KNOWN)
     b = _ols(Yk[:, cols], y)
     K = ctx.known_values[:, cols]
     known = np.asarray(ctx.known)[cols]

@@ -130,13 +130,19 @@ def loo_fit(P, t, in_sample=False):
     return t - (t - fit) / (1.0 - h)
 
 
-def most_related(P, t, count):
-    """The ``count`` columns of P most correlated with t (all of them if fewer)."""
+def related_columns(P, t, count):
+    """The positions of the ``count`` columns of P most correlated with t (all if fewer), in
+    column order."""
     if P.shape[1] <= count:
-        return P
+        return np.arange(P.shape[1])
     with np.errstate(invalid="ignore", divide="ignore"):
         c = np.abs(np.nan_to_num(((P - P.mean(0)) * (t - t.mean())[:, None]).mean(0) / (P.std(0) * t.std())))
-    return P[:, np.sort(np.argsort(-c, kind="stable")[:count])]
+    return np.sort(np.argsort(-c, kind="stable")[:count])
+
+
+def most_related(P, t, count):
+    """The ``count`` columns of P most correlated with t (all of them if fewer)."""
+    return P if P.shape[1] <= count else P[:, related_columns(P, t, count)]
 
 
 def knn_loo(K, t, k=KNN):
