@@ -73,10 +73,21 @@ def _upload_in(page, server, path):
 
 
 def _pick_sensitive(page, name):
+    """Pick ``name`` in the Sensitive box.  On a busy machine the page may still be
+    re-running when the list opens and the option is drawn again under the pointer
+    ('element was detached'); the list is then opened again, up to three times."""
     box = page.get_by_role("combobox", name="Sensitive (protected most)")
-    box.click()
-    box.fill(name)
-    page.get_by_role("option", name=name, exact=True).click()
+    for attempt in range(3):
+        _idle(page)
+        box.click()
+        box.fill(name)
+        try:
+            page.get_by_role("option", name=name, exact=True).click(timeout=15000)
+            break
+        except playwright.TimeoutError:
+            if attempt == 2:
+                raise
+            page.keyboard.press("Escape")
     page.keyboard.press("Escape")
     _idle(page)
 
