@@ -1,11 +1,23 @@
+import os
 import sys
 from pathlib import Path
 
-import numpy as np
-import pandas as pd
-import pytest
+# Two pytest-xdist workers share this machine's two cores: each keeps its linear algebra to
+# one thread (and so do the servers, CLI runs and Dask workers the tests start, which read
+# these variables).  With two BLAS threads per worker the four threads fight for two cores,
+# and a busy machine makes that up to ten times slower in CPU time (issue 42's audit:
+# evaluate on EIA 0.67 CPU-s with one thread against 10.5 with two).  Set before numpy loads.
+for _var in ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS"):
+    os.environ.setdefault(_var, "1")
 
-import sdccore
+import numpy as np  # noqa: E402
+import pandas as pd  # noqa: E402
+import pytest  # noqa: E402
+from threadpoolctl import threadpool_limits  # noqa: E402
+
+import sdccore  # noqa: E402
+
+threadpool_limits(1)  # in case numpy was loaded before this file (a plugin)
 
 # The test files live in one folder per room (tests/core/, tests/methods/ ...); the helpers
 # they share (this file's run_cli and raw_protect, toy_method.py, mdav_reference.py, prior_reference.py) stay
