@@ -25,6 +25,9 @@ Each returns a list of alternative guesses (the battery counts the best one) or 
 
 from __future__ import annotations
 
+import threading
+import weakref
+
 import numpy as np
 from scipy.spatial import cKDTree
 
@@ -62,12 +65,33 @@ def _can(ctx):
     return bool(ctx.known) and len(ctx.rows) > 2
 
 
+# per thread (the dashboard's sessions protect in threads of one process): a weak reference to
+# the context last scored and its scores by candidate (the residual and release-fit intruders
+# ask for the same fits in turn); weak, so that no release is kept alive after its battery
+_LAST = threading.local()
+
+
 def _validated(ctx, candidates):
     """The position of the candidate model the intruder would pick WITHOUT the truth: the one
     whose leave-one-out prediction of the released values themselves (on the sampled
     records' released rows) puts the most within the tolerance.  One guess per intruder and
     scale, not the best of several chosen band by band with the truth (that would count
-    chance hits)."""
+    chance hits).  The scores of the context last asked for are kept: the residual and the
+    release-fit intruders ask for the same least-squares fits of one context in turn."""
+    ref = getattr(_LAST, "ctx", None)
+    if ref is None or ref() is not ctx:
+        _LAST.ctx, _LAST.scores = weakref.ref(ctx), {}
+    scores = _LAST.scores
+    for c in candidates:
+        if c not in scores:
+            scores[c] = _score(ctx, c)
+    got = [scores[c] for c in candidates]
+    return 0 if any(v is None for v in got) else int(np.argmax(got))
+
+
+def _score(ctx, c):
+    """The share of the sampled records' released values that candidate ``c`` predicts
+    within the tolerance, leave-one-out (None: too few records to tell)."""
     rows = ctx.rows
     y = ctx.released[rows, ctx.target]
     Yk = ctx.released[np.ix_(rows, list(ctx.known))]
@@ -75,18 +99,15 @@ def _validated(ctx, candidates):
     if ctx.observed is not None:
         ok &= ctx.observed[rows]
     if ok.sum() <= KNN + 1:
-        return 0
+        return None
     y, Yk = y[ok], Yk[ok]
-    scores = []
     with np.errstate(all="ignore"):
-        for c in candidates:
-            if c == "knn":
-                est = knn_loo(Yk[:, related_columns(Yk, y, KNN_VARIABLES)], y)
-            else:
-                f, finv = _SCALES[c]
-                est = finv(loo_fit(f(Yk[:, related_columns(Yk, y, MAX_KNOWN)]), f(y)))
-            scores.append(float(np.mean(close(y, np.where(np.isfinite(est), est, np.inf), ctx.tolerance))))
-    return int(np.argmax(scores))
+        if c == "knn":
+            est = knn_loo(Yk[:, related_columns(Yk, y, KNN_VARIABLES)], y)
+        else:
+            f, finv = _SCALES[c]
+            est = finv(loo_fit(f(Yk[:, related_columns(Yk, y, MAX_KNOWN)]), f(y)))
+        return float(np.mean(close(y, np.where(np.isfinite(est), est, np.inf), ctx.tolerance)))
 
 
 def residual(ctx):
