@@ -78,6 +78,7 @@ def _figures(bands_or_intr, intruders):
 def case(name, load, sens, apart, reps=10):
     d = load()
     d = d.select_dtypes("number")
+    apart = [c for c in apart if c in d]  # text columns (EIA's UTILNAME, STATE) are dropped above
     methods = SELECTIVE if sens else GENERAL
     configs = {m: {"method": m, **({"exclude": apart} if apart else {})} for m in methods}
     with warnings.catch_warnings():
