@@ -29,11 +29,6 @@ and the least-squares fits on every record (raw and log); cross-fitted gradient 
     lz = loo(g(P), g(x))
     others = [np.delete(x, i) for i in range(n)]
 
-    def fit(A, t):  # the published regression: least squares on every record
-        A = np.c_[np.ones(n), A]
-        return A @ np.linalg.lstsq(A, t, rcond=None)[0]
-    lf = fit(g(P), g(x))
-
     # gradient boosting, cross-fitted: 5 folds in scikit-learn's shuffled order (seed 0), 50 trees
     from sklearn.ensemble import HistGradientBoostingRegressor
     from sklearn.model_selection import KFold
@@ -43,7 +38,7 @@ and the least-squares fits on every record (raw and log); cross-fitted gradient 
         boost[test] = m.fit(P[train], x[train]).predict(P[test])
     return {"ols": loo(P, x), "log-ols": np.sign(lz) * np.expm1(np.abs(lz)), "knn": knn,
             "mean": np.array([o.mean() for o in others]), "median": np.array([np.median(o) for o in others]),
-            "boosting": boost, "ols-fit": fit(P, x), "log-ols-fit": np.sign(lf) * np.expm1(np.abs(lf)),
+            "boosting": boost,
             # the percentiles of the others: the order statistic of rank round(q (n - 2))
             **{f"P{p}": np.array([np.sort(o)[int(round(p / 100 * (n - 2)))] for o in others])
                for p in range(5, 100, 5) if p != 50}}

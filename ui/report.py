@@ -52,7 +52,7 @@ def _risk_html(risk, internal, unsafe_reason):
             f"{fl.max_abs_cor:.2f} (in selective protection: of the part the public variables do not "
             f"explain); at most {fl.max_close_share:.0%} of records put within {fl.tolerance:.0%} of their "
             f"true value beyond what the intruder's knowledge alone predicts (the prior: OLS, log-OLS and "
-            f"nearest-neighbour laws fitted leave-one-out, the published regression, the variable's mean and "
+            f"nearest-neighbour laws fitted leave-one-out, the variable's mean and "
             f"percentiles, and in selective protection gradient boosting; the hits no single one of them "
             f"explains count), by every intruder tried, overall, in each of "
             f"{fl.bands} size bands and among the largest 1 %. Intruders tried: "

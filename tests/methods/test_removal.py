@@ -142,7 +142,7 @@ def test_the_release_is_refused_because_it_can_be_inverted(tarragona):
     intruder who knows r other values of a record solves for it and reads the rest back."""
     with pytest.raises(sdccore.UnsafeReleaseError, match="reconstructs") as ei:
         sdccore.protect(tarragona, method="pca_remove")
-    # (beyond every single prior model since issue 38: the published regression and the percentiles
+    # (beyond every single prior model since issue 38: the percentiles and the leave-one-out laws
     # already get some records of the best-predicted variable, so its figure is lower there)
     rec = ei.value.risk.variables.close_reconstructed
     assert rec.min() > 0.6 and (rec > 0.8).sum() >= len(rec) - 2

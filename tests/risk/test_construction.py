@@ -230,3 +230,36 @@ def test_the_boosted_prior_is_cross_fitted_and_only_in_selective_protection():
     gen = risk_profile(np.c_[P, k], np.c_[P, k * 1.5], ["a", "b", "s"], [2])
     assert sel.variables.loc["s", "prior"] > 0.9  # the boosted model (or OLS) predicts it
     assert gen.variables.loc["s", "prior_model"] != "boosting"
+
+
+def test_a_record_of_high_leverage_is_charged_to_a_release_that_publishes_the_fit():
+    """The regression fitted on every record is no prior knowledge: a record's own value is in
+    it, weighted by its leverage.  statecrime's District of Columbia (leverage 0.805 on the
+    other variables): the fit on every record is 3.6 % from its violent-crime rate 1348.9,
+    the leave-one-out fit 18.7 % (computed here with numpy).  IPSO publishes that fit exactly,
+    so the model fitted on the release puts DC within 5 %: one of the 5 largest states,
+    counted beyond the prior (held-out intruder of issue 38; before, the prior held the fit
+    on every record and the release was charged with nothing there)."""
+    import sdccore
+    from sdccore._risk.intruders import PRIOR_MODELS
+
+    datasets = pytest.importorskip("statsmodels.datasets")
+    d = datasets.statecrime.load_pandas().data
+    dc = list(d.index).index("District of Columbia")
+    d = d.reset_index(drop=True)
+    y, P = d["violent"].to_numpy(), d.drop(columns=["violent"]).to_numpy()
+    A = np.c_[np.ones(len(y)), P]
+    H = A @ np.linalg.pinv(A)
+    fit, h = H @ y, np.diag(H)
+    loo = y - (y - fit) / (1 - h)
+    assert h[dc] == pytest.approx(0.805, abs=1e-3) and y[dc] == 1348.9
+    assert abs(fit[dc] - y[dc]) / y[dc] == pytest.approx(0.0365, abs=1e-3)
+    assert abs(loo[dc] - y[dc]) / y[dc] == pytest.approx(0.187, abs=1e-3)
+    assert not {"ols-fit", "log-ols-fit"} & set(PRIOR_MODELS)
+    res = sdccore.protect(d, "ipso", sensitive=["violent"], rng=0)
+    released = res.data["violent"].to_numpy()
+    np.testing.assert_allclose(H @ released, fit, rtol=1e-4)  # the fit, published exactly (up to the rounding to 0.1)
+    t = res.risk.intruders.set_index(["band", "intruder"])
+    top = t.loc[("top 1 %", "release_fit")]
+    assert top.with_release == pytest.approx(0.4) and top.beyond_prior == pytest.approx(0.2)
+    assert np.sort(y)[-5:].min() <= y[dc]  # DC is among the 5 largest

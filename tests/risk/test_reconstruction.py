@@ -114,7 +114,7 @@ def test_general_fa_default_swaps_residual_rows_so_the_change_cannot_be_solved(t
 def test_bands_count_reconstructed_records(tarragona):
     res = raw_protect(tarragona, method="fa", sensitive=["SALES"], rng=7, bounds="sign", rounding="original")
     b = res.risk.bands.set_index("band")
-    # (beyond every single prior model since issue 38, the published regression among them)
+    # (beyond every single prior model since issue 38)
     assert (b.close_reconstructed > 0.4).all() and b.close_reconstructed.mean() > 0.6
     assert not res.risk.ok
     top = b.loc["top 1 %"]
