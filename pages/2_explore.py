@@ -10,7 +10,9 @@ st.title("Explore")
 def body():
     if not compute.ready():
         return
-    with st.spinner("Correlations, adequacy and the recommendation ..."):
+    wait = "" if compute.kernels_warm() else (" (the first time after an install this can take a minute: the risk "
+                                              "calculations are compiled once, then kept)")
+    with st.spinner("Correlations, adequacy and the recommendation ..." + wait):
         ex = compute.explore()
         compute.indices()
         compute.recommendation()

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import copy
 import sys
+import threading
 
 import pandas as pd
 import streamlit as st
@@ -13,6 +14,9 @@ import streamlit as st
 import sdccore
 from ui.common import _key
 from ui.session import data, excluded, plausible, protect_columns, seed, sensitive, token, with_floors, work_frame
+
+
+_WARM = threading.Event()
 
 
 def _preload():
@@ -23,7 +27,6 @@ def _preload():
     Then run each compiled kernel once on a small synthetic frame (no user data): on a fresh
     install numba compiles them on first use (measured: the first Explore page waited 31 s
     for it), afterwards it loads them from its cache in well under a second."""
-    import threading
 
     def load():
         import time
@@ -47,8 +50,22 @@ def _preload():
         except Exception:  # noqa: BLE001 - a warm-up only: the pages compile what they need anyway
             pass
 
+    def run():
+        try:
+            load()
+        finally:
+            _WARM.set()
+
     if not any(t.name == "sdccore-preload" for t in threading.enumerate()) and "sdccore._choose.recommend" not in sys.modules:
-        threading.Thread(target=load, name="sdccore-preload", daemon=True).start()
+        threading.Thread(target=run, name="sdccore-preload", daemon=True).start()
+    elif not any(t.name == "sdccore-preload" for t in threading.enumerate()):
+        _WARM.set()
+
+
+def kernels_warm() -> bool:
+    """Whether the background warm-up has finished (``_preload``): until then a page that
+    protects may wait for numba to compile (about a minute, once after an install)."""
+    return _WARM.is_set()
 
 
 _preload()

@@ -510,3 +510,19 @@ def test_download_page_protects_its_configuration_once(app, monkeypatch):
     _ok(app)
     assert any(b.label == "Download the protected CSV" for b in app.get("download_button"))
     assert len(calls) == 1, f"protected {len(calls)} times"
+
+
+def test_the_kernel_warm_up_says_when_it_is_done():
+    """The Explore page's spinner says that the first time after an install can take a minute
+    until the background warm-up (``ui.compute._preload``) has compiled the kernels; once it has
+    finished, ``kernels_warm`` is true and the spinner says nothing more."""
+    import threading
+
+    from ui import compute
+
+    for t in threading.enumerate():
+        if t.name == "sdccore-preload":
+            t.join(300)
+    assert compute.kernels_warm()
+    src = (ROOT / "pages" / "2_explore.py").read_text()
+    assert "compute.kernels_warm()" in src and "the risk " in src
