@@ -211,11 +211,6 @@ def loo_quantile(t, q):
     return at(np.full(n, int(round(q * (m - 1)))))
 
 
-def loo_median(t):
-    """Each record's median of the other records' values."""
-    return loo_quantile(t, 0.5)
-
-
 # the constants the prior knows: the variable's mean and its percentiles (a published
 # distribution: every release keeps it or shows it), so a guess of one value for every record
 # -- which hits the records of whichever band that value falls in -- discloses nobody

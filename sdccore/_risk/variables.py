@@ -92,8 +92,6 @@ def _shares(prior_hits, hits, sets):
     return out
 
 
-
-
 @dataclass(frozen=True, kw_only=True)
 class _Run:
     """What every checked variable's figures share in one ``_risk_profile`` call."""
