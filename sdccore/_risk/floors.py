@@ -105,8 +105,8 @@ def _risk_profile(X, Y, names, check, *, floors=None, planned_share=None, link_o
     up to 5,000) it is counted whether an intruder gets the value within ``tolerance``:
 
     * the prior (``_intruders.prior_estimates``: OLS, log-OLS and k-nearest-neighbour laws of
-      the variable given that knowledge, fitted leave-one-out on the original; the published
-      regression fitted on every record; the variable's mean and percentiles; in selective
+      the variable given that knowledge, fitted leave-one-out on the original (never the fit on
+      every record, which holds the record itself); the variable's mean and percentiles; in selective
       protection cross-fitted gradient boosting), without any release; beyond it counts the
       hits that no single prior model explains;
     * with the release: the own record, the linked record (nearest on the knowledge), the
