@@ -56,10 +56,12 @@ def _preload():
         finally:
             _WARM.set()
 
-    if not any(t.name == "sdccore-preload" for t in threading.enumerate()) and "sdccore._choose.recommend" not in sys.modules:
-        threading.Thread(target=run, name="sdccore-preload", daemon=True).start()
-    elif not any(t.name == "sdccore-preload" for t in threading.enumerate()):
+    if any(t.name == "sdccore-preload" for t in threading.enumerate()):
+        return
+    if "sdccore._choose.recommend" in sys.modules:  # loaded already: nothing to warm
         _WARM.set()
+    else:
+        threading.Thread(target=run, name="sdccore-preload", daemon=True).start()
 
 
 def kernels_warm() -> bool:
