@@ -240,3 +240,24 @@ def pytest_runtest_protocol(item, nextitem):
         fcntl.flock(run, fcntl.LOCK_UN)
         if alone:
             fcntl.flock(gate, fcntl.LOCK_UN)
+
+
+def pytest_configure(config):
+    """Before pytest-xdist's workers start (in its controller): numba's kernels compiled
+    into its cache once, in two processes side by side (tests/warm_kernels.py), instead of
+    by every worker and every process the first tests start.  On a warm checkout this takes about 3 s.  A failure here is not the tests'
+    business: the kernels then compile where they are first used, as before."""
+    import subprocess
+
+    if hasattr(config, "workerinput") or config.option.collectonly or not getattr(config.option, "numprocesses", 0):
+        return  # a worker, or one process (-n 0), which compiles each kernel once anyway
+    root = Path(__file__).resolve().parents[1]
+    env = dict(os.environ, PYTHONPATH=os.pathsep.join(p for p in (str(root), os.environ.get("PYTHONPATH")) if p))
+    script = str(Path(__file__).resolve().parent / "warm_kernels.py")
+    procs = [subprocess.Popen([sys.executable, script, part], cwd=root, env=env,
+                              stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL) for part in ("mdav", "risk")]
+    for p in procs:
+        try:
+            p.wait(300)
+        except subprocess.TimeoutExpired:
+            p.kill()
