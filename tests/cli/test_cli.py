@@ -1,14 +1,24 @@
 import json
 import subprocess
 import sys
+from types import SimpleNamespace
 
 import pandas as pd
 
 import sdccore
+from conftest import run_cli
 
 
 def run(*args, cwd=None):
     return subprocess.run([sys.executable, "-m", "sdccore", *args], capture_output=True, text=True, cwd=cwd)
+
+
+def run_here(*args):
+    """The command line in this process (conftest.run_cli), for the tests of what a command does;
+    a new interpreter costs about 2.5 CPU-s a run, and its start with workers for compare about 8
+    (the tests of a bad input and of ``datasets`` keep ``python -m sdccore`` as a process)."""
+    code, out, err = run_cli(list(args))
+    return SimpleNamespace(returncode=code, stdout=out, stderr=err)
 
 
 def test_protect_and_recipe_roundtrip(tmp_path, tarragona):
@@ -17,8 +27,8 @@ def test_protect_and_recipe_roundtrip(tmp_path, tarragona):
     out, rec = tmp_path / "out.csv", tmp_path / "r.json"
     # rank swapping of SALES alone: selective FA and PCA change the public variables, which gives
     # SALES away (refused, see test_reconstruction)
-    p = run("protect", str(src), "--method", "rankswap", "--sensitive", "SALES", "--seed", "7",
-            "--set", "p=20", "--out", str(out), "--save-recipe", str(rec))
+    p = run_here("protect", str(src), "--method", "rankswap", "--sensitive", "SALES", "--seed", "7",
+                 "--set", "p=20", "--out", str(out), "--save-recipe", str(rec))
     assert p.returncode == 0, p.stderr
     recipe = json.loads(rec.read_text())
     assert recipe["seed"] == 7 and recipe["p"] == 20 and recipe["sensitive"] == ["SALES"]
@@ -31,7 +41,7 @@ def test_protect_and_recipe_roundtrip(tmp_path, tarragona):
     assert got.shape == tarragona.shape
     pd.testing.assert_frame_equal(got, expect, check_exact=False, rtol=1e-12)
     out2 = tmp_path / "out2.csv"
-    p = run("protect", str(src), "--recipe", str(rec), "--out", str(out2))
+    p = run_here("protect", str(src), "--recipe", str(rec), "--out", str(out2))
     assert p.returncode == 0, p.stderr
     assert out2.read_text() == out.read_text()
 
@@ -57,23 +67,23 @@ def test_evaluate_json(tmp_path, tarragona):
     tarragona.to_csv(a, index=False)
     # since issue 38 general PCA breaks the floors on Tarragona: a release made with a reason, to be evaluated
     sdccore.protect(tarragona, method="pca", rng=1, allow_unsafe="test: a file to evaluate").data.to_csv(b, index=False)
-    p = run("evaluate", str(a), str(b), "--sensitive", "SALES", "--json")
+    p = run_here("evaluate", str(a), str(b), "--sensitive", "SALES", "--json")
     assert p.returncode == 0, p.stderr
     scores = json.loads(p.stdout)
     expect = sdccore.evaluate(pd.read_csv(a), pd.read_csv(b), sensitive=["SALES"]).scores
     assert scores == {k: float(f"{v:.12g}") for k, v in expect.items()}  # 12 significant digits, as printed
-    p = run("evaluate", str(a), str(tmp_path / "none.csv"))
+    p = run_here("evaluate", str(a), str(tmp_path / "none.csv"))
     assert p.returncode == 2 and p.stderr.startswith("error:")
 
 
 def test_compare_and_recommend(tmp_path, tarragona):
     a = tmp_path / "a.csv"
     tarragona.to_csv(a, index=False)
-    p = run("compare", str(a), "--reps", "2", "--seed", "1", "--json")
+    p = run_here("compare", str(a), "--reps", "2", "--seed", "1", "--json")
     assert p.returncode == 0, p.stderr
     out = json.loads(p.stdout)
     assert set(out["results"]) == {"FA", "PCA", "M-AGG"}
     assert 0 <= out["results"]["PCA"]["summary"]["mean"] <= 1
-    p = run("recommend", str(a), "--sensitive", "SALES")
+    p = run_here("recommend", str(a), "--sensitive", "SALES")
     assert p.returncode == 0, p.stderr
     assert p.stdout.startswith("recommended: ")

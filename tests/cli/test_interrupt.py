@@ -125,13 +125,18 @@ def test_compare_stops_at_any_moment_with_one_line_and_no_process_left(tmp_path,
 def test_a_killed_resource_tracker_prints_no_traceback_in_a_dask_run(tmp_path):
     """multiprocessing's resource tracker killed during a Dask run: started again quietly,
     the release written, no traceback (before: one KeyError traceback per semaphore the dead
-    tracker had registered, 12 on a 600,000-record run)."""
+    tracker had registered, 12 on a 600,000-record run).
+
+    20,000 records and the floors' intruders on 2,000 of them (160,000 and 20,000 before): the
+    tracker starts with the cluster, 2-5 s into the run, and is killed 1 s later; the run
+    still went on for about 8 s after that here (35 s before), and what is checked is what
+    the killed tracker leaves on standard error, not the release's size."""
     pytest.importorskip("distributed")
-    src = _parquet_files(tmp_path, 4, 40_000, 6)
+    src = _parquet_files(tmp_path, 4, 5_000, 6)
     out = tmp_path / "out"
     p = subprocess.Popen([sys.executable, "-m", "sdccore", "protect", str(src / "*.parquet"), "--engine", "dask",
-                          "--method", "fa", "--seed", "1", "--out", str(out)], cwd=ROOT, stdout=subprocess.DEVNULL,
-                         stderr=subprocess.PIPE, start_new_session=True)
+                          "--method", "fa", "--seed", "1", "--sample", "2000", "--out", str(out)], cwd=ROOT,
+                         stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, start_new_session=True)
     proc = psutil.Process(p.pid)
     killed, deadline = None, time.time() + 120
     while killed is None and time.time() < deadline and p.poll() is None:

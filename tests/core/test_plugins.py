@@ -10,6 +10,7 @@ from pathlib import Path
 import pytest
 
 import sdccore
+from conftest import run_cli
 from sdccore._risk import registry
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -30,13 +31,26 @@ def _run(args, tmp_path, plugins):
                           text=True, timeout=300)
 
 
-def test_the_command_line_imports_the_plugins_named_in_the_environment(tmp_path):
+def test_the_command_line_imports_the_plugins_named_in_the_environment(tmp_path, monkeypatch):
     (tmp_path / "my_plugins.py").write_text(PLUGIN)
     sdccore.load_dataset("tarragona").to_csv(tmp_path / "t.csv", index=False)
-    out = _run(["evaluate", str(tmp_path / "t.csv"), str(tmp_path / "t.csv")], tmp_path, "my_plugins")
-    assert out.returncode == 0, out.stderr
-    assert "Records kept (share)" in out.stdout and "1.0000  (higher is better)" in out.stdout
-    listed = _run(["registered"], tmp_path, "my_plugins").stdout.splitlines()
+    # evaluate and registered run the command line's main in this process (a new interpreter costs
+    # about 2 CPU-s a run): it reads SDCCORE_PLUGINS when it starts, as `python -m sdccore` does,
+    # which the last run below checks as a process; what the plug-in registered here is taken back
+    monkeypatch.setenv("SDCCORE_PLUGINS", "my_plugins")
+    monkeypatch.syspath_prepend(str(tmp_path))
+    try:
+        code, out, err = run_cli(["evaluate", str(tmp_path / "t.csv"), str(tmp_path / "t.csv")])
+        assert code == 0, err
+        assert "Records kept (share)" in out and "1.0000  (higher is better)" in out
+        code, out, err = run_cli(["registered"])
+        listed = out.splitlines()
+    finally:
+        if "tenfold" in registry.REGISTRY:
+            sdccore.unregister_intruder("tenfold")
+        if "rows_kept" in sdccore.analyses():
+            sdccore.unregister_analysis("rows_kept")
+        sys.modules.pop("my_plugins", None)
     assert "intruder  tenfold         the tenfold intruder  (plug-in)" in listed
     assert any(line.startswith("analysis  rows_kept") and line.endswith("(plug-in)") for line in listed)
     assert any(line.startswith("method    fa") and "plug-in" not in line for line in listed)

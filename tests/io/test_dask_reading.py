@@ -29,8 +29,10 @@ def scheduler():
     """One local cluster for the module's Dask runs, given to the CLI as --scheduler (each run
     started its own: a cluster's start was most of a run on these small files).  The CLI's
     own local cluster is tested in tests/cli/test_interrupt.py and
-    tests/package/test_security_three.py."""
-    with distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=True,
+    tests/package/test_security_three.py.  One worker process (two before): the reading
+    rules run in a worker, partition by partition, however many there are, and a second
+    worker was half the cluster's start and a share of every run's messages."""
+    with distributed.LocalCluster(n_workers=1, threads_per_worker=1, processes=True,
                                   dashboard_address=None) as cluster:
         yield cluster.scheduler_address
 

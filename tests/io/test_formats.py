@@ -3,8 +3,6 @@ format they came in (labels kept) or as CSV, Parquet and Excel; fixtures made fr
 bundled samples with missing cells at random and in blocks."""
 
 import io
-import subprocess
-import sys
 from pathlib import Path
 
 import numpy as np
@@ -13,6 +11,7 @@ import pyreadstat
 import pytest
 
 import sdccore
+from conftest import run_cli
 from sdccore import write_table
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -117,20 +116,26 @@ def test_a_damaged_spss_file_is_a_plain_error(df, tmp_path):
         sdccore.read_table(raw, "broken.sav")
 
 
-def _cli(*args, cwd):
-    return subprocess.run([sys.executable, "-m", "sdccore", *args], cwd=cwd, capture_output=True, text=True,
-                          env={"PYTHONPATH": str(ROOT), "PATH": "/usr/bin:/bin"})
+def _cli(*args, cwd, monkeypatch):
+    """``python -m sdccore ARGS`` run in this process (the command line's main, as
+    tests/conftest.py's run_cli) from the folder ``cwd``: (exit code, standard error).  The
+    formats are tested here, not the process: a fresh process (its imports, 3-4 CPU-s) for
+    each call was most of these tests' cost."""
+    monkeypatch.chdir(cwd)
+    code, _, err = run_cli(list(args))
+    return code, err
 
 
 @pytest.mark.parametrize("fmt,out", [("sav", "sav"), ("dta", "dta"), ("sav", "csv"), ("dta", "parquet"),
                                      ("xpt", "xpt"), ("sav", "xlsx")])
-def test_cli_writes_the_release_in_the_format_asked(fmt, out, df, tmp_path):
+def test_cli_writes_the_release_in_the_format_asked(fmt, out, df, tmp_path, monkeypatch):
     raw = sav_bytes(df, tmp_path) if fmt == "sav" else dta_bytes(df) if fmt == "dta" else write_table(df, "xpt", labels=LABELS)
     (tmp_path / f"in.{fmt}").write_bytes(raw)
     # general PCA is refused since issue 38; the release is only the vehicle of the format
-    r = _cli("protect", f"in.{fmt}", "--method", "pca", "--seed", "5", "--keep", "REGION", "--out", f"rel.{out}",
-             "--allow-unsafe", "test of the file formats, not published", cwd=tmp_path)
-    assert r.returncode == 0, r.stderr
+    code, err = _cli("protect", f"in.{fmt}", "--method", "pca", "--seed", "5", "--keep", "REGION", "--out",
+                     f"rel.{out}", "--allow-unsafe", "test of the file formats, not published", cwd=tmp_path,
+                     monkeypatch=monkeypatch)
+    assert code == 0, err
     got = sdccore.read_table(str(tmp_path / f"rel.{out}"))
     assert got.format == out
     if out in ("sav", "dta", "xpt"):
@@ -140,11 +145,12 @@ def test_cli_writes_the_release_in_the_format_asked(fmt, out, df, tmp_path):
     np.testing.assert_array_equal(got.data[num].isna().to_numpy(), df[num].isna().to_numpy())
 
 
-def test_cli_refuses_sas7bdat_output_in_one_line(df, tmp_path):
+def test_cli_refuses_sas7bdat_output_in_one_line(df, tmp_path, monkeypatch):
     (tmp_path / "in.xpt").write_bytes(write_table(df, "xpt", labels=LABELS))
-    r = _cli("protect", "in.xpt", "--method", "pca", "--out", "rel.sas7bdat", cwd=tmp_path)
-    assert r.returncode == 2 and r.stderr.startswith("error: --out: .sas7bdat cannot be written")
-    assert r.stderr.count("\n") == 1 and not (tmp_path / "rel.sas7bdat").exists()
+    code, err = _cli("protect", "in.xpt", "--method", "pca", "--out", "rel.sas7bdat", cwd=tmp_path,
+                     monkeypatch=monkeypatch)
+    assert code == 2 and err.startswith("error: --out: .sas7bdat cannot be written")
+    assert err.count("\n") == 1 and not (tmp_path / "rel.sas7bdat").exists()
 
 
 def test_dashboard_reads_spss_and_offers_it_back(monkeypatch, df, tmp_path):

@@ -103,11 +103,27 @@ def test_the_toy_sees_the_numeric_files_without_weights_with_missing_cells(tarr,
     assert po.drop(index=3).SALES.tolist() == tarr.drop(index=3).SALES.astype(float).tolist()
 
 
+CONFIGS = {"PCA": {"method": "pca"}, "FA": {"method": "fa"}}
+
+
+@pytest.fixture(scope="module")
+def compared_with_the_toy(tarr):
+    """compare with the toy registered, its runs in this process (n_jobs=1) and in worker
+    processes (n_jobs=2): {n_jobs: Comparison}.  Both cases of the test below read this one
+    pair (each case computed both comparisons before)."""
+    sdccore.register_analysis(TOY)
+    try:
+        return {n_jobs: sdccore.compare(tarr, CONFIGS, reps=3, rng=5, n_jobs=n_jobs) for n_jobs in (1, 2)}
+    finally:
+        _drop("mean_gap")
+
+
+@pytest.mark.xdist_group("compared_with_the_toy")  # one pytest-xdist worker, so that the fixture runs once
 @pytest.mark.parametrize("n_jobs", [1, 2])
-def test_compare_summarises_the_toy_here_and_in_worker_processes(toy, tarr, n_jobs):
-    configs = {"PCA": {"method": "pca"}, "FA": {"method": "fa"}}
+def test_compare_summarises_the_toy_here_and_in_worker_processes(compared_with_the_toy, n_jobs):
+    configs = CONFIGS
     assert len(configs) * 3 >= compare_mod.MIN_PARALLEL_TASKS  # with n_jobs=2 the runs go to worker processes
-    c = sdccore.compare(tarr, configs, reps=3, rng=5, n_jobs=n_jobs)
+    c = compared_with_the_toy[n_jobs]
     assert c.runs["mean_gap"].notna().all() and len(c.runs) == 6  # measured in every run, every process
     s = c.summary[c.summary.score == "mean_gap"].set_index("config")
     assert list(s.index) == ["PCA", "FA"] and (s.reps == 3).all()
@@ -120,7 +136,7 @@ def test_compare_summarises_the_toy_here_and_in_worker_processes(toy, tarr, n_jo
     assert list(dict.fromkeys(c.summary.score)) == ["dbrl", "id", "pil", "ps", "ps_shape", "validity_loss", "summary",
                                                     "mean_gap"]
     # the same numbers whether the runs ran here or in workers
-    other = sdccore.compare(tarr, configs, reps=3, rng=5, n_jobs=3 - n_jobs)
+    other = compared_with_the_toy[3 - n_jobs]
     pd.testing.assert_frame_equal(c.summary, other.summary, rtol=1e-12)
 
 
