@@ -17,7 +17,23 @@ PAGES = ["pages/1_data.py", "pages/2_explore.py", "pages/3_configure.py", "pages
 
 
 @pytest.fixture()
-def app(monkeypatch):
+def no_prefetch(monkeypatch):
+    """The Explore page's numbers (the recommendation runs its candidate methods) are computed
+    ahead in a background thread when the data or roles change (ui.compute.prefetch_explore):
+    3-4 CPU-s a session start or a change of roles, going on after the test has ended.  The
+    tests that never read them switch that off, as the dashboard runs where numba's kernels
+    cannot run in a second thread (a page that needs them computes them when it asks,
+    compute.cached); every page, the main flow and the tests of the prefetch and of the
+    Download page keep it."""
+    from ui import compute
+
+    monkeypatch.setattr(compute, "_PREFETCHER", [None])
+
+
+@pytest.fixture()
+def app(monkeypatch, request):
+    if "no_prefetch" in request.fixturenames:
+        request.getfixturevalue("no_prefetch")  # before the first run, which would start it
     monkeypatch.setenv("SDC_DEBUG", "1")  # page errors raise instead of showing the plain message
     monkeypatch.chdir(ROOT)
     return AppTest.from_file(str(ROOT / "app.py"), default_timeout=120).run()
@@ -136,7 +152,7 @@ def test_main_flow_by_widget_keys(app):
     assert not any("does not run on the Dask engine" in c.value for c in app.caption)
 
 
-def test_conditional_methods_on_the_configure_page(app):
+def test_conditional_methods_on_the_configure_page(no_prefetch, app):
     """IPSO, shuffling and conditional FA are offered with sensitive and public variables,
     configured by widget key and previewed against the floors; not offered in general
     protection."""
@@ -192,17 +208,17 @@ def _upload(raw, name):
     (b"a,b,c\nx1,2,3\n4,5,6\n7,8,1\n", "mixed.csv", "column 'a' is mostly numbers but has 1 non-numeric value(s)"),
     (b"\x89PNG\r\n\x1a\n\x00\x00\x00", "image.csv", "binary file"),
 ])
-def test_bad_uploads_get_plain_messages(raw, name, expect):
+def test_bad_uploads_get_plain_messages(raw, name, expect, no_prefetch):
     out = _upload(raw, name)
     assert any(expect in m for m in out), out
 
 
-def test_semicolon_decimal_comma_values():
+def test_semicolon_decimal_comma_values(no_prefetch):
     out = _upload(b"a;b;c\n1,5;2,25;3\n2,5;3,5;1\n4,0;1,0;2\n3,1;2,2;9\n", "semi.csv")
     assert out[0] == "ok 4 x 3"
 
 
-def test_failed_upload_keeps_previous_data():
+def test_failed_upload_keeps_previous_data(no_prefetch):
     def script():
         import streamlit as st
         from ui import loading, session
@@ -213,7 +229,7 @@ def test_failed_upload_keeps_previous_data():
     assert "tarragona (834, 13)" in at.markdown[0].value
 
 
-def test_two_sessions_do_not_share_data():
+def test_two_sessions_do_not_share_data(no_prefetch):
     a = AppTest.from_file(str(ROOT / "app.py"), default_timeout=60).run()
     b = AppTest.from_file(str(ROOT / "app.py"), default_timeout=60).run()
     a.selectbox(key="sample_choice").set_value("casc").run()
@@ -266,22 +282,24 @@ def test_prepare_release_and_injection():
 
 
 def test_cli_reproduces_dashboard_release(tmp_path, tarragona):
-    """The recipe downloaded from the dashboard rebuilds the downloaded CSV with the command line."""
-    import subprocess
-    import sys
+    """The recipe downloaded from the dashboard rebuilds the downloaded CSV with the command line
+    (its entry point called in this process, conftest's run_cli: a new interpreter would add
+    its start and imports, about 3 CPU-s, and the command line's own start is tested in
+    tests/cli/; the recipe's options and seeds are what rebuild the file)."""
+    from conftest import run_cli
     res = sdccore.protect(tarragona, method="rankswap", sensitive=["SALES"], rng=99)
     recipe = dict(res.options)
     recipe["release"] = {"drop": [], "shuffle": True}
     expected = _io.prepare_release(res.data, shuffle=True, rng=[99, 1]).to_csv(index=False)
     (tmp_path / "r.json").write_text(json.dumps(recipe))
     tarragona.to_csv(tmp_path / "in.csv", index=False)
-    p = subprocess.run([sys.executable, "-m", "sdccore", "protect", str(tmp_path / "in.csv"), "--recipe",
-                        str(tmp_path / "r.json"), "--out", str(tmp_path / "out.csv")], capture_output=True, text=True, cwd=ROOT)
-    assert p.returncode == 0, p.stderr
+    code, _, err = run_cli(["protect", str(tmp_path / "in.csv"), "--recipe", str(tmp_path / "r.json"),
+                            "--out", str(tmp_path / "out.csv")])
+    assert code == 0, err
     assert (tmp_path / "out.csv").read_text() == expected
 
 
-def test_returning_to_the_data_page_keeps_uploaded_data(app):
+def test_returning_to_the_data_page_keeps_uploaded_data(no_prefetch, app):
     """Regression: the Data page once reloaded the sample over an uploaded file."""
     df = sdccore.load_dataset("tarragona").iloc[:100]
     app.session_state["data"] = df
@@ -297,7 +315,7 @@ def test_returning_to_the_data_page_keeps_uploaded_data(app):
     assert app.session_state["data_name"] == "casc"
 
 
-def test_seed_widget_reaches_the_page_in_the_same_run(app):
+def test_seed_widget_reaches_the_page_in_the_same_run(no_prefetch, app):
     # (AppTest reports the sidebar only before a switch_page, so the seed is set on page 1)
     app.sidebar.number_input(key="seed_input").set_value(777).run()
     assert app.session_state["seed"] == 777
@@ -328,7 +346,7 @@ def _set_sensitive(app, names):
     assert not app.exception
 
 
-def test_selective_general_selective_walk_equals_fresh_sessions(monkeypatch):
+def test_selective_general_selective_walk_equals_fresh_sessions(monkeypatch, no_prefetch):
     """Issue 28: settings of one mode do not carry into the other; a walk selective ->
     general -> selective gives what fresh sessions give."""
     def fresh(names):
@@ -350,7 +368,7 @@ def test_selective_general_selective_walk_equals_fresh_sessions(monkeypatch):
     assert _visit_methods(walk) == selective
 
 
-def test_a_fix_on_the_configure_page_reaches_the_picked_release(app):
+def test_a_fix_on_the_configure_page_reaches_the_picked_release(no_prefetch, app):
     """Issue 28: the release picked on the Run page follows the method's current settings, a
     new comparison resets the pick, and a changed setting marks the comparison as stale."""
     _set_sensitive(app, ["SALES"])
@@ -394,7 +412,7 @@ def test_a_fix_on_the_configure_page_reaches_the_picked_release(app):
     assert not any("Changed since this comparison ran" in w.value for w in app.warning)
 
 
-def test_a_refusal_offers_the_setting_that_passes(app):
+def test_a_refusal_offers_the_setting_that_passes(no_prefetch, app):
     """Issue 28: when nothing meets the floors, the Run page tries the main settings stronger
     and its button leads to a passing release."""
     _set_sensitive(app, ["SALES"])
@@ -420,7 +438,7 @@ def test_a_refusal_offers_the_setting_that_passes(app):
     assert not any("This release is refused" in e.value for e in app.error)
 
 
-def test_a_file_too_small_for_the_floors_is_told_so(app):
+def test_a_file_too_small_for_the_floors_is_told_so(no_prefetch, app):
     import numpy as np
 
     rng = np.random.default_rng(0)
