@@ -101,6 +101,24 @@ def run_cli(args):
     return code, out.getvalue(), err.getvalue()
 
 
+# ``python -m sdccore ARGS`` run inside a fresh Python process, as source text that a test's
+# ``python -c`` script starts with (tests/release/test_recipes.py, tests/package/test_reproducible.py):
+# ``cli(args)`` gives (exit code, standard output, standard error) as the command would.
+CLI_IN_PROCESS = r"""
+import contextlib, io, json, runpy, sys
+def cli(args):
+    out, err = io.StringIO(), io.StringIO()
+    sys.argv = ["sdccore", *args]
+    code = 0
+    with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
+        try:
+            runpy.run_module("sdccore", run_name="__main__", alter_sys=True)
+        except SystemExit as exc:
+            code = exc.code
+    return code, out.getvalue(), err.getvalue()
+"""
+
+
 @pytest.fixture(scope="module")
 def streamlit_url(tmp_path_factory):
     """``streamlit run app.py`` on a free local port with the project's config, its output in

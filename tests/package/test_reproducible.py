@@ -17,19 +17,13 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+from conftest import CLI_IN_PROCESS
+
 ROOT = Path(__file__).resolve().parents[2]
 
-SCRIPT = r"""
-import contextlib, io, json, runpy, sys
+SCRIPT = CLI_IN_PROCESS + r"""
 original, protected = sys.argv[1:3]
-out, err = io.StringIO(), io.StringIO()
-sys.argv = ["sdccore", "evaluate", original, protected, "--json"]  # python -m sdccore evaluate ... --json
-code = 0
-with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
-    try:
-        runpy.run_module("sdccore", run_name="__main__", alter_sys=True)
-    except SystemExit as exc:
-        code = exc.code
+code, out, err = cli(["evaluate", original, protected, "--json"])  # python -m sdccore evaluate ... --json
 import numpy as np, sdccore
 t = sdccore.load_dataset("tarragona")
 cfgs = [("fa", None, {}), ("fa", ["SALES"], {}), ("fa", None, {"n_factors": 4}), ("pca", None, {}),
@@ -38,7 +32,7 @@ rel = []
 for meth, sens, o in cfgs:
     r = sdccore.protect(t, method=meth, sensitive=sens, rng=7, rounding="none", allow_unsafe="reproducibility test", **o)
     rel.append(r.data.to_numpy(float).tolist())
-print(json.dumps({"evaluate": [code, out.getvalue(), err.getvalue()], "releases": rel}))
+print(json.dumps({"evaluate": [code, out, err], "releases": rel}))
 """
 
 

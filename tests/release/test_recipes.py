@@ -16,6 +16,7 @@ import pandas as pd
 import pytest
 
 import sdccore
+from conftest import CLI_IN_PROCESS
 
 from sdccore.__main__ import main
 
@@ -45,19 +46,11 @@ def _avx2():
 
 
 # each recipe as ``python -m sdccore ARGS`` would run it, one after the other in one process
-REBUILD = r"""
-import contextlib, io, json, runpy, sys
+REBUILD = CLI_IN_PROCESS + r"""
 done = {}
 for name, args in json.loads(sys.argv[1]).items():
-    out, err = io.StringIO(), io.StringIO()
-    sys.argv = ["sdccore", *args]
-    code = 0
-    with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
-        try:
-            runpy.run_module("sdccore", run_name="__main__", alter_sys=True)
-        except SystemExit as exc:
-            code = exc.code
-    done[name] = [code, err.getvalue()]
+    code, _, err = cli(args)
+    done[name] = [code, err]
 print(json.dumps(done))
 """
 
