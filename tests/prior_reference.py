@@ -28,6 +28,7 @@ and the least-squares fits on every record (raw and log); cross-fitted gradient 
         knn[i] = x[np.argsort(d, kind="stable")[:5]].mean()
     lz = loo(g(P), g(x))
     others = [np.delete(x, i) for i in range(n)]
+    ranked = [np.sort(o) for o in others]  # each record's others sorted once, for the 18 percentiles
 
     # gradient boosting, cross-fitted: 5 folds in scikit-learn's shuffled order (seed 0), 50 trees
     from sklearn.ensemble import HistGradientBoostingRegressor
@@ -40,5 +41,5 @@ and the least-squares fits on every record (raw and log); cross-fitted gradient 
             "mean": np.array([o.mean() for o in others]), "median": np.array([np.median(o) for o in others]),
             "boosting": boost,
             # the percentiles of the others: the order statistic of rank round(q (n - 2))
-            **{f"P{p}": np.array([np.sort(o)[int(round(p / 100 * (n - 2)))] for o in others])
+            **{f"P{p}": np.array([o[int(round(p / 100 * (n - 2)))] for o in ranked])
                for p in range(5, 100, 5) if p != 50}}
