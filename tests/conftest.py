@@ -1,3 +1,4 @@
+import contextlib
 import os
 import sys
 from pathlib import Path
@@ -73,6 +74,84 @@ def raw_protect(data, **kw):
     sensitive = kw.pop("sensitive", None)
     rng = kw.pop("rng", None)
     return _protect(data, method, sensitive, rng, kw)
+
+
+def no_risk_profile(*args, **kwargs):
+    """In place of the pipeline's risk profile, for tests of the released data alone."""
+    return None
+
+
+def releases_without_risk(monkeypatch, df, seeds, **kw):
+    """raw_protect's released data for each seed, without the risk profile.  The risk profile
+    is measured on the finished release and changes nothing in it, and it was about 97 % of
+    each run's time (the intruder battery on every variable); the tests over many seeds are
+    about the release's moments, so it is switched off for them.  The first seed's release is
+    checked bit for bit against the whole pipeline's (risk profile measured)."""
+    from sdccore._protect import pipeline
+
+    seeds = list(seeds)
+    whole = raw_protect(df, rng=seeds[0], **kw).data
+    with monkeypatch.context() as m:
+        m.setattr(pipeline, "risk_profile", no_risk_profile)
+        out = [raw_protect(df, rng=s, **kw).data for s in seeds]
+    pd.testing.assert_frame_equal(out[0], whole, check_exact=True)
+    return out
+
+
+@pytest.fixture()
+def no_prefetch(monkeypatch):
+    """The Explore page's numbers (the recommendation runs its candidate methods) are computed
+    ahead in a background thread when the data or roles change (ui.compute.prefetch_explore):
+    3-4 CPU-s a session start or a change of roles, going on after the test has ended.  The
+    tests that never read them switch that off, as the dashboard runs where numba's kernels
+    cannot run in a second thread (a page that needs them computes them when it asks,
+    compute.cached); every page, the main flow and the tests of the prefetch and of the
+    Download page keep it."""
+    from ui import compute
+
+    monkeypatch.setattr(compute, "_PREFETCHER", [None])
+
+
+@contextlib.contextmanager
+def prefetch_held():
+    """The upload starts Explore's numbers (correlations, the recommendation, which runs the
+    candidate methods) in the dashboard's background threads, for the Explore page to find
+    ready.  A script that never opens Explore and waits for nothing left them running behind
+    the later tests (about 50 CPU-s for test_hostile.py's uploads).  While the script runs,
+    the prefetch goes to an executor whose one thread is held: the upload path calls and
+    submits exactly as before; the submitted runs, never read, are cancelled afterwards."""
+    import threading
+    from concurrent.futures import ThreadPoolExecutor
+
+    from ui import compute
+
+    gate = threading.Event()
+    held = ThreadPoolExecutor(max_workers=1, thread_name_prefix="held-prefetch")
+    held.submit(gate.wait)
+    saved = list(compute._PREFETCHER)
+    compute._PREFETCHER[:] = [held]
+    try:
+        yield
+    finally:
+        compute._PREFETCHER[:] = saved
+        held.shutdown(wait=False, cancel_futures=True)
+        gate.set()
+
+
+@pytest.fixture(scope="module")
+def component_manifests_scanned_once():
+    """Each new AppTest has streamlit scan the metadata of every installed distribution for
+    custom components (streamlit 1.67: about 0.8 CPU-s, four fifths of one upload case of
+    test_hostile.py).  The installed packages do not change while the tests run, so the scan
+    is made once in each test file that asks for it and its answer (the same list) handed to
+    each of its AppTests; what the dashboard's pages do is untouched."""
+    from streamlit.components.v2 import manifest_scanner
+
+    found = manifest_scanner.scan_component_manifests()
+    mp = pytest.MonkeyPatch()
+    mp.setattr(manifest_scanner, "scan_component_manifests", lambda *a, **k: list(found))
+    yield
+    mp.undo()
 
 
 @pytest.fixture(autouse=True)

@@ -17,20 +17,6 @@ PAGES = ["pages/1_data.py", "pages/2_explore.py", "pages/3_configure.py", "pages
 
 
 @pytest.fixture()
-def no_prefetch(monkeypatch):
-    """The Explore page's numbers (the recommendation runs its candidate methods) are computed
-    ahead in a background thread when the data or roles change (ui.compute.prefetch_explore):
-    3-4 CPU-s a session start or a change of roles, going on after the test has ended.  The
-    tests that never read them switch that off, as the dashboard runs where numba's kernels
-    cannot run in a second thread (a page that needs them computes them when it asks,
-    compute.cached); every page, the main flow and the tests of the prefetch and of the
-    Download page keep it."""
-    from ui import compute
-
-    monkeypatch.setattr(compute, "_PREFETCHER", [None])
-
-
-@pytest.fixture()
 def app(monkeypatch, request):
     if "no_prefetch" in request.fixturenames:
         request.getfixturevalue("no_prefetch")  # before the first run, which would start it

@@ -1,10 +1,8 @@
 """The hostile input corpus (tests/data/bad/) through the library/CLI and the dashboard's
 upload path: every file gets its message, nothing crashes, and nothing wrong is released."""
 
-import contextlib
 import io
 import json
-import threading
 from contextlib import redirect_stderr
 from pathlib import Path
 
@@ -14,27 +12,15 @@ from streamlit.testing.v1 import AppTest
 
 import sdccore
 from sdccore._io import read as _io
-from conftest import raw_protect
+from conftest import prefetch_held, raw_protect
 from sdccore.__main__ import main as cli_main
 
 BAD = Path(__file__).resolve().parents[1] / "data" / "bad"
 CASES = json.loads((BAD / "expected.json").read_text())
 
 
-@pytest.fixture(scope="module", autouse=True)
-def _component_manifests_scanned_once():
-    """Each new AppTest has streamlit scan the metadata of every installed distribution for
-    custom components (streamlit 1.67: about 0.8 CPU-s, four fifths of one upload case
-    below).  The installed packages do not change while the tests run, so the scan is made
-    once for this file and its answer (the same list) handed to each AppTest; what the
-    dashboard's pages do is untouched."""
-    from streamlit.components.v2 import manifest_scanner
-
-    found = manifest_scanner.scan_component_manifests()
-    mp = pytest.MonkeyPatch()
-    mp.setattr(manifest_scanner, "scan_component_manifests", lambda *a, **k: list(found))
-    yield
-    mp.undo()
+# streamlit's scan for custom components made once (conftest.component_manifests_scanned_once)
+pytestmark = pytest.mark.usefixtures("component_manifests_scanned_once")
 
 
 def library_path(path):
@@ -92,32 +78,6 @@ def test_cli_path(name, tmp_path):
         assert not (tmp_path / "out.csv").exists()
 
 
-@contextlib.contextmanager
-def _prefetch_held():
-    """The upload starts Explore's numbers (correlations, the recommendation, which runs the
-    candidate methods) in the dashboard's background threads, for the Explore page to find
-    ready.  This script never opens Explore and nothing waits for them: left to run, they
-    went on behind the later tests (about 50 CPU-s for this file's uploads, paid after its
-    tests or by the tests that ran next).  While the script runs, the prefetch goes to an
-    executor whose one thread is held: the upload path calls and submits exactly as before;
-    the submitted runs, never read, are cancelled afterwards."""
-    from concurrent.futures import ThreadPoolExecutor
-
-    from ui import compute
-
-    gate = threading.Event()
-    held = ThreadPoolExecutor(max_workers=1, thread_name_prefix="held-prefetch")
-    held.submit(gate.wait)
-    saved = list(compute._PREFETCHER)
-    compute._PREFETCHER[:] = [held]
-    try:
-        yield
-    finally:
-        compute._PREFETCHER[:] = saved
-        held.shutdown(wait=False, cancel_futures=True)
-        gate.set()
-
-
 def _dashboard(raw, name):
     def script():
         import streamlit as st
@@ -133,7 +93,7 @@ def _dashboard(raw, name):
     at = AppTest.from_function(script, default_timeout=60)
     at.session_state["raw"] = raw
     at.session_state["name"] = name
-    with _prefetch_held():
+    with prefetch_held():
         at.run()
     assert not at.exception, at.exception
     return [m.value for m in at.markdown]
@@ -194,7 +154,7 @@ def test_html_names_are_text_in_the_dashboard():
         from ui import loading
         loading.init()
         loading.handle_upload(st.session_state["raw"], "names.csv")
-    with _prefetch_held():  # (the upload only: the dashboard below computes what its page shows)
+    with prefetch_held():  # (the upload only: the dashboard below computes what its page shows)
         at = AppTest.from_function(script).run()
         at.session_state["raw"] = raw
         at.run()

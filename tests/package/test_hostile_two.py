@@ -21,9 +21,10 @@ from streamlit.testing.v1 import AppTest
 
 import sdccore
 from sdccore.__main__ import main as cli_main
-# streamlit's scan for custom components made once for this file, and the upload's background
-# prefetch held (test_hostile.py says why; what the pages show is untouched)
-from test_hostile import _component_manifests_scanned_once, _prefetch_held  # noqa: F401
+from conftest import prefetch_held
+
+# streamlit's scan for custom components made once (conftest.component_manifests_scanned_once)
+pytestmark = pytest.mark.usefixtures("component_manifests_scanned_once")
 
 ROOT = Path(__file__).resolve().parents[2]
 BAD = ROOT / "tests" / "data" / "bad"
@@ -420,7 +421,7 @@ def _app_with(name):
     pre = AppTest.from_function(loader, default_timeout=60)
     pre.session_state["raw"] = (BAD / name).read_bytes()
     pre.session_state["name"] = name
-    with _prefetch_held():  # (the upload only: the dashboard below computes what its pages show)
+    with prefetch_held():  # (the upload only: the dashboard below computes what its pages show)
         pre.run()
     assert pre.session_state["_err"] is None
     at = AppTest.from_file(str(ROOT / "app.py"), default_timeout=180)

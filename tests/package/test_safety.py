@@ -17,8 +17,9 @@ from streamlit.testing.v1 import AppTest
 import sdccore
 from sdccore._io import read as _io
 from sdccore.__main__ import main as cli_main
-# streamlit's scan for custom components made once for this file (test_hostile.py says why)
-from test_hostile import _component_manifests_scanned_once  # noqa: F401
+
+# streamlit's scan for custom components made once (conftest.component_manifests_scanned_once)
+pytestmark = pytest.mark.usefixtures("component_manifests_scanned_once")
 
 SENS2 = ["SALES", "NET.PROFIT"]
 ROOT = Path(__file__).resolve().parents[2]

@@ -5,7 +5,7 @@ import pandas as pd
 import pytest
 
 import sdccore
-from conftest import raw_protect
+from conftest import no_risk_profile, raw_protect, releases_without_risk
 from sdccore._core import decomp as dc
 from sdccore._protect import pipeline as _protect
 from sdccore._methods import factor as _factor
@@ -15,26 +15,6 @@ from sdccore._methods import factor as _factor
 def _moments(df):
     X = df.to_numpy(float)
     return X.mean(axis=0), np.cov(X, rowvar=False, bias=True), X.std(axis=0)
-
-
-def _no_risk_profile(*args, **kwargs):
-    """In place of the pipeline's risk profile, for tests of the released data alone (_releases)."""
-    return None
-
-
-def _releases(monkeypatch, df, seeds, **kw):
-    """raw_protect's released data for each seed, without the risk profile.  The risk profile
-    is measured on the finished release and changes nothing in it, and it was about 97 % of
-    each run's time (the intruder battery on every variable); the tests over many seeds are
-    about the release's moments, so it is switched off for them.  The first seed's release is
-    checked bit for bit against the whole pipeline's (risk profile measured)."""
-    seeds = list(seeds)
-    whole = raw_protect(df, rng=seeds[0], **kw).data
-    with monkeypatch.context() as m:
-        m.setattr(_protect, "risk_profile", _no_risk_profile)
-        out = [raw_protect(df, rng=s, **kw).data for s in seeds]
-    pd.testing.assert_frame_equal(out[0], whole, check_exact=True)
-    return out
 
 
 # ------------------------------------------------------------------ exact reconstruction
@@ -122,7 +102,7 @@ def test_covariance_unbiased_over_seeds(request, monkeypatch, data_name, kw):
     df = request.getfixturevalue(data_name)
     _, C, _ = _moments(df)
     acc = np.zeros_like(C)
-    for out in _releases(monkeypatch, df, range(50), **kw):
+    for out in releases_without_risk(monkeypatch, df, range(50), **kw):
         acc += _moments(out)[1]
     acc /= 50
     assert np.linalg.norm(acc - C) / np.linalg.norm(C) < 0.01
@@ -132,7 +112,7 @@ def test_regression_scores_bias_the_covariance(tarragona, monkeypatch):
     # the papers' literal construction: about 5 % bias on Tarragona that does not average out
     _, C, _ = _moments(tarragona)
     acc = np.zeros_like(C)
-    for out in _releases(monkeypatch, tarragona, range(50), method="fa", scores="regression"):
+    for out in releases_without_risk(monkeypatch, tarragona, range(50), method="fa", scores="regression"):
         acc += _moments(out)[1]
     err = np.linalg.norm(acc / 50 - C) / np.linalg.norm(C)
     assert err > 0.03
@@ -239,7 +219,7 @@ def test_magg_none_is_group_means_of_mdav(tarragona):
 def test_magg_published_keeps_moments_in_expectation(tarragona, monkeypatch):
     m0, C0, sd = _moments(tarragona)
     accm, accC = 0, 0
-    for out in _releases(monkeypatch, tarragona, range(30), method="magg"):
+    for out in releases_without_risk(monkeypatch, tarragona, range(30), method="magg"):
         m1, C1, _ = _moments(out)
         accm, accC = accm + m1, accC + C1
     assert np.abs(accm / 30 - m0).max() / sd.max() < 0.05
@@ -277,7 +257,7 @@ def test_rankswap_window_respected():
 def test_correlated_noise_inflates_covariance_as_documented(synthetic, monkeypatch):
     _, C0, _ = _moments(synthetic)
     acc = 0
-    for out in _releases(monkeypatch, synthetic, range(40), method="noise", noise_cov=20):
+    for out in releases_without_risk(monkeypatch, synthetic, range(40), method="noise", noise_cov=20):
         acc = acc + _moments(out)[1]
     assert np.linalg.norm(acc / 40 - 1.2 * C0) / np.linalg.norm(C0) < 0.02
 
@@ -294,7 +274,7 @@ def test_every_factor_perturbation_runs_and_changes_data(tarragona, monkeypatch,
     assert np.isfinite(res.data.to_numpy(float)).all()
     assert not np.allclose(res.data.to_numpy(float), tarragona.to_numpy(float))
     with monkeypatch.context() as m:  # the rerun without the risk profile (see _releases): the same data
-        m.setattr(_protect, "risk_profile", _no_risk_profile)
+        m.setattr(_protect, "risk_profile", no_risk_profile)
         again = raw_protect(tarragona, **res.options)
     assert again.data.equals(res.data)
 
@@ -350,7 +330,7 @@ def test_no_false_dependency_on_tarragona(tarragona):
 def test_same_seed_same_bytes_different_seed_differs(tarragona, monkeypatch, method):
     a = raw_protect(tarragona, method=method, rng=42)
     with monkeypatch.context() as m:  # the others without the risk profile (see _releases): the same data
-        m.setattr(_protect, "risk_profile", _no_risk_profile)
+        m.setattr(_protect, "risk_profile", no_risk_profile)
         b = raw_protect(tarragona, method=method, rng=42)
         c = raw_protect(tarragona, method=method, rng=43)
         again = raw_protect(tarragona, **a.options)
@@ -462,7 +442,7 @@ def test_selective_magg_keeps_means_exactly_and_covariance_in_expectation(tarrag
     C0 = np.cov(X, rowvar=False, bias=True)
     sd = np.sqrt(np.diag(C0))
     Cs = []
-    for out in _releases(monkeypatch, tarragona, range(50), method="magg", sensitive=sens):
+    for out in releases_without_risk(monkeypatch, tarragona, range(50), method="magg", sensitive=sens):
         Y = out.to_numpy(float)
         np.testing.assert_allclose(Y.mean(0), X.mean(0), rtol=0, atol=1e-12 * sd.max())  # exactly, to rounding
         Cs.append(np.cov(Y, rowvar=False, bias=True))

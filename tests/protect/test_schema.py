@@ -105,24 +105,13 @@ def test_the_floors_schema_is_riskfloors():
         sdccore.RiskFloors.from_value({"no_such_floor": 1})
 
 
-def _no_prefetch(monkeypatch):
-    """The Explore page's numbers (the recommendation runs its candidate methods) are computed
-    ahead in a background thread when the data or roles change (ui.compute.prefetch_explore);
-    the Configure page never reads them, so these tests switch that off (a page that needs them
-    computes them when it asks, compute.cached): 3-4 CPU-s a start or a change of roles."""
-    from ui import compute
-
-    monkeypatch.setattr(compute, "_PREFETCHER", [None])
-
-
-def test_the_configure_page_draws_the_floors_from_the_schema(monkeypatch):
+def test_the_configure_page_draws_the_floors_from_the_schema(monkeypatch, no_prefetch):
     from pathlib import Path
 
     from streamlit.testing.v1 import AppTest
 
     root = Path(__file__).resolve().parents[2]
     monkeypatch.chdir(root)
-    _no_prefetch(monkeypatch)
     app = AppTest.from_file(str(root / "app.py"), default_timeout=120).run()
     app.switch_page("pages/3_configure.py").run()
     assert not app.exception
@@ -155,14 +144,13 @@ CONFIGURE_WIDGETS = {
 }
 
 
-def test_the_configure_page_labels_every_method_widget_from_the_schema(monkeypatch):
+def test_the_configure_page_labels_every_method_widget_from_the_schema(monkeypatch, no_prefetch):
     from pathlib import Path
 
     from streamlit.testing.v1 import AppTest
 
     root = Path(__file__).resolve().parents[2]
     monkeypatch.chdir(root)
-    _no_prefetch(monkeypatch)
     app = AppTest.from_file(str(root / "app.py"), default_timeout=120).run()
     app.multiselect(key="sensitive_select").set_value(["SALES"]).run()
     app.switch_page("pages/3_configure.py").run()

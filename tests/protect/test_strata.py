@@ -205,20 +205,17 @@ def _every(at, step):
     at.session_state["data_token"] = data_token(sub)
 
 
-def test_dashboard_strata_and_weights(monkeypatch):
+def test_dashboard_strata_and_weights(monkeypatch, no_prefetch):
     from streamlit.testing.v1 import AppTest
-
-    from ui import compute
 
     root = Path(__file__).resolve().parents[2]
     monkeypatch.setenv("SDC_DEBUG", "1")
     monkeypatch.chdir(root)
     # the Explore page's numbers are computed ahead, in a background thread, whenever the data or
     # roles change (ui.compute.prefetch_explore: the recommendation runs its candidate methods).
-    # Switched off: this test never opens Explore, a page that needs them computes them when it
+    # Switched off (conftest.no_prefetch): this test never opens Explore, a page that needs them computes them when it
     # asks (compute.cached), and its data change three times (EIA, its cut, CASC), each change
     # starting them again in the background (about 11 CPU-s in all)
-    monkeypatch.setattr(compute, "_PREFETCHER", [None])
     at = AppTest.from_file(str(root / "app.py"), default_timeout=180).run()
     at.selectbox(key="sample_choice").set_value("eia").run()
     assert not at.exception
