@@ -12,7 +12,7 @@ from pathlib import Path
 import streamlit as st
 
 import sdccore
-from ui import history, loading, session
+from ui import history, loading, session, shell
 # a local icon file: nothing is fetched from outside (an emoji or material icon here would be)
 ICON = Path(__file__).resolve().parent / "ui" / "icon.png"
 st.set_page_config(page_title="sdccore - disclosure control", page_icon=str(ICON), layout="wide")
@@ -23,16 +23,8 @@ except ValueError as exc:
     st.stop()
 loading.init()
 
-pages = [
-    st.Page("pages/1_data.py", title="1 Data", icon=":material/table:", default=True),
-    st.Page("pages/2_explore.py", title="2 Explore", icon=":material/insights:"),
-    st.Page("pages/3_configure.py", title="3 Configure", icon=":material/tune:"),
-    st.Page("pages/4_run.py", title="4 Run and compare", icon=":material/compare:"),
-    st.Page("pages/5_download.py", title="5 Download", icon=":material/download:"),
-    st.Page("pages/6_history.py", title="6 History", icon=":material/history:"),
-]
-nav = st.navigation(pages)
-nav.run()
+with shell.app_run():
+    shell.navigation().run()
 
 # drawn after the page so that it shows what the page has just changed (roles, data)
 with st.sidebar:

@@ -3,7 +3,8 @@
 import streamlit as st
 
 import sdccore
-from ui import compute, figures, session
+from ui import compute, figures, session, shell
+shell.enter()  # a page opened on its own reruns through app.py (ui/shell.py)
 st.title("Explore")
 
 

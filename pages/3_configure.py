@@ -4,7 +4,8 @@ loading plots."""
 import streamlit as st
 
 import sdccore
-from ui import common, compute, figures, runs, session, widgets
+from ui import common, compute, figures, runs, session, shell, widgets
+shell.enter()  # a page opened on its own reruns through app.py (ui/shell.py)
 st.title("Configure")
 st.caption("Each method's settings are remembered. The plots show what will be perturbed before anything runs.")
 

@@ -6,7 +6,8 @@ import time
 import streamlit as st
 
 import sdccore
-from ui import common, compute, figures, release, runs, session
+from ui import common, compute, figures, release, runs, session, shell
+shell.enter()  # a page opened on its own reruns through app.py (ui/shell.py)
 st.title("Run and compare")
 
 

@@ -530,3 +530,25 @@ def test_the_kernel_warm_up_says_when_it_is_done():
     assert compute.kernels_warm()
     src = (ROOT / "pages" / "2_explore.py").read_text()
     assert "compute.kernels_warm()" in src and "the risk " in src
+
+
+TITLES = {"pages/1_data.py": "Data", "pages/2_explore.py": "Explore", "pages/3_configure.py": "Configure",
+          "pages/4_run.py": "Run and compare", "pages/5_download.py": "Download",
+          "pages/6_history.py": "History of this session"}
+
+
+@pytest.mark.parametrize("page", PAGES)
+def test_every_page_works_as_the_first_page_of_a_fresh_server(page, monkeypatch, no_prefetch):
+    """A bookmark or a reload after a restart opens a page before app.py has ever run: with a
+    pages/ folder Streamlit then runs the page's script on its own (AppTest.from_file resets
+    that state as a fresh server has it). The page failed with KeyError 'roles' (no session
+    set-up); ui/shell.py reruns it through app.py, so it gets data, roles and the sidebar."""
+    monkeypatch.setenv("SDC_DEBUG", "1")
+    monkeypatch.chdir(ROOT)
+    at = AppTest.from_file(str(ROOT / "app.py"), default_timeout=120)
+    at.switch_page(page).run()
+    assert not at.exception, [e.value for e in at.exception]
+    assert [t.value for t in at.title] == [TITLES[page]]
+    assert at.session_state["data_name"] == "tarragona" and "SALES" in at.session_state["roles"]
+    side = " ".join(m.value for m in at.sidebar.markdown)
+    assert "tarragona" in side and "834 records x 13 columns" in side
