@@ -70,13 +70,19 @@ def _pass_counts(Xb, Yb, check, tol, mean, edges):
     close = np.zeros(len(check), dtype=np.int64)
     for a, j in enumerate(check):
         x, y = X[:, j], Y[:, j]
-        order = np.argsort(x, kind="stable")
-        xs = x[order]
-        cum = np.concatenate([[0], np.cumsum(_close(x, y, tol)[order])])
-        close[a] = cum[-1]
-        pos = np.searchsorted(xs, edges[:, a, :].ravel(), "left").reshape(edges[:, a, :].shape)
-        below[:, a, :] = pos
-        cbelow[:, a, :] = cum[pos]
+        # each value's place among the few edges instead of sorting the values: the values
+        # below an edge e are those with at most as many edges <= them as there are edges
+        # below e (a value equal to an edge is not below it; a missing value is below none)
+        e = edges[:, a, :].ravel()
+        ue = np.sort(e)
+        slot = np.searchsorted(ue, x, "right")
+        at = np.searchsorted(ue, e, "left")
+        ok = _close(x, y, tol)
+        cum = np.cumsum(np.bincount(slot, minlength=ue.size + 1))
+        ccum = np.cumsum(np.bincount(slot[ok], minlength=ue.size + 1))
+        close[a] = ccum[-1]
+        below[:, a, :] = cum[at].reshape(edges.shape[0], edges.shape[2])
+        cbelow[:, a, :] = ccum[at].reshape(edges.shape[0], edges.shape[2])
         xc, yc = x - mean[j], y - mean[j]
         sums[a] = [xc.sum(), yc.sum(), (xc * xc).sum(), (yc * yc).sum(), (xc * yc).sum()]
     return {"below": below, "cbelow": cbelow, "sums": sums, "close": close}
