@@ -76,3 +76,11 @@ def test_every_subpackage_is_in_the_distribution():
                if "__pycache__" not in p.parts}
     assert present <= shipped, sorted(present - shipped)
     assert "sdccore._methods" in present
+
+
+def test_ci_runs_the_readmes_test_command():
+    """`.ci/run` times exactly the README's test command (install included)."""
+    readme = [ln for ln in (ROOT / "README.md").read_text().splitlines()
+              if ln.startswith("python3 -m venv") and ln.endswith("python -m pytest -q")]
+    assert len(readme) == 1
+    assert readme[0] in (ROOT / ".ci" / "run").read_text().splitlines()
