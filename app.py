@@ -4,6 +4,8 @@
 
 Pages hold no statistics: they lay out widgets and call the adapter around sdccore (``ui.session``,
 ``ui.compute``, ``ui.loading``, ``ui.release``, ``ui.runs``) and ``ui.figures`` (pure plotly builders).
+The page list is ``ui.shell.PAGES``; every page starts with ``shell.enter()``, so that a page
+opened first on a fresh server (a bookmark) still runs inside this script (ui/shell.py says why).
 """
 
 import ui.privacy  # noqa: F401  first: Streamlit's outbound IP look-ups switched off (ui/privacy.py)
