@@ -3,7 +3,7 @@
 import streamlit as st
 
 from ui import compute, loading, session, shell
-shell.enter()  # a page opened on its own reruns through app.py (ui/shell.py)
+shell.enter()  # a page opened on its own is run inside app.py (ui/shell.py)
 st.title("Data")
 st.caption("Upload a file or pick a bundled sample, then say which columns are sensitive, public, "
            "excluded (released unchanged) or identifiers (dropped from the release).")

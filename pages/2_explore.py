@@ -4,7 +4,7 @@ import streamlit as st
 
 import sdccore
 from ui import compute, figures, session, shell
-shell.enter()  # a page opened on its own reruns through app.py (ui/shell.py)
+shell.enter()  # a page opened on its own is run inside app.py (ui/shell.py)
 st.title("Explore")
 
 

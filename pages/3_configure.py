@@ -5,7 +5,7 @@ import streamlit as st
 
 import sdccore
 from ui import common, compute, figures, runs, session, shell, widgets
-shell.enter()  # a page opened on its own reruns through app.py (ui/shell.py)
+shell.enter()  # a page opened on its own is run inside app.py (ui/shell.py)
 st.title("Configure")
 st.caption("Each method's settings are remembered. The plots show what will be perturbed before anything runs.")
 

@@ -3,7 +3,7 @@
 import streamlit as st
 
 from ui import figures, history, release, session, shell
-shell.enter()  # a page opened on its own reruns through app.py (ui/shell.py)
+shell.enter()  # a page opened on its own is run inside app.py (ui/shell.py)
 st.title("History of this session")
 st.caption("Every comparison and every release you looked at in this browser session, with its settings, seed, "
            "scores and per-variable risk. Nothing is written to disk: the list ends with the session. Undo (in the "

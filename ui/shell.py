@@ -15,9 +15,8 @@ which ends the emulation for the whole server, and runs the page the address ask
 import runpy
 import threading
 from contextlib import contextmanager
-from pathlib import Path
 
-import ui.privacy  # noqa: F401  the outbound look-ups off, whichever script runs first
+from ui import privacy  # first: the outbound look-ups off, whichever script runs first
 
 import streamlit as st
 
@@ -31,7 +30,6 @@ PAGES = (
     ("pages/6_history.py", "6 History", ":material/history:"),
 )
 
-APP = Path(__file__).resolve().parents[1] / "app.py"
 _app = threading.local()  # a script run stays on one thread: app.py and the page it runs
 
 
@@ -55,5 +53,5 @@ def enter():
     """First line of every page: a page run without ``app.py`` is run through it instead."""
     if getattr(_app, "inside", False):
         return
-    runpy.run_path(str(APP), run_name="__main__")
+    runpy.run_path(str(privacy.APP), run_name="__main__")
     st.stop()

@@ -542,7 +542,7 @@ def test_every_page_works_as_the_first_page_of_a_fresh_server(page, monkeypatch,
     """A bookmark or a reload after a restart opens a page before app.py has ever run: with a
     pages/ folder Streamlit then runs the page's script on its own (AppTest.from_file resets
     that state as a fresh server has it). The page failed with KeyError 'roles' (no session
-    set-up); ui/shell.py reruns it through app.py, so it gets data, roles and the sidebar."""
+    set-up); ui/shell.py runs it inside app.py instead, so it gets data, roles and the sidebar."""
     monkeypatch.setenv("SDC_DEBUG", "1")
     monkeypatch.chdir(ROOT)
     at = AppTest.from_file(str(ROOT / "app.py"), default_timeout=120)
