@@ -8,7 +8,11 @@ from pathlib import Path
 # these variables).  With two BLAS threads per worker the four threads fight for two cores,
 # and a busy machine makes that up to ten times slower in CPU time (issue 42's audit:
 # evaluate on EIA 0.67 CPU-s with one thread against 10.5 with two).  Set before numpy loads.
-for _var in ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS"):
+# The same for numba's parallel kernels (DBRL's nearest records, the k-NN prior, the floors'
+# links): two threads each in two workers spin at their barriers while the other is
+# descheduled (tests/risk and tests/measures: 131 CPU-s with two, 123 with one, measured);
+# tests/package/test_reproducible.py runs them with two threads and checks the same text.
+for _var in ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS", "NUMBA_NUM_THREADS"):
     os.environ.setdefault(_var, "1")
 
 import numpy as np  # noqa: E402

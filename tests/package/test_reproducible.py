@@ -47,13 +47,14 @@ def _kernels():
 
 
 def _run(args, coretype, threads="1", stdin=None):
-    env = {**os.environ, "OPENBLAS_CORETYPE": coretype, "OPENBLAS_NUM_THREADS": threads, "PYTHONPATH": str(ROOT)}
+    env = {**os.environ, "OPENBLAS_CORETYPE": coretype, "OPENBLAS_NUM_THREADS": threads, "NUMBA_NUM_THREADS": threads,
+           "PYTHONPATH": str(ROOT)}
     return subprocess.run([sys.executable, *args], capture_output=True, text=True, env=env, cwd=ROOT, timeout=600)
 
 
 @pytest.fixture(scope="module")
 def kernel_runs(tmp_path_factory):
-    """Per kernel (the first with one BLAS thread, the second with two): the exit code, output
+    """Per kernel (the first with one BLAS and numba thread, the second with two): the exit code, output
     and errors of `python -m sdccore evaluate original protected --json`, and the eight
     releases, from one fresh process each."""
     import sdccore
