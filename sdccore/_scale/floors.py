@@ -70,19 +70,14 @@ def _pass_counts(Xb, Yb, check, tol, mean, edges):
     close = np.zeros(len(check), dtype=np.int64)
     for a, j in enumerate(check):
         x, y = X[:, j], Y[:, j]
-        # each value's place among the few edges instead of sorting the values: the values
-        # below an edge e are those with at most as many edges <= them as there are edges
-        # below e (a value equal to an edge is not below it; a missing value is below none)
-        e = edges[:, a, :].ravel()
-        ue = np.sort(e)
-        slot = np.searchsorted(ue, x, "right")
-        at = np.searchsorted(ue, e, "left")
+        # the values below each edge by placing the few edges among the sorted values, not
+        # each value among the edges: numpy sorts 60,000 values in under 1 ms, where placing
+        # them among 20 x 1,025 edges took 8 ms (the wanted ranks' brackets); a missing value
+        # sorts last and is below no edge, a value equal to an edge is not below it
         ok = _close(x, y, tol)
-        cum = np.cumsum(np.bincount(slot, minlength=ue.size + 1))
-        ccum = np.cumsum(np.bincount(slot[ok], minlength=ue.size + 1))
-        close[a] = ccum[-1]
-        below[:, a, :] = cum[at].reshape(edges.shape[0], edges.shape[2])
-        cbelow[:, a, :] = ccum[at].reshape(edges.shape[0], edges.shape[2])
+        close[a] = ok.sum()
+        below[:, a, :] = np.searchsorted(np.sort(x), edges[:, a, :], "left")
+        cbelow[:, a, :] = np.searchsorted(np.sort(x[ok]), edges[:, a, :], "left")
         xc, yc = x - mean[j], y - mean[j]
         sums[a] = [xc.sum(), yc.sum(), (xc * xc).sum(), (yc * yc).sum(), (xc * yc).sum()]
     return {"below": below, "cbelow": cbelow, "sums": sums, "close": close}
