@@ -209,6 +209,8 @@ def ipso_tab():
     residuals passed between records."""
     out = {"method": "ipso", "classes": widgets.number(st, "ipso", "classes", session.config("ipso"), "ipso_classes",
                                                        high=max(1, len(session.data()) // 2))}
+    if session.has_missing_cells():
+        out["missing_rows"] = widgets.choice(st, "ipso", "missing_rows", session.config("ipso"), "ipso_missing_rows")
     st.caption(f"Regression-preserving (IPSO, Burridge 2003): {', '.join(session.sensitive())} = the fit of the OLS on "
                f"the public variables + residuals passed from record to record (none keeps its own), made orthogonal "
                f"to the public variables and rescaled. The OLS of each sensitive variable on the public ones, every "

@@ -99,6 +99,12 @@ def data() -> pd.DataFrame:
     return st.session_state["data"]
 
 
+def has_missing_cells() -> bool:
+    """Whether a numeric column of the session's data has a missing cell (IPSO then offers
+    which regression it keeps)."""
+    return bool(data().select_dtypes("number").isna().to_numpy().any())
+
+
 def token() -> str:
     return st.session_state["data_token"]
 

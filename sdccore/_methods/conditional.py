@@ -18,6 +18,14 @@ def options(method):
                    "this many classes of similar predicted size, and exchanged where a value would fall below the "
                    "bounds. Default 1: on the samples one class kept the regression best (CI overlap >= 0.99) and "
                    "met the risk floors more often than 10 classes.", low=1, unit="classes"),
+            Option("missing_rows", "ipso", "choice", "both", "Regression kept with missing cells",
+                   "With missing cells, which OLS of the sensitive variables on the public ones is kept exactly: "
+                   "'both' keeps the one an analyst runs (records with a missing cell dropped) and the one on every "
+                   "record with the missing cells filled; 'filled' keeps only the latter (what a recipe made "
+                   "before this option existed rebuilds).", choices=("both", "filled"),
+                   choice_text={"both": "on the complete records and on all records (missing cells filled)",
+                                "filled": "on all records, missing cells filled by EM draws"},
+                   when="with missing cells"),
         ]
     if method == "cfa":
         return [
@@ -49,9 +57,30 @@ def _ipso(prep, Xk, o, gen):
     # no record's value left within the floors' tolerance of its own (on the original scale;
     # not for log-scale columns)
     near = np.array([0.0 if keep[j] in prep.log_cols else o["floors"].tolerance for j in sens])
-    Xpk = cd.ipso(Xk, sens, o["classes"], gen, floor, near)
+    pub = [j for j in range(len(keep)) if j not in set(sens)]
+    observed = None if prep.missing is None or o["missing_rows"] != "both" else ~prep.missing[:, keep]
+    rows, left = cd.complete_rows(observed, sens, pub, len(pub))
+    Xpk = cd.ipso(Xk, sens, o["classes"], gen, floor, near, rows)
     return Xpk, [f"the sensitive variables' OLS on the public ones is kept exactly (fit + residuals passed "
-                 f"between records of similar predicted size, in {o['classes']} classes)"]
+                 f"between records of similar predicted size, in {o['classes']} classes)" + _missing_words(
+                     prep, o, rows, left, len(pub))]
+
+
+def _missing_words(prep, o, rows, left, p):
+    """Which OLS is kept where cells are missing (the analyst's drops the incomplete records)."""
+    if prep.missing is None or not prep.missing[:, prep.keep].any():
+        return ""
+    if rows:
+        return ("; with the missing cells: on the complete records (as an analyst's regression drops the "
+                "incomplete ones) and on all records with the missing cells filled")
+    if o["missing_rows"] == "filled":
+        return ("; on all records with the missing cells filled (EM draws): the regression on the complete records "
+                "is close but not exact (missing_rows='filled')")
+    if left:
+        return (f"; on all records with the missing cells filled (EM draws): only {left} record(s) have a missing "
+                f"cell, too few to keep the complete records' regression as well without handing them their own "
+                f"values (at least {cd.min_rows(p)} needed), so that one is close but not exact")
+    return ""
 
 
 def _cfa(prep, Xk, full, o, gen):

@@ -190,15 +190,51 @@ def _repair_python(fit, Ep, idx, floor, own=None, near=None):
     return left
 
 
-def ipso(Xk, sens, classes, gen, floor=None, near=None):
+def complete_rows(observed, sens, pub, p):
+    """The row sets on which an analyst's OLS of a sensitive column on the public ones runs
+    (that column and every public one observed: incomplete records dropped), one per distinct
+    set that is not every row; ``observed`` is the n x columns mask of observed cells (None:
+    no missing cell).  Returns (sets kept, records left out of sets set aside): a set is kept
+    only when it and the rows outside it each hold at least ``min_rows(p)`` records, so that
+    the residuals of either keep that many degrees of freedom (a handful of incomplete
+    records would otherwise get their fitted values, and so their own values, back)."""
+    if observed is None:
+        return [], 0
+    n = observed.shape[0]
+    base = observed[:, pub].all(axis=1)
+    kept, seen, left = [], set(), 0
+    for j in sens:
+        rows = base & observed[:, j]
+        key = rows.tobytes()
+        if rows.all() or key in seen:
+            continue
+        seen.add(key)
+        inside = int(rows.sum())
+        if min(inside, n - inside) >= min_rows(p):
+            kept.append(rows)
+        else:
+            left = max(left, n - inside)
+    return kept, left
+
+
+def min_rows(p):
+    """Records needed on each side of a complete-row set (p public columns) to keep its OLS too."""
+    return max(10, 3 * (1 + p))
+
+
+def ipso(Xk, sens, classes, gen, floor=None, near=None, rows=()):
     """The regression-preserving release of columns ``sens`` of ``Xk`` (module docstring).
+    ``rows``: complete-row sets (``complete_rows``) on which the OLS is kept as well: their
+    indicator and the public columns masked to them join the basis, so that the released
+    residuals are orthogonal to the public columns on those rows too.
     ``floor`` (per sensitive column, -inf for none): residuals are exchanged within the
     class so that no value falls below it where an exchange allows (``_repair``); ``near``
     (per sensitive column, the relative tolerance of the risk floors, 0 for none): nor lands
     within it of the record's own value.  The orthogonalisation may still move a few values,
     which the bounds then clip."""
     pub = [i for i in range(Xk.shape[1]) if i not in set(sens)]
-    Q = _basis(Xk[:, pub])
+    P = Xk[:, pub]
+    Q = _basis(np.column_stack([P] + [np.column_stack([r, P * r[:, None]]) for r in rows]) if len(rows) else P)
     S = Xk[:, sens]
     fit = Q @ (Q.T @ S)
     E = S - fit

@@ -88,6 +88,9 @@ LEGACY_NAMES = {("fa", "noise"): "noise_sd", ("pca", "noise"): "noise_sd", ("mag
                 ("noise", "noise"): "noise_cov"}
 # what an option left out of a recipe written before these options existed meant
 LEGACY_DEFAULTS = {"transform": "none", "bounds": "none", "rounding": "none"}
+# an option a method gained in recipe format v: what a recipe of an earlier format, which
+# lacks it, meant ((method, option) -> value)
+LEGACY_BEFORE = {4: {("ipso", "missing_rows"): "filled"}}
 
 
 def _evaluate_options():

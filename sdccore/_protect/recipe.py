@@ -19,7 +19,7 @@ import numpy as np
 import pandas as pd
 
 from .._io.limits import size_text
-from .options import LEGACY_DEFAULTS, translate_legacy
+from .options import LEGACY_BEFORE, LEGACY_DEFAULTS, translate_legacy
 from .._core.validation import check_dataframe
 from .._core.streams import RECIPE_VERSION, STREAMS, child_rng, child_seeds  # noqa: F401  (re-exported)
 
@@ -141,11 +141,7 @@ class Recipe:
         if "rng" in d:
             d["seed"] = d.pop("rng")
         method = d.get("method", "fa")
-        if version is None:  # written before plausible values existed: rebuild its file as it was then
-            for key, val in LEGACY_DEFAULTS.items():
-                d.setdefault(key, val)
-        if version is None or version < 3:
-            d = translate_legacy(method, d, warn=False)
+        d = _as_then(d, method, version)
         _check_keys(d, method, source)
         return cls(d, tuple(release.get("drop", [])), tuple(release.get("keep", [])),
                    bool(release.get("shuffle", False)), version, dict(versions), unsafe)
@@ -187,6 +183,22 @@ class Recipe:
     def to_json(self):
         """The recipe as the tool writes it (sorted keys, two-space indent)."""
         return json.dumps(self.to_dict(), indent=2, sort_keys=True)
+
+
+def _as_then(d, method, version):
+    """A recipe's options as its format meant them: what an option left out meant before it
+    existed, and the old option names."""
+    if version is None:  # written before plausible values existed: rebuild its file as it was then
+        for key, val in LEGACY_DEFAULTS.items():
+            d.setdefault(key, val)
+    if version is None or version < 3:
+        d = translate_legacy(method, d, warn=False)
+    for since, table in LEGACY_BEFORE.items():
+        if version is None or version < since:
+            for (m, key), val in table.items():
+                if m == method:
+                    d.setdefault(key, val)
+    return d
 
 
 def json_depth(text):

@@ -164,6 +164,7 @@ def test_the_configure_page_labels_every_method_widget_from_the_schema(monkeypat
             o = next(o for o in sdccore.option_schema(method) if o.name == name)
             w = widgets_by_key[key]
             assert w.label.startswith(o.label) and w.help == o.help, (key, w.label, o.label)
+    assert "ipso_missing_rows" not in widgets_by_key  # offered only where cells are missing (not in the sample)
     # with SALES sensitive the schema's selective defaults are the page's
     assert app.session_state["cfg_fa"]["rotation"] == sdccore.option_schema("fa")[2].default_given(True)
     assert app.session_state["cfg_fa"]["residuals"] == "keep"

@@ -1,0 +1,146 @@
+"""IPSO with missing cells (issue 39's finding, a fault): the regression an analyst runs drops
+the records with a missing cell, and IPSO keeps that one exactly as well as the one on every
+record with the missing cells filled (``missing_rows='both'``, the default); too few
+incomplete records to do so without handing them their own values back: the filled one only,
+and the release's note says which.  Coefficients compared with statsmodels' OLS on the
+complete records (what ``sm.OLS(..., missing='drop')`` fits)."""
+
+import numpy as np
+import pandas as pd
+import pytest
+import statsmodels.api as sm
+
+import sdccore
+from sdccore._methods import conditional_kernel as cd
+
+
+def _firms(n=300, missing=30, seed=4):
+    rng = np.random.default_rng(seed)
+    emp = rng.lognormal(3, 1, n)
+    assets = emp * rng.lognormal(2, 0.5, n)
+    wages = emp * rng.lognormal(1, 0.2, n)
+    turnover = 3 * emp + 0.5 * assets + 2 * wages + rng.normal(0, 20, n) + 200
+    d = pd.DataFrame({"employees": emp, "assets": assets, "wages": wages, "turnover": turnover})
+    d.loc[rng.choice(n, missing, replace=False), "assets"] = np.nan
+    return d
+
+
+def _ols(d, xs=("employees", "assets", "wages")):
+    return sm.OLS(d["turnover"], sm.add_constant(d[list(xs)]), missing="drop").fit()
+
+
+def _protect(d, **kw):
+    return sdccore.protect(d, "ipso", sensitive=["turnover"], rng=1, rounding="none", bounds="none", **kw)
+
+
+def test_the_complete_records_regression_is_kept_exactly():
+    d = _firms()
+    r = _protect(d)
+    a, b = _ols(d), _ols(r.data)
+    assert b.nobs == a.nobs == 270
+    assert np.max(np.abs(b.params - a.params) / a.bse) < 1e-9
+    # a model on columns that are never missing runs on every record: kept as before
+    a2, b2 = _ols(d, ["employees", "wages"]), _ols(r.data, ["employees", "wages"])
+    assert np.max(np.abs(b2.params - a2.params) / a2.bse) < 1e-9
+    assert r.data["assets"].isna().sum() == 30  # the missing cells stay missing
+    note = next(t for t in r.notes if "OLS" in t)
+    assert "on the complete records" in note and "missing cells filled" in note
+
+
+def test_filled_only_misses_the_complete_records_regression():
+    """Before: the residuals were orthogonal to the public columns with the missing cells
+    filled, and the complete records' coefficients moved by a good part of their standard
+    error (the employees coefficient of the dashboard walk's file: 2.60 -> 3.93)."""
+    d = _firms()
+    a, b = _ols(d), _ols(_protect(d, missing_rows="filled").data)
+    assert np.max(np.abs(b.params - a.params) / a.bse) > 1e-3
+
+
+def test_without_missing_cells_both_settings_give_the_same_bytes():
+    d = _firms(missing=0)
+    x = _protect(d).data.to_numpy()
+    y = _protect(d, missing_rows="filled").data.to_numpy()
+    assert x.tobytes() == y.tobytes()
+
+
+def test_too_few_incomplete_records_keep_the_filled_regression_and_say_so():
+    """3 incomplete records of 300 with 3 public columns (12 needed on each side): keeping
+    their regression too would leave their residuals 3 - 4 < 1 degrees of freedom, their
+    fitted values, and so their own values, released."""
+    d = _firms(missing=3)
+    r = _protect(d)
+    assert r.data.to_numpy().tobytes() == _protect(d, missing_rows="filled").data.to_numpy().tobytes()
+    note = next(t for t in r.notes if "OLS" in t)
+    assert "only 3 record(s) have a missing cell" in note and "at least 12" in note
+
+
+def test_complete_rows_sets():
+    obs = np.ones((40, 4), dtype=bool)
+    assert cd.complete_rows(None, [3], [0, 1, 2], 3) == ([], 0)
+    assert cd.complete_rows(obs, [3], [0, 1, 2], 3) == ([], 0)
+    obs[:15, 1] = False  # a public column: 15 incomplete, 25 complete, 12 needed
+    rows, left = cd.complete_rows(obs, [3], [0, 1, 2], 3)
+    assert len(rows) == 1 and rows[0].sum() == 25 and left == 0
+    obs[30:, 3] = False  # the sensitive column too: 20 complete
+    rows, left = cd.complete_rows(obs, [3], [0, 1, 2], 3)
+    assert rows[0].sum() == 15 and not rows[0][30:].any()
+    obs = np.ones((40, 4), dtype=bool)
+    obs[:5, 0] = False
+    assert cd.complete_rows(obs, [3], [0, 1, 2], 3) == ([], 5)
+
+
+def test_an_old_recipe_without_the_option_rebuilds_the_filled_release(tmp_path):
+    """A recipe of format 3 (before the option) rebuilds with missing_rows='filled', what it
+    made then; this version's recipe records the option (rebuilt by the command line)."""
+    import json
+
+    from conftest import run_cli
+
+    d = _firms()
+    d.to_csv(tmp_path / "in.csv", index=False)
+    old = _protect(d, missing_rows="filled")
+    rec = json.loads(old.recipe_json())
+    assert rec["missing_rows"] == "filled" and rec["recipe_version"] == sdccore.RECIPE_VERSION == 4
+    rec["recipe_version"] = 3
+    del rec["missing_rows"]
+    (tmp_path / "r3.json").write_text(json.dumps(rec))
+    new = json.loads(_protect(d).recipe_json())
+    assert new["missing_rows"] == "both"
+    (tmp_path / "r4.json").write_text(json.dumps(new))
+    outs = {}
+    for name in ("r3", "r4"):
+        code, out, err = run_cli(["protect", str(tmp_path / "in.csv"), "--recipe", str(tmp_path / f"{name}.json"),
+                                  "--out", str(tmp_path / f"{name}.csv")])
+        assert code == 0, err
+        outs[name] = pd.read_csv(tmp_path / f"{name}.csv")
+    a = _ols(d)
+    assert np.allclose(outs["r3"]["turnover"], old.data["turnover"], rtol=1e-12, atol=0)
+    assert np.max(np.abs(_ols(outs["r3"]).params - a.params) / a.bse) > 1e-3
+    assert np.max(np.abs(_ols(outs["r4"]).params - a.params) / a.bse) < 1e-6
+
+
+def test_the_configure_page_offers_the_choice_only_with_missing_cells(monkeypatch, no_prefetch):
+    """IPSO's tab shows 'Regression kept with missing cells' (the schema's label, default
+    'both') when a numeric column has a missing cell; the choice reaches the session's
+    configuration.  (Not on a complete file: tests/protect/test_schema.py, on the sample.)"""
+    from pathlib import Path
+
+    from streamlit.testing.v1 import AppTest
+
+    root = Path(__file__).resolve().parents[2]
+    monkeypatch.chdir(root)
+    o = next(o for o in sdccore.option_schema("ipso") if o.name == "missing_rows")
+    for missing in (30,):
+        d = _firms(missing=missing)
+        at = AppTest.from_file(str(root / "app.py"), default_timeout=120).run()
+        at.session_state["data"] = d
+        at.session_state["data_name"] = "firms.csv"
+        at.session_state["data_token"] = f"firms{missing}"
+        at.session_state["roles"] = {c: "sensitive" if c == "turnover" else "public" for c in d.columns}
+        at.switch_page("pages/3_configure.py").run()
+        at.radio(key="config_method").set_value("IPSO").run()
+        assert not at.exception, [e.value for e in at.exception]
+        (box,) = [b for b in at.selectbox if b.key == "ipso_missing_rows"]
+        assert box.label.startswith(o.label) and box.value == "both" and box.help == o.help
+        box.set_value("filled").run()
+        assert at.session_state["cfg_ipso"]["missing_rows"] == "filled"
