@@ -14,7 +14,9 @@ hidden values.
   squares on the raw or on the signed-log scale, or the mean of the 5 nearest released
   records on the known variables, whichever predicts the released values best
   (leave-one-out, on the release itself: the intruder needs no truth to choose).  A conditional method's release carries the model's
-  conditional law, which a regression on the release recovers.
+  conditional law, which a regression on the release recovers.  Where records lack a known
+  cell, also least squares within those records and within the complete ones apart (IPSO
+  keeps the complete records' regression too, so the release holds a fit per group).
 * ``correction``  general protection: the record's own released value, and the linked
   record's, corrected by the regression of the variable on the others fitted on the
   release, applied to the difference between what the intruder knows and what was released
@@ -160,6 +162,9 @@ def release_fit(ctx):
         return None
     est = _release_model(ctx, y, Yk)
     out = [est]
+    grouped = _group_fits(ctx)
+    if grouped is not None:
+        out.append(grouped)
     from . import attacks  # the battery's own module (imports this one's guesses by name, on first use)
 
     prior = attacks.best_prior(ctx) if ctx.selective else None
@@ -168,6 +173,33 @@ def release_fit(ctx):
             both = slog_inverse((slog(est) + slog(prior)) / 2)
         out.append(np.where(np.isfinite(both), both, np.nan))
     return out
+
+
+def _group_fits(ctx):
+    """Where some records lack a known cell, least squares fitted within the records with
+    every known cell and within the others apart: IPSO keeps the regression on the complete
+    records as well (missing_rows='both'), so the release holds one fit per group, and within
+    the smaller group each record's own value weighs more (its leverage).  On the scale whose
+    fit predicts the release best; None without incomplete records."""
+    if ctx.cells is None:
+        return None
+    incomplete = ~np.asarray(ctx.cells)[:, list(ctx.known)].all(axis=1)
+    if not incomplete.any() or min(incomplete.sum(), (~incomplete).sum()) <= KNN:
+        return None
+    y_all = ctx.released[:, ctx.target]
+    use = np.isfinite(y_all) & (np.asarray(ctx.cells)[:, ctx.target] if ctx.observed is None else ctx.observed)
+    f, finv = _SCALES[_validated(ctx, (0, 1))]
+    K = ctx.known_values
+    est = np.full(len(ctx.rows), np.nan)
+    with np.errstate(all="ignore"):
+        for group in (incomplete, ~incomplete):
+            fit_rows = group & use
+            if fit_rows.sum() <= len(ctx.known) + 1:
+                continue
+            b = _ols(f(ctx.released[np.ix_(fit_rows, list(ctx.known))]), f(y_all[fit_rows]))
+            mine = group[ctx.rows]
+            est[mine] = finv(_apply(b, f(K[mine])))
+    return np.where(np.isfinite(est), est, np.nan)
 
 
 def _release_model(ctx, y, Yk):

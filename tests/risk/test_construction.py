@@ -278,3 +278,46 @@ def test_a_record_of_high_leverage_is_charged_to_a_release_that_publishes_the_fi
     top = t.loc[("top 1 %", "release_fit")]
     assert top.with_release == pytest.approx(0.4) and top.beyond_prior == pytest.approx(0.2)
     assert np.sort(y)[-5:].min() <= y[dc]  # DC is among the 5 largest
+
+
+def _grouped(known_missing):
+    """40 records: public p released unchanged; the released s* is 5 + 3 p + small noise on
+    the 28 complete records and exactly 100 - 4 p on the 12 with a missing public cell (the
+    group's own fit, which the truth equals there)."""
+    rng = np.random.default_rng(2)
+    n, inc = 40, np.zeros(40, dtype=bool)
+    inc[:12] = known_missing
+    p = rng.uniform(1, 10, n)
+    q = rng.uniform(1, 10, n)
+    y = np.where(inc, 100 - 4 * p, 5 + 3 * p + rng.normal(0, 2, n))
+    x = np.where(inc, y, 5 + 3 * p + rng.normal(0, 2, n))  # the truth: the group fit where incomplete
+    X, Y = np.c_[p, q, x], np.c_[p, q, y]
+    cells = np.ones(X.shape, dtype=bool)
+    cells[inc, 1] = False  # q missing (filled in the completed files the built-in intruders see)
+    return X, Y, cells, inc
+
+
+def test_release_fit_fits_within_the_records_with_a_missing_cell():
+    """IPSO keeps the complete records' regression too (missing_rows='both'), so the release
+    holds a fit per group: the group fit takes back the 12 incomplete records, which the
+    fit over every record (a line through both groups) misses."""
+    from dataclasses import replace
+
+    X, Y, cells, inc = _grouped(True)
+    ctx = replace(_ctx(X, Y, [0, 1], 2), cells=cells)
+    guesses = construction.release_fit(ctx)
+    grouped = construction._group_fits(ctx)
+    assert grouped is not None and any(np.array_equal(g, grouped, equal_nan=True) for g in guesses)
+    within = np.abs(grouped[inc] - X[inc, 2]) <= 0.05 * np.abs(X[inc, 2])  # on the scale it picks
+    assert within.all()
+    whole = construction._release_model(ctx, *construction._released(ctx))
+    assert np.mean(np.abs(whole[inc] - X[inc, 2]) <= 0.05 * np.abs(X[inc, 2])) < 0.5
+
+
+def test_release_fit_has_no_group_guess_without_missing_cells():
+    from dataclasses import replace
+
+    X, Y, cells, inc = _grouped(False)
+    assert construction._group_fits(replace(_ctx(X, Y, [0, 1], 2), cells=cells)) is None
+    assert construction._group_fits(_ctx(X, Y, [0, 1], 2)) is None
+    assert len(construction.release_fit(_ctx(X, Y, [0, 1], 2))) == 2  # the release's model and the halfway guess
