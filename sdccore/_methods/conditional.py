@@ -78,8 +78,9 @@ def _missing_words(prep, o, rows, left, p):
                 "is close but not exact (missing_rows='filled')")
     if left:
         return (f"; on all records with the missing cells filled (EM draws): only {left} record(s) have a missing "
-                f"cell, too few to keep the complete records' regression as well without handing them their own "
-                f"values (at least {cd.min_rows(p)} needed), so that one is close but not exact")
+                f"cell, too few to keep the complete records' regression as well (at least {cd.min_rows(p)} needed: "
+                f"the release would hold their group's own fit, which leans to each one's value), so that one is "
+                f"close but not exact")
     return ""
 
 

@@ -218,8 +218,13 @@ def complete_rows(observed, sens, pub, p):
 
 
 def min_rows(p):
-    """Records needed on each side of a complete-row set (p public columns) to keep its OLS too."""
-    return max(10, 3 * (1 + p))
+    """Records needed on each side of a complete-row set (p public columns) to keep its OLS
+    too: 10 per coefficient, so that the group's fit, which the release then holds exactly,
+    leans to each record's own value by a leverage of 0.1 on average.  With 3 coefficients
+    per 12 records (the first rule) an outside intruder fitting within 15 incomplete firms of
+    600 took 3 of them within 5 % beyond every prior model, in every run (0.6 with the
+    filled regression only); with 60 incomplete firms, 1 point more than the filled one."""
+    return max(20, 10 * (1 + p))
 
 
 def ipso(Xk, sens, classes, gen, floor=None, near=None, rows=()):

@@ -14,7 +14,7 @@ import sdccore
 from sdccore._methods import conditional_kernel as cd
 
 
-def _firms(n=300, missing=30, seed=4):
+def _firms(n=300, missing=60, seed=4):
     rng = np.random.default_rng(seed)
     emp = rng.lognormal(3, 1, n)
     assets = emp * rng.lognormal(2, 0.5, n)
@@ -37,12 +37,12 @@ def test_the_complete_records_regression_is_kept_exactly():
     d = _firms()
     r = _protect(d)
     a, b = _ols(d), _ols(r.data)
-    assert b.nobs == a.nobs == 270
+    assert b.nobs == a.nobs == 240
     assert np.max(np.abs(b.params - a.params) / a.bse) < 1e-9
     # a model on columns that are never missing runs on every record: kept as before
     a2, b2 = _ols(d, ["employees", "wages"]), _ols(r.data, ["employees", "wages"])
     assert np.max(np.abs(b2.params - a2.params) / a2.bse) < 1e-9
-    assert r.data["assets"].isna().sum() == 30  # the missing cells stay missing
+    assert r.data["assets"].isna().sum() == 60  # the missing cells stay missing
     note = next(t for t in r.notes if "OLS" in t)
     assert "on the complete records" in note and "missing cells filled" in note
 
@@ -64,29 +64,30 @@ def test_without_missing_cells_both_settings_give_the_same_bytes():
 
 
 def test_too_few_incomplete_records_keep_the_filled_regression_and_say_so():
-    """3 incomplete records of 300 with 3 public columns (12 needed on each side): keeping
-    their regression too would leave their residuals 3 - 4 < 1 degrees of freedom, their
-    fitted values, and so their own values, released."""
-    d = _firms(missing=3)
+    """15 incomplete records of 300 with 3 public columns (40 needed on each side): their
+    group's fit, which the release would hold exactly, leans to each one's own value (an
+    outside intruder took 3 of 15 such firms beyond the prior in every run)."""
+    d = _firms(missing=15)
     r = _protect(d)
     assert r.data.to_numpy().tobytes() == _protect(d, missing_rows="filled").data.to_numpy().tobytes()
     note = next(t for t in r.notes if "OLS" in t)
-    assert "only 3 record(s) have a missing cell" in note and "at least 12" in note
+    assert "only 15 record(s) have a missing cell" in note and "at least 40" in note
 
 
 def test_complete_rows_sets():
-    obs = np.ones((40, 4), dtype=bool)
+    assert cd.min_rows(3) == 40 and cd.min_rows(0) == 20
+    obs = np.ones((200, 4), dtype=bool)
     assert cd.complete_rows(None, [3], [0, 1, 2], 3) == ([], 0)
     assert cd.complete_rows(obs, [3], [0, 1, 2], 3) == ([], 0)
-    obs[:15, 1] = False  # a public column: 15 incomplete, 25 complete, 12 needed
+    obs[:50, 1] = False  # a public column: 50 incomplete, 150 complete, 40 needed
     rows, left = cd.complete_rows(obs, [3], [0, 1, 2], 3)
-    assert len(rows) == 1 and rows[0].sum() == 25 and left == 0
-    obs[30:, 3] = False  # the sensitive column too: 20 complete
+    assert len(rows) == 1 and rows[0].sum() == 150 and left == 0
+    obs[150:, 3] = False  # the sensitive column too: 100 complete
     rows, left = cd.complete_rows(obs, [3], [0, 1, 2], 3)
-    assert rows[0].sum() == 15 and not rows[0][30:].any()
-    obs = np.ones((40, 4), dtype=bool)
-    obs[:5, 0] = False
-    assert cd.complete_rows(obs, [3], [0, 1, 2], 3) == ([], 5)
+    assert rows[0].sum() == 100 and not rows[0][150:].any()
+    obs = np.ones((200, 4), dtype=bool)
+    obs[:39, 0] = False
+    assert cd.complete_rows(obs, [3], [0, 1, 2], 3) == ([], 39)
 
 
 def test_an_old_recipe_without_the_option_rebuilds_the_filled_release(tmp_path):
@@ -130,7 +131,7 @@ def test_the_configure_page_offers_the_choice_only_with_missing_cells(monkeypatc
     root = Path(__file__).resolve().parents[2]
     monkeypatch.chdir(root)
     o = next(o for o in sdccore.option_schema("ipso") if o.name == "missing_rows")
-    for missing in (30,):
+    for missing in (60,):
         d = _firms(missing=missing)
         at = AppTest.from_file(str(root / "app.py"), default_timeout=120).run()
         at.session_state["data"] = d
