@@ -209,11 +209,15 @@ def complete_rows(observed, sens, pub, p):
         if rows.all() or key in seen:
             continue
         seen.add(key)
-        inside = int(rows.sum())
-        if min(inside, n - inside) >= min_rows(p):
+        # every group of records the sets cut out together (the same membership in each) must
+        # be large enough: two sets differing by 3 records would isolate those 3, and the
+        # basis would fit them exactly (their other sensitive values released as they are)
+        member = np.column_stack(kept + [rows])
+        _, sizes = np.unique(member, axis=0, return_counts=True)
+        if sizes.min() >= min_rows(p):
             kept.append(rows)
         else:
-            left = max(left, n - inside)
+            left = max(left, n - int(rows.sum()))
     return kept, left
 
 

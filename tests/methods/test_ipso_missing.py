@@ -88,6 +88,31 @@ def test_complete_rows_sets():
     obs = np.ones((200, 4), dtype=bool)
     obs[:39, 0] = False
     assert cd.complete_rows(obs, [3], [0, 1, 2], 3) == ([], 39)
+    # two sensitive columns whose complete rows differ by 3 records: the second set would cut
+    # those 3 out on their own, so it is not kept
+    obs = np.ones((200, 5), dtype=bool)
+    obs[:50, 1] = False
+    obs[50:53, 3] = False
+    rows, left = cd.complete_rows(obs, [4, 3], [0, 1, 2], 3)
+    assert len(rows) == 1 and rows[0].sum() == 150 and left == 53
+
+
+def test_no_record_is_cut_out_alone_by_two_sensitive_columns():
+    """turnover complete where the public columns are; profit missing in 3 more records.
+    The regression of turnover on its complete records is kept; profit's would isolate the 3
+    records (the basis would fit them exactly, turnover's own values released), so it is
+    not, and no released value equals the truth."""
+    d = _firms()
+    d["profit"] = 0.1 * d["turnover"] + np.random.default_rng(7).normal(0, 30, len(d))
+    d.loc[d.index[d["assets"].notna()][:3], "profit"] = np.nan
+    r = sdccore.protect(d, "ipso", sensitive=["turnover", "profit"], rng=1, rounding="none", bounds="none",
+                        allow_unsafe="test: the basis, on a made-up profit the public variables predict")
+    a = sm.OLS(d["turnover"], sm.add_constant(d[["employees", "assets", "wages"]]), missing="drop").fit()
+    b = sm.OLS(r.data["turnover"], sm.add_constant(r.data[["employees", "assets", "wages"]]), missing="drop").fit()
+    assert np.max(np.abs(b.params - a.params) / a.bse) < 1e-9
+    for c in ("turnover", "profit"):
+        rel = np.abs(r.data[c] - d[c]) / np.abs(d[c])
+        assert not (rel < 1e-6).any(), (c, np.flatnonzero(rel < 1e-6))
 
 
 def test_an_old_recipe_without_the_option_rebuilds_the_filled_release(tmp_path):
