@@ -59,7 +59,7 @@ def _ipso(prep, Xk, o, gen):
     near = np.array([0.0 if keep[j] in prep.log_cols else o["floors"].tolerance for j in sens])
     pub = [j for j in range(len(keep)) if j not in set(sens)]
     observed = None if prep.missing is None or o["missing_rows"] != "both" else ~prep.missing[:, keep]
-    rows, left = cd.complete_rows(observed, sens, pub, len(pub))
+    rows, left = cd.complete_rows(observed, sens, pub)
     Xpk = cd.ipso(Xk, sens, o["classes"], gen, floor, near, rows)
     return Xpk, [f"the sensitive variables' OLS on the public ones is kept exactly (fit + residuals passed "
                  f"between records of similar predicted size, in {o['classes']} classes)" + _missing_words(

@@ -190,14 +190,14 @@ def _repair_python(fit, Ep, idx, floor, own=None, near=None):
     return left
 
 
-def complete_rows(observed, sens, pub, p):
+def complete_rows(observed, sens, pub):
     """The row sets on which an analyst's OLS of a sensitive column on the public ones runs
     (that column and every public one observed: incomplete records dropped), one per distinct
     set that is not every row; ``observed`` is the n x columns mask of observed cells (None:
     no missing cell).  Returns (sets kept, records left out of sets set aside): a set is kept
-    only when it and the rows outside it each hold at least ``min_rows(p)`` records, so that
-    the residuals of either keep that many degrees of freedom (a handful of incomplete
-    records would otherwise get their fitted values, and so their own values, back)."""
+    only when every group of records the kept sets cut out together holds at least
+    ``min_rows(len(pub))`` records (the release holds each group's own fit exactly, which
+    leans to each record's own value by its leverage)."""
     if observed is None:
         return [], 0
     n = observed.shape[0]
@@ -214,7 +214,7 @@ def complete_rows(observed, sens, pub, p):
         # basis would fit them exactly (their other sensitive values released as they are)
         member = np.column_stack(kept + [rows])
         _, sizes = np.unique(member, axis=0, return_counts=True)
-        if sizes.min() >= min_rows(p):
+        if sizes.min() >= min_rows(len(pub)):
             kept.append(rows)
         else:
             left = max(left, n - int(rows.sum()))

@@ -187,7 +187,9 @@ def _group_fits(ctx):
     if not incomplete.any() or min(incomplete.sum(), (~incomplete).sum()) <= KNN:
         return None
     y_all = ctx.released[:, ctx.target]
-    use = np.isfinite(y_all) & (np.asarray(ctx.cells)[:, ctx.target] if ctx.observed is None else ctx.observed)
+    use = np.isfinite(y_all)
+    if ctx.observed is not None:  # as ``_released``: only the records whose target is released
+        use &= ctx.observed
     f, finv = _SCALES[_validated(ctx, (0, 1))]
     K = ctx.known_values
     est = np.full(len(ctx.rows), np.nan)

@@ -77,23 +77,23 @@ def test_too_few_incomplete_records_keep_the_filled_regression_and_say_so():
 def test_complete_rows_sets():
     assert cd.min_rows(3) == 40 and cd.min_rows(0) == 20
     obs = np.ones((200, 4), dtype=bool)
-    assert cd.complete_rows(None, [3], [0, 1, 2], 3) == ([], 0)
-    assert cd.complete_rows(obs, [3], [0, 1, 2], 3) == ([], 0)
+    assert cd.complete_rows(None, [3], [0, 1, 2]) == ([], 0)
+    assert cd.complete_rows(obs, [3], [0, 1, 2]) == ([], 0)
     obs[:50, 1] = False  # a public column: 50 incomplete, 150 complete, 40 needed
-    rows, left = cd.complete_rows(obs, [3], [0, 1, 2], 3)
+    rows, left = cd.complete_rows(obs, [3], [0, 1, 2])
     assert len(rows) == 1 and rows[0].sum() == 150 and left == 0
     obs[150:, 3] = False  # the sensitive column too: 100 complete
-    rows, left = cd.complete_rows(obs, [3], [0, 1, 2], 3)
+    rows, left = cd.complete_rows(obs, [3], [0, 1, 2])
     assert rows[0].sum() == 100 and not rows[0][150:].any()
     obs = np.ones((200, 4), dtype=bool)
     obs[:39, 0] = False
-    assert cd.complete_rows(obs, [3], [0, 1, 2], 3) == ([], 39)
+    assert cd.complete_rows(obs, [3], [0, 1, 2]) == ([], 39)
     # two sensitive columns whose complete rows differ by 3 records: the second set would cut
     # those 3 out on their own, so it is not kept
     obs = np.ones((200, 5), dtype=bool)
     obs[:50, 1] = False
     obs[50:53, 3] = False
-    rows, left = cd.complete_rows(obs, [4, 3], [0, 1, 2], 3)
+    rows, left = cd.complete_rows(obs, [4, 3], [0, 1, 2])
     assert len(rows) == 1 and rows[0].sum() == 150 and left == 53
 
 

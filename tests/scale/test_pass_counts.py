@@ -1,6 +1,6 @@
 """The floors' counting pass at scale (``_scale.floors._pass_counts``): per checked column and
 wanted bin edge, the values below the edge and the close records among them, computed by
-placing each value among the edges. Checked against the definition, counted directly."""
+placing the edges among the sorted values. Checked against the definition, counted directly."""
 
 import numpy as np
 
