@@ -14,12 +14,6 @@ from pathlib import Path
 # tests/package/test_reproducible.py runs them with two threads and checks the same text.
 for _var in ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS", "NUMBA_NUM_THREADS"):
     os.environ.setdefault(_var, "1")
-# compare() runs its runs in this process unless a test asks for worker processes (n_jobs=2,
-# or SDCCORE_JOBS unset in the environment of a server or command line it starts): the two
-# test workers already use both cores, and worker processes started by many tests each
-# imported the libraries again and computed the priors' cache of every data set again
-# (26 worker processes, 28 % of the suite's CPU, measured with py-spy).
-os.environ.setdefault("SDCCORE_JOBS", "1")
 
 import numpy as np  # noqa: E402
 import pandas as pd  # noqa: E402
@@ -227,8 +221,7 @@ def streamlit_url(tmp_path_factory):
     log = open(tmp_path_factory.mktemp("streamlit") / "server.log", "wb")
     proc = subprocess.Popen([sys.executable, "-m", "ui", "--server.headless", "true",
                              "--server.port", str(port), "--server.address", "127.0.0.1"], cwd=root,
-                            env={**{k: v for k, v in os.environ.items() if k != "SDCCORE_JOBS"},
-                                 "STREAMLIT_BROWSER_GATHER_USAGE_STATS": "false"},  # the server runs comparisons in its worker pool
+                            env=dict(os.environ, STREAMLIT_BROWSER_GATHER_USAGE_STATS="false"),
                             stdout=log, stderr=subprocess.STDOUT)
     url = f"http://127.0.0.1:{port}"
     deadline = time.time() + 60

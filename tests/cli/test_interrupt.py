@@ -28,7 +28,7 @@ def _interrupt(args, cwd, after_children=2.0, limit=120, sig=signal.SIGINT, grou
     its children then, whether it had finished first, seconds it took to end).  A run that
     does not end within ``wait`` seconds is killed and the test fails."""
     p = subprocess.Popen([sys.executable, "-m", "sdccore"] + args, cwd=ROOT, stdout=subprocess.DEVNULL,
-                         stderr=subprocess.PIPE, start_new_session=True, env={**{k: v for k, v in os.environ.items() if k != "SDCCORE_JOBS"}, "PYTHONUNBUFFERED": "1"})
+                         stderr=subprocess.PIPE, start_new_session=True, env=dict(os.environ, PYTHONUNBUFFERED="1"))
     proc = psutil.Process(p.pid)
     deadline = time.time() + limit
     while time.time() < deadline and p.poll() is None and len(proc.children(recursive=True)) < 2:
