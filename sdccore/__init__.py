@@ -27,7 +27,8 @@ The public names, by the step of the work they belong to:
 * measuring: ``evaluate``, ``Evaluation``, ``Scores``, ``dbrl``, ``interval_disclosure``,
   ``ID_REFERENCES``, ``ID_REFERENCE_TEXT``, ``default_id_reference``, ``pil``,
   ``propensity_score``, ``propensity_score_shape``, ``selectivity``, ``UTILITY_METRICS``,
-  ``regression_check``, ``RegressionCheck``, ``analysis_validity``, ``AnalysisValidity``; plug-in
+  ``regression_check``, ``RegressionCheck``, ``analysis_validity``, ``AnalysisValidity``,
+  ``analyst_checks``, ``AnalystChecks``; plug-in
   analyses: ``register_analysis``, ``unregister_analysis``, ``analyses``, ``analysis_info``, ``AnalysisInfo``;
 * comparing and choosing: ``compare``, ``Comparison``, ``search``, ``SearchResult``,
   ``recommend``, ``Recommendation``, ``load_bw_map``, ``simulate_bw_map``,
@@ -59,6 +60,7 @@ if TYPE_CHECKING:  # pragma: no cover
     from ._methods._base import Perturbed
     from ._protect.options import CONDITIONAL_METHODS, Option, option_schema
     from ._measures.validity import AnalysisValidity, analysis_validity
+    from ._measures.battery import AnalystChecks, analyst_checks
     from ._protect.pipeline import METHODS, Decomposition, ProtectionResult, decompose, min_swap_percent, protect
     from ._protect.recipe import RECIPE_VERSION, Recipe
     from ._release.release import Release, make_release
@@ -121,6 +123,8 @@ _EXPORTS = {
     "UTILITY_METRICS": "_methods.removal_kernel",
     "UnsafeReleaseError": "_risk.settings",
     "analysis_validity": "_measures.validity",
+    "analyst_checks": "_measures.battery",
+    "AnalystChecks": "_measures.battery",
     "audit_factor_scores": "_data.audit",
     "codebook": "_release.codebook",
     "codebook_bytes": "_release.codebook",
@@ -209,9 +213,9 @@ __all__ = [
     "IntruderContext", "IntruderInfo", "RiskFloors", "RiskProfile", "UnsafeReleaseError",
     "intruder_info", "intruders", "register_intruder", "unregister_intruder",
     # measuring
-    "AnalysisInfo", "AnalysisValidity", "Evaluation", "ID_REFERENCES", "ID_REFERENCE_TEXT", "RegressionCheck",
+    "AnalysisInfo", "AnalysisValidity", "AnalystChecks", "Evaluation", "ID_REFERENCES", "ID_REFERENCE_TEXT", "RegressionCheck",
     "Scores", "UTILITY_METRICS",
-    "analyses", "analysis_info", "analysis_validity", "dbrl", "default_id_reference", "evaluate",
+    "analyses", "analysis_info", "analysis_validity", "analyst_checks", "dbrl", "default_id_reference", "evaluate",
     "interval_disclosure", "pil", "propensity_score", "propensity_score_shape", "register_analysis",
     "regression_check", "selectivity", "unregister_analysis",
     # comparing and choosing

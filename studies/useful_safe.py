@@ -4,7 +4,10 @@ with its defaults, ``reps`` runs (``compare``): runs meeting every risk floor; r
 the prior (overall, worst size band, largest 1 %, the worst over the runs and sensitive
 variables); analysis validity (mean and lower end of the 95 % interval over the runs); its
 regression CI overlap and R^2 kept (worst variable, worst run); PIL; PS; values clipped to
-the bounds; and the release ``Comparison.suggest`` picks.  Draws the risk-utility chart with
+the bounds; what analysts keep (``analyst_checks``, issue 39: OLS, log-log and median
+regression overlaps, KS, the top-10 % share's change and the mean's, each for the worst
+sensitive variable and averaged over the runs, columns an_*; analyses_met: the share of runs
+meeting every target); and the release ``Comparison.suggest`` picks.  Draws the risk-utility chart with
 analysis validity per sample (HTML).  Writes studies/output/useful_safe.csv, .log and
 useful_safe_<sample>.html.
 
@@ -15,6 +18,7 @@ import sys
 import warnings
 from pathlib import Path
 
+import numpy as np
 import pandas as pd
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
@@ -27,6 +31,11 @@ METHODS = {"FA": {"method": "fa"}, "PCA": {"method": "pca"}, "M-AGG": {"method":
            "FA-cond": {"method": "cfa"}}
 
 
+# the analyses of sdccore.analyst_checks reported per method: the worst sensitive variable's
+# figure, mean over the runs (an overlap: higher is better; an error or distance: lower)
+BATTERY = ("ols", "loglog", "median", "ks", "top10_share", "mean")
+
+
 def _validity_detail(d, c, sens, label, reps):
     """The worst overlap and R^2 kept over the runs and variables, and the values clipped,
     re-protecting each run with its recorded seed (the comparison keeps no data)."""
@@ -34,6 +43,7 @@ def _validity_detail(d, c, sens, label, reps):
 
     runs = c.runs[c.runs.config == label]
     worst_o, worst_r, clipped = 1.0, 1.0, 0
+    kept, met = {a: [] for a in BATTERY}, []
     for seed in runs.seed:
         res = _protect(d, c.configs[label]["method"], sens, int(seed),
                        {k: v for k, v in c.configs[label].items() if k != "method"})
@@ -41,7 +51,16 @@ def _validity_detail(d, c, sens, label, reps):
         worst_o = min(worst_o, float(av.variables.overlap.min()))
         worst_r = min(worst_r, float(av.variables.r2_kept.min()))
         clipped += int(res.plausibility.loc[sens, "clipped"].sum())
-    return worst_o, worst_r, clipped / max(len(runs), 1)
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            ac = sdccore.analyst_checks(d, res.data, sensitive=sens)  # what analysts keep (issue 39)
+        w = ac.worst.set_index("analysis")
+        for a in BATTERY:
+            kept[a].append(float(w.loc[a, "kept"]))
+        met.append(ac.ok)
+    battery = {a: float(np.nanmean(v)) if np.isfinite(v).any() else float("nan")
+               for a, v in ((a, np.asarray(kept[a])) for a in BATTERY)}
+    return worst_o, worst_r, clipped / max(len(runs), 1), battery, float(np.mean(met)) if met else float("nan")
 
 
 def main(cases=CASES, methods=METHODS, reps=10, write=True):
@@ -63,7 +82,7 @@ def main(cases=CASES, methods=METHODS, reps=10, write=True):
             v = rv[rv.config == lab]
             b = rb[(rb.config == lab) & (rb.band != "top 1 %")]
             top = rb[(rb.config == lab) & (rb.band == "top 1 %")]
-            wo, wr, clip = _validity_detail(d, c, sens, lab, reps)
+            wo, wr, clip, battery, met = _validity_detail(d, c, sens, lab, reps)
             pil = c.summary[(c.summary.config == lab) & (c.summary.score == "pil")]["mean"].iloc[0]
             ps = c.summary[(c.summary.config == lab) & (c.summary.score == "ps")]["mean"].iloc[0]
             rows.append({"data": name, "sensitive": label, "method": lab, "runs": int(ru.loc[lab, "reps"]),
@@ -73,7 +92,8 @@ def main(cases=CASES, methods=METHODS, reps=10, write=True):
                          "top_1pct": float(top.beyond_prior.max()) if len(top) else float("nan"),
                          "validity": 1 - float(ru.loc[lab, "validity_loss"]),
                          "validity_lo": 1 - float(ru.loc[lab, "validity_loss_hi"]),
-                         "overlap_worst": wo, "r2_kept_worst": wr, "pil": pil, "ps": ps, "clipped": clip})
+                         "overlap_worst": wo, "r2_kept_worst": wr, "pil": pil, "ps": ps, "clipped": clip,
+                         **{f"an_{a}": v for a, v in battery.items()}, "analyses_met": met})
         best, why = c.suggest(0.5)
         picks.append({"data": name, "sensitive": label, "suggested": best or "none", "why": why})
         try:

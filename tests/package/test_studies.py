@@ -5,6 +5,7 @@ import sys
 from pathlib import Path
 
 import numpy as np
+import pytest
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -76,6 +77,11 @@ def test_useful_safe_smallest_case():
     assert t.loc["IPSO", "overlap_worst"] >= 0.9 > 0.5 > t.loc["Rank swap", "overlap_worst"]
     assert t.loc["IPSO", "validity"] > t.loc["Rank swap", "validity"]
     assert chosen.iloc[0].suggested == "IPSO"
+    # what analysts keep (issue 39): IPSO's OLS exact, its median regression and distribution not
+    assert t.loc["IPSO", "an_ols"] == pytest.approx(1.0, abs=1e-6)
+    assert t.loc["IPSO", "an_median"] < 0.7 and t.loc["IPSO", "an_ks"] > 0.1
+    assert t.loc["IPSO", "analyses_met"] == 0.0
+    assert t.loc["Rank swap", "an_ks"] == 0.0  # rank swapping releases the original values
 
 
 def test_intruders_know_the_method_smallest_case():

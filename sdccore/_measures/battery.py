@@ -1,0 +1,416 @@
+"""What analysts keep: the analyses researchers run on a protected file, each fitted on the
+original and on the release, per protected variable, against a stated target (issue 39).
+
+Analysis validity (``validity``) scores the OLS that IPSO keeps by construction; this battery
+looks at what such a release may break besides.  For each checked variable y (each sensitive
+variable in selective protection; each variable the release changed in general protection):
+
+* ``ols``      the OLS of y on every other variable (domain columns as indicators): the mean
+  over the slopes of the confidence-interval overlap of Karr et al. (2006) at 95 % (1 when
+  the intervals coincide, negative when they are apart), target >= .9 (>= .8 in general
+  protection);
+* ``loglog``   the same on the log scale, for a positive skewed y (every original value > 0,
+  skewness > 1): log y on the log of the positive skewed predictors and the others as they
+  are; target >= .8.  Released values <= 0 make the analyst's fit impossible for those
+  records: they are counted, left out of the released fit, and the target is not met;
+* ``median``   the median regression (statsmodels ``QuantReg`` at q = 0.5, on the same
+  predictors as ``ols``): its slopes' overlap, target >= .7;
+* ``domain_means``  the largest relative error of y's mean within a domain (each level of
+  each domain column with at least 5 records: the set-apart or strata columns, a panel's
+  time index), target <= 10 %;
+* ``ks``       the Kolmogorov-Smirnov distance between y's original and released values,
+  target <= .10;
+* ``top10_share``  the change of the share of y's total held by its largest 10 % of records, in
+  points, target <= 2 points (the largest 1 %'s is reported beside it);
+* ``mean``     the relative change of y's mean, target <= 1 % (2 % in general protection);
+* ``spearman`` the largest change of y's Spearman correlation with another variable (reported,
+  no target).
+
+Weights (a sampling-weight column) weight the means, the shares and the OLS fits (WLS); the
+median regression is unweighted (statsmodels' ``QuantReg`` takes no weights: said in its note).
+
+Domain columns: given, or found as the numeric columns released unchanged whose values are
+whole numbers with 2 to 30 levels (codes of a category, a year).  Predictors are standardised
+by the original's mean and sd in both fits (the overlap does not depend on it, the median
+regression's solver converges better); exactly collinear predictors are dropped (the same in
+both fits).
+"""
+
+from __future__ import annotations
+
+import warnings
+from dataclasses import dataclass
+
+import numpy as np
+import pandas as pd
+from scipy import stats
+
+from .._core.summary import Summary
+from .._core.validation import check_dataframe
+from .regression import _overlap
+
+__all__ = ["analyst_checks", "AnalystChecks"]
+
+LEVEL = 0.95
+MAX_LEVELS = 30      # a whole-number column with at most this many levels released unchanged is a domain
+MIN_DOMAIN = 5       # records a domain level needs for its mean to be compared
+SKEWED = 1.0         # skewness above which a positive variable is analysed on the log scale
+MAX_ZEROS = 0.05     # ... when at most this share of its values is 0
+ANALYSES = ("ols", "loglog", "median", "domain_means", "ks", "top10_share", "mean", "spearman")
+# (what the figure is, the target's direction, the target in selective and in general protection)
+TARGETS = {
+    "ols": ("CI overlap of the slopes", ">=", 0.9, 0.8),
+    "loglog": ("CI overlap of the slopes (log scale)", ">=", 0.8, 0.8),
+    "median": ("CI overlap of the median regression's slopes", ">=", 0.7, 0.7),
+    "domain_means": ("largest relative error of a domain mean", "<=", 0.10, 0.10),
+    "ks": ("Kolmogorov-Smirnov distance", "<=", 0.10, 0.10),
+    "top10_share": ("change of the largest 10 %'s share of the total (points)", "<=", 0.02, 0.02),
+    "mean": ("relative change of the mean", "<=", 0.01, 0.02),
+    "spearman": ("largest change of a Spearman correlation", None, None, None),
+}
+
+
+@dataclass(frozen=True)
+class AnalystChecks:
+    """What ``analyst_checks`` returns.
+
+    Attributes
+    ----------
+    table : DataFrame
+        One row per checked variable and analysis: variable, analysis, original (the
+        figure on the original: R squared, the mean, the share ...), released (the same on
+        the release), kept (the figure the target is about: an overlap, an error, a
+        distance), target (e.g. ">= 0.9"), ok (True/False; None without a target or where
+        the analysis does not apply) and note.
+    worst : DataFrame
+        Per analysis its worst checked variable: analysis, variable, kept, target, ok.
+    checked : tuple of str
+        The variables checked.
+    domains : tuple of str
+        The domain columns the domain means used.
+    selective : bool
+        Selective protection (the targets of selective protection apply).
+    """
+
+    table: pd.DataFrame
+    worst: pd.DataFrame
+    checked: tuple
+    domains: tuple
+    selective: bool
+
+    @property
+    def ok(self) -> bool:
+        """Every analysis with a target meets it for every checked variable."""
+        return bool(self.table.ok.map(lambda v: v is not False).all())
+
+    @property
+    def failing(self) -> list:
+        """(variable, analysis) pairs that miss their target."""
+        t = self.table[self.table.ok.map(lambda v: v is False)]
+        return list(zip(t.variable, t.analysis))
+
+    def __repr__(self):
+        return (f"AnalystChecks({len(self.checked)} variable(s), {len(ANALYSES)} analyses; "
+                f"{'every target met' if self.ok else f'{len(self.failing)} target(s) missed'})")
+
+    def summary(self) -> Summary:
+        """The verdict and, per analysis, its worst variable against its target."""
+        head = ("What analysts keep: every target met" if self.ok else
+                "What analysts keep: " + "; ".join(f"{a} of {v}" for v, a in self.failing[:6])
+                + (" ..." if len(self.failing) > 6 else "") + " missed")
+        items = []
+        for r in self.worst.itertuples():
+            mark = "" if r.ok is None else (" ok" if r.ok else " MISSED")
+            items.append(f"{r.analysis:13s} {r.variable:>20s}: {_fmt(r.kept)} (target {r.target or 'none'}){mark}")
+        return Summary(head, items)
+
+
+def _fmt(v):
+    return "n/a" if v is None or not np.isfinite(v) else f"{v:.3f}"
+
+
+def _domains(original, released, given, exclude):
+    if given is not None:
+        return [c for c in given if c in original.columns]
+    out = []
+    for c in original.columns:
+        if c in exclude:
+            continue
+        o, r = original[c], released[c]
+        if not o.equals(r) or o.isna().any():
+            continue
+        v = o.to_numpy(float)
+        k = len(np.unique(v))
+        if 2 <= k <= MAX_LEVELS and np.all(v == np.round(v)):
+            out.append(c)
+    return out
+
+
+def _design(frame, predictors, domains, scale):
+    """Standardised predictors (by ``scale``: the original's mean and sd) and domain dummies."""
+    cols = [(frame[c].to_numpy(float) - scale[c][0]) / scale[c][1] for c in predictors]
+    for d in domains:
+        levels = scale[d]
+        if len(levels) == 2:
+            cols.append((frame[d].to_numpy(float) == levels[1]).astype(float))
+        else:
+            cols += [(frame[d].to_numpy(float) == lv).astype(float) for lv in levels[1:]]
+    X = np.column_stack([np.ones(len(frame))] + cols) if cols else np.ones((len(frame), 1))
+    return X
+
+
+def _independent(X):
+    """Columns of X without exact collinearity (pivoted QR on the original's design)."""
+    from scipy.linalg import qr
+
+    _, R, piv = qr(X, mode="economic", pivoting=True)
+    d = np.abs(np.diag(R))
+    keep = np.sort(piv[: int(np.sum(d > 1e-9 * d[0]))]) if len(d) else np.arange(X.shape[1])
+    if 0 not in keep:
+        keep = np.r_[0, keep]
+    return keep
+
+
+def _fit(kind, y, X, w):
+    import statsmodels.api as sm
+
+    ok = np.isfinite(y) & np.isfinite(X).all(axis=1) & (np.isfinite(w) if w is not None else True)
+    y, X = y[ok], X[ok]
+    if len(y) <= X.shape[1] + 1:
+        return None
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        if kind == "median":
+            res = sm.QuantReg(y, X).fit(q=0.5, max_iter=5000)
+        elif w is not None:
+            res = sm.WLS(y, X, weights=w[ok]).fit()
+        else:
+            res = sm.OLS(y, X).fit()
+    ci = np.asarray(res.conf_int(alpha=1 - LEVEL))
+    r2 = float(res.prsquared if kind == "median" else res.rsquared)
+    return np.asarray(res.params), ci[:, 0], ci[:, 1], r2
+
+
+def _slopes_overlap(kind, yo, Xo, yr, Xr, w):
+    fo, fr = _fit(kind, yo, Xo, w), _fit(kind, yr, Xr, w)
+    if fo is None or fr is None:
+        return np.nan, np.nan, np.nan
+    ov = _overlap(fo[1][1:], fo[2][1:], fr[1][1:], fr[2][1:])
+    ov = ov[np.isfinite(ov)]
+    return (float(ov.mean()) if len(ov) else np.nan), fo[3], fr[3]
+
+
+def _wmean(v, w):
+    ok = np.isfinite(v)
+    if w is None:
+        return float(v[ok].mean()) if ok.any() else np.nan
+    return float(np.sum(v[ok] * w[ok]) / np.sum(w[ok])) if ok.any() else np.nan
+
+
+def _top_share(v, w, share):
+    ok = np.isfinite(v)
+    v = v[ok]
+    ww = np.ones_like(v) if w is None else w[ok]
+    total = np.sum(v * ww)
+    if total <= 0 or len(v) == 0:
+        return np.nan
+    order = np.argsort(-v, kind="stable")
+    cum = np.cumsum(ww[order])
+    top = order[: max(1, int(np.searchsorted(cum, share * cum[-1], side="left")) + 1)]
+    return float(np.sum(v[top] * ww[top]) / total)
+
+
+def _skewed_positive(v):
+    """Non-negative, at most MAX_ZEROS of it 0, and skewed: analysed on the log scale (its
+    zeros left out, as an analyst's log leaves them)."""
+    v = v[np.isfinite(v)]
+    if len(v) <= 2 or v.min() < 0 or np.mean(v == 0) > MAX_ZEROS:
+        return False
+    return bool(stats.skew(v[v > 0]) > SKEWED)
+
+
+def _log(v):
+    with np.errstate(all="ignore"):
+        return np.log(np.where(v > 0, v, np.nan))
+
+
+def _meets(kind, kept, selective):
+    _, op, t_sel, t_gen = TARGETS[kind]
+    if op is None or kept is None or not np.isfinite(kept):
+        return None, ""
+    t = t_sel if selective else t_gen
+    return (bool(kept >= t) if op == ">=" else bool(kept <= t)), f"{op} {t:g}"
+
+
+def analyst_checks(original, released, *, sensitive=None, domains=None, weights=None):
+    """The analyses researchers run, fitted on the original and on the release, per checked
+    variable, each against its target (module docstring).
+
+    Parameters
+    ----------
+    original, released : DataFrame
+        The same columns, rows aligned (a release of ``protect``); numeric columns are analysed.
+    sensitive : list of str, optional
+        Selective protection: the variables checked (each explained by every other).  Without
+        it, every numeric variable the release changed is checked (general protection).
+    domains : list of str, optional
+        Columns whose levels are the domains of the domain means (default: found, see the
+        module docstring).
+    weights : str, optional
+        A column of sampling weights (weights the means, shares and OLS fits).
+
+    Returns
+    -------
+    AnalystChecks
+
+    Examples
+    --------
+    >>> import sdccore
+    >>> df = sdccore.load_dataset("tarragona")
+    >>> rel = sdccore.protect(df, "ipso", sensitive=["SALES"], rng=1).data
+    >>> sdccore.analyst_checks(df, rel, sensitive=["SALES"]).worst.set_index("analysis").loc["ols", "ok"]
+    True
+    """
+    num, w, checked, selective = _inputs(original, released, sensitive, weights)
+    doms = _domains(original[num], released[num], domains, set(checked))
+    scale = {}
+    for c in num:
+        v = original[c].to_numpy(float)
+        sd = np.nanstd(v)
+        scale[c] = (np.nanmean(v), sd if sd > 0 else 1.0)
+    for d in doms:
+        v = original[d].to_numpy(float)
+        scale[d] = np.unique(v[np.isfinite(v)])
+    rows = []
+    for y in checked:
+        figures = _variable(original, released, y, num, doms, scale, w)
+        for kind, (o, r, kept, note, forced) in figures.items():
+            ok, target = _meets(kind, kept, selective)
+            rows.append({"variable": y, "analysis": kind, "original": o, "released": r, "kept": kept,
+                         "target": target, "ok": False if forced is False else ok, "note": note})
+    table = pd.DataFrame(rows, columns=["variable", "analysis", "original", "released", "kept", "target", "ok",
+                                        "note"])
+    return AnalystChecks(table, _worst(table), tuple(checked), tuple(doms), selective)
+
+
+def _inputs(original, released, sensitive, weights):
+    """(numeric columns analysed, weights or None, checked variables, selective), or the
+    error that names the fix."""
+    check_dataframe(original, "original")
+    check_dataframe(released, "released")
+    if list(original.columns) != list(released.columns) or len(original) != len(released):
+        raise ValueError("original and released must have the same columns in the same order and the same "
+                         "number of rows (pass the release protect returned for this original).")
+    num = [c for c in original.columns if pd.api.types.is_numeric_dtype(original[c])
+           and pd.api.types.is_numeric_dtype(released[c])]
+    if weights is not None:
+        if weights not in num:
+            raise ValueError(f"weights={weights!r} is not a numeric column of the data; name the column that holds "
+                             f"the sampling weights, or leave weights out.")
+        num.remove(weights)
+    w = None if weights is None else original[weights].to_numpy(float)
+    if sensitive is None:
+        checked = [c for c in num if not np.array_equal(original[c].to_numpy(float), released[c].to_numpy(float),
+                                                         equal_nan=True)]
+        return num, w, checked, False
+    sensitive = [sensitive] if isinstance(sensitive, str) else list(sensitive)
+    missing = [c for c in sensitive if c not in num]
+    if missing:
+        raise ValueError(f"sensitive: {missing} are not numeric columns of the data; name the numeric columns "
+                         f"that were protected.")
+    return num, w, sensitive, True
+
+
+def _variable(original, released, y, num, doms, scale, w):
+    """{analysis: (original figure, released figure, kept, note, False where the target is
+    missed whatever the figure, else None)} of the checked variable ``y``."""
+    preds = [c for c in num if c != y and c not in doms and np.nanstd(original[c].to_numpy(float)) > 0]
+    yo, yr = original[y].to_numpy(float), released[y].to_numpy(float)
+    Xo, Xr = _design(original, preds, doms, scale), _design(released, preds, doms, scale)
+    keep = _independent(np.nan_to_num(Xo))
+    Xo, Xr = Xo[:, keep], Xr[:, keep]
+    out = {}
+    ov, r2o, r2r = _slopes_overlap("ols", yo, Xo, yr, Xr, w)
+    out["ols"] = (r2o, r2r, ov, "R squared original / released", None)
+    out["loglog"] = _loglog(original, released, y, preds, doms, scale, keep, w)
+    ov, r2o, r2r = _slopes_overlap("median", yo, Xo, yr, Xr, None)
+    out["median"] = (r2o, r2r, ov, "pseudo R squared original / released" +
+                     ("; unweighted (QuantReg takes no weights)" if w is not None else ""), None)
+    out["domain_means"] = _domain_means(original, yo, yr, doms, scale, w)
+    fo, fr = yo[np.isfinite(yo)], yr[np.isfinite(yr)]
+    ks = float(stats.ks_2samp(fo, fr).statistic) if len(fo) and len(fr) else np.nan
+    out["ks"] = (np.nan, np.nan, ks, "", None)
+    so, sr = _top_share(yo, w, 0.10), _top_share(yr, w, 0.10)
+    out["top10_share"] = (so, sr, abs(sr - so), f"largest 1 %: {_fmt(_top_share(yo, w, 0.01))} -> "
+                                                f"{_fmt(_top_share(yr, w, 0.01))}", None)
+    mo, mr = _wmean(yo, w), _wmean(yr, w)
+    out["mean"] = (mo, mr, abs(mr - mo) / abs(mo) if mo else np.nan, "", None)
+    out["spearman"] = _spearman(original, released, y, num)
+    return out
+
+
+def _loglog(original, released, y, preds, doms, scale, keep, w):
+    """The log-scale OLS (module docstring) as ``_variable``'s tuple."""
+    yo, yr = original[y].to_numpy(float), released[y].to_numpy(float)
+    if not _skewed_positive(yo):
+        return (np.nan, np.nan, np.nan, "does not apply (not positive and skewed)", None)
+    logp = [c for c in preds if _skewed_positive(original[c].to_numpy(float))]
+    Lo, Lr = original.copy(), released.copy()
+    # values <= 0 cannot be logged: left out of the fit; more of them in the release than in the
+    # original is damage the analyst sees (PCA's values clipped at 0)
+    bad = int(np.sum(yr <= 0) - np.sum(yo <= 0))
+    lscale = dict(scale)
+    for c in logp:
+        vo, vr = original[c].to_numpy(float), released[c].to_numpy(float)
+        Lo[c], Lr[c] = _log(vo), _log(vr)
+        bad += max(0, int(np.sum(vr <= 0) - np.sum(vo <= 0)))
+        lscale[c] = (np.nanmean(Lo[c]), np.nanstd(Lo[c]) or 1.0)
+    LXo, LXr = _design(Lo, preds, doms, lscale)[:, keep], _design(Lr, preds, doms, lscale)[:, keep]
+    ov, r2o, r2r = _slopes_overlap("ols", _log(yo), LXo, _log(yr), LXr, w)
+    note = (f"log of {y} on the log of {len(logp)} skewed predictor(s); R squared original / released"
+            + (f"; {bad} more value(s) <= 0 in the release than in the original cannot be logged (left out "
+               f"of the released fit)" if bad > 0 else ""))
+    return (r2o, r2r, ov, note, False if bad > 0 else None)
+
+
+def _domain_means(original, yo, yr, doms, scale, w):
+    worst, where = np.nan, ""
+    for d in doms:
+        g = original[d].to_numpy(float)
+        for lv in scale[d]:
+            m = g == lv
+            if m.sum() < MIN_DOMAIN:
+                continue
+            mo, mr = _wmean(yo[m], None if w is None else w[m]), _wmean(yr[m], None if w is None else w[m])
+            if mo == 0 or not np.isfinite(mo):
+                continue
+            e = abs(mr - mo) / abs(mo)
+            if not np.isfinite(worst) or e > worst:
+                worst, where = e, f"{d} = {lv:g}: mean {mo:.6g} -> {mr:.6g}"
+    return (np.nan, np.nan, worst, where or "no domain column", None)
+
+
+def _spearman(original, released, y, num):
+    others = [c for c in num if c != y]
+    if not others:
+        return (np.nan, np.nan, np.nan, "no other variable", None)
+    co = original[[y] + others].corr(method="spearman").iloc[0, 1:].to_numpy(float)
+    cr = released[[y] + others].corr(method="spearman").iloc[0, 1:].to_numpy(float)
+    d = np.abs(cr - co)
+    return (np.nan, np.nan, float(np.nanmax(d)) if np.isfinite(d).any() else np.nan, "", None)
+
+
+def _worst(table):
+    """Per analysis its worst checked variable (a missed target first)."""
+    rows = []
+    for a in ANALYSES:
+        t = table[(table.analysis == a) & table.kept.notna()]
+        if not len(t):
+            rows.append({"analysis": a, "variable": "", "kept": np.nan, "target": "", "ok": None})
+            continue
+        failed = t[t.ok.map(lambda v: v is False)]
+        pool = failed if len(failed) else t  # a missed target first (log-log with values <= 0 may have a high overlap)
+        i = pool.kept.idxmin() if TARGETS[a][1] == ">=" else pool.kept.idxmax()
+        r = table.loc[i]
+        rows.append({"analysis": a, "variable": r.variable, "kept": r.kept, "target": r.target, "ok": r.ok})
+    return pd.DataFrame(rows)

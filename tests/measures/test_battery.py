@@ -1,0 +1,175 @@
+"""What analysts keep (issue 39): the battery of analyses on hand-made releases where each must
+see the damage, one where every analysis holds, and figures computed by hand or by a second
+method."""
+
+import numpy as np
+import pandas as pd
+import pytest
+from scipy import optimize
+
+import sdccore
+
+
+def _orthogonal_like(v, X, norm):
+    """v made orthogonal to the columns of X and rescaled to ``norm`` (IPSO's step)."""
+    Q, _ = np.linalg.qr(X)
+    v = v - Q @ (Q.T @ v)
+    return v * norm / np.linalg.norm(v)
+
+
+def _ols_kept_median_not(n=2000, seed=3):
+    """y = 1 + 2x + x e, e = 10 (B - 0.3) + N(0, 0.1^2), B ~ Bernoulli(0.3): the mean of e is 0
+    and its median -3, so the conditional mean's slope is 2 and the median's 2 - 3 = -1.  The
+    release keeps the OLS exactly (fit + residuals orthogonal to [1, x] with the same sum of
+    squares) but its residuals are symmetric, so its median slope is about 2."""
+    g = np.random.default_rng(seed)
+    x = g.uniform(1, 3, n)
+    y = 1 + 2 * x + x * (10 * (g.random(n) < 0.3) - 3 + g.normal(0, 0.1, n))
+    X = np.column_stack([np.ones(n), x])
+    b = np.linalg.lstsq(X, y, rcond=None)[0]
+    e = y - X @ b
+    e2 = _orthogonal_like(x * g.standard_normal(n), X, np.linalg.norm(e))
+    return pd.DataFrame({"x": x, "y": y}), pd.DataFrame({"x": x, "y": X @ b + e2})
+
+
+def test_a_release_that_keeps_ols_but_not_the_median_regression():
+    o, r = _ols_kept_median_not()
+    a = sdccore.analyst_checks(o, r, sensitive=["y"])
+    t = a.table.set_index("analysis")
+    assert t.loc["ols", "kept"] == pytest.approx(1.0, abs=1e-9)  # the same slope and standard error
+    assert t.loc["ols", "original"] == pytest.approx(t.loc["ols", "released"], abs=1e-12)  # R squared
+    assert t.loc["ols", "ok"] is True
+    assert t.loc["median", "kept"] < 0  # intervals apart: -1 against about 2
+    assert t.loc["median", "ok"] is False
+    assert ("y", "median") in a.failing and not a.ok
+    assert "median" in a.summary().head
+
+
+def test_a_release_that_keeps_both_regressions():
+    o, _ = _ols_kept_median_not()
+    g = np.random.default_rng(1)
+    r = o.assign(y=o.y + g.normal(0, 0.001 * o.y.std(), len(o)))
+    t = sdccore.analyst_checks(o, r, sensitive=["y"]).table.set_index("analysis")
+    assert t.loc["ols", "kept"] > 0.99 and t.loc["median", "kept"] > 0.95
+    assert t.loc["ols", "ok"] and t.loc["median", "ok"]
+
+
+def test_median_regression_agrees_with_a_linear_programme():
+    """The median regression's coefficients as statsmodels' QuantReg gives them (used for the
+    overlap) and as the least-absolute-deviations linear programme gives them (scipy's HiGHS):
+    min sum(u + v) subject to X b + u - v = y, u, v >= 0."""
+    import statsmodels.api as sm
+
+    g = np.random.default_rng(4)
+    x = g.uniform(1, 3, 400)
+    y = 1 + 2 * x + x * g.standard_normal(400)
+    X = np.column_stack([np.ones(len(x)), x])
+    n, p = X.shape
+    c = np.r_[np.zeros(p), np.ones(2 * n)]
+    A = np.hstack([X, np.eye(n), -np.eye(n)])
+    lp = optimize.linprog(c, A_eq=A, b_eq=y, bounds=[(None, None)] * p + [(0, None)] * (2 * n), method="highs")
+    qr = sm.QuantReg(y, X).fit(q=0.5, max_iter=5000).params
+    assert np.sum(np.abs(y - X @ qr)) == pytest.approx(lp.fun, rel=1e-6)  # the same minimum
+    assert qr == pytest.approx(lp.x[:p], rel=1e-3)
+
+
+def test_domain_means_broken_while_the_overall_mean_holds():
+    """Two domains of 50 records; the release moves domain 1 up by 15 and domain 2 down by 15:
+    the overall mean is exact, domain 1's mean 100 -> 115 (15 %), domain 2's 200 -> 185 (7.5 %)."""
+    g = np.random.default_rng(0)
+    dom = np.repeat([1, 2], 50)
+    y = np.where(dom == 1, 100.0, 200.0) + np.tile(np.linspace(-10, 10, 50), 2)
+    x = g.normal(size=100)
+    o = pd.DataFrame({"region": dom, "x": x, "y": y})
+    r = o.assign(y=y + np.where(dom == 1, 15.0, -15.0))
+    a = sdccore.analyst_checks(o, r, sensitive=["y"])
+    assert a.domains == ("region",)
+    t = a.table.set_index("analysis")
+    assert t.loc["domain_means", "kept"] == pytest.approx(0.15, abs=1e-12)
+    assert "region = 1" in t.loc["domain_means", "note"]
+    assert t.loc["domain_means", "ok"] is False
+    assert t.loc["mean", "kept"] == pytest.approx(0.0, abs=1e-15) and t.loc["mean", "ok"] is True
+
+
+def test_top_share_ks_and_mean_by_hand():
+    """y = 1..100: the largest 10 % hold (91 + ... + 100) / 5050 = 955 / 5050; the release
+    moves 100 to 200 (the total 5150, the top 10 % 1055): the share 1055 / 5150.  KS: the
+    empirical distributions differ by one value at most: 1 / 100.  Mean: 100 / 5050."""
+    y = np.arange(1, 101, dtype=float)
+    o = pd.DataFrame({"x": np.sin(y), "y": y})
+    r = o.assign(y=np.r_[y[:-1], 200.0])
+    t = sdccore.analyst_checks(o, r, sensitive=["y"]).table.set_index("analysis")
+    assert t.loc["top10_share", "original"] == pytest.approx(955 / 5050, abs=1e-15)
+    assert t.loc["top10_share", "released"] == pytest.approx(1055 / 5150, abs=1e-15)
+    assert t.loc["top10_share", "kept"] == pytest.approx(1055 / 5150 - 955 / 5050, abs=1e-15)
+    assert t.loc["ks", "kept"] == pytest.approx(0.01, abs=1e-15)
+    assert t.loc["mean", "kept"] == pytest.approx(100 / 5050, abs=1e-15)
+    assert t.loc["mean", "ok"] is False  # 2 % > 1 %
+
+
+def test_weights_weight_the_mean_and_the_share():
+    """Weights 1 and 3: the weighted mean of (10, 20) is (10 + 60) / 4 = 17.5; released
+    (10, 22): (10 + 66) / 4 = 19 -> 1.5 / 17.5."""
+    o = pd.DataFrame({"w": [1.0, 3.0] * 10, "x": np.arange(20.0), "y": [10.0, 20.0] * 10})
+    r = o.assign(y=[10.0, 22.0] * 10)
+    t = sdccore.analyst_checks(o, r, sensitive=["y"], weights="w").table.set_index("analysis")
+    assert t.loc["mean", "original"] == pytest.approx(17.5) and t.loc["mean", "released"] == pytest.approx(19.0)
+    assert t.loc["mean", "kept"] == pytest.approx(1.5 / 17.5)
+
+
+def test_values_released_at_zero_make_the_log_analysis_fail():
+    """A positive skewed variable whose release sets 20 values to 0 (PCA's clipping): the
+    analyst's log cannot take them, and the log-log target is not met whatever the overlap."""
+    g = np.random.default_rng(2)
+    x = np.exp(g.normal(0, 1, 300))
+    y = np.exp(0.5 + 0.8 * np.log(x) + g.normal(0, 0.3, 300))
+    o = pd.DataFrame({"x": x, "y": y})
+    yr = y.copy()
+    yr[np.argsort(y)[:20]] = 0.0
+    t = sdccore.analyst_checks(o, o.assign(y=yr), sensitive=["y"]).table.set_index("analysis")
+    assert t.loc["loglog", "ok"] is False
+    assert "20 more value(s) <= 0" in t.loc["loglog", "note"]
+    same = sdccore.analyst_checks(o, o, sensitive=["y"]).table.set_index("analysis")
+    assert same.loc["loglog", "kept"] == pytest.approx(1.0) and same.loc["loglog", "ok"] is True
+
+
+def test_general_protection_checks_the_changed_variables_with_its_own_targets():
+    """Without ``sensitive`` the variables the release changed are checked, with the targets of
+    general protection (OLS overlap >= .8, mean within 2 %)."""
+    o, r = _ols_kept_median_not()
+    o = o.assign(z=np.arange(len(o)) % 7)  # whole numbers, 7 levels, unchanged: a domain
+    r = r.assign(z=o.z)
+    a = sdccore.analyst_checks(o, r)
+    assert a.checked == ("y",) and a.domains == ("z",) and not a.selective
+    t = a.table.set_index("analysis")
+    assert t.loc["ols", "target"] == ">= 0.8" and t.loc["mean", "target"] == "<= 0.02"
+
+
+def test_ipso_on_tarragona_keeps_ols_and_misses_what_the_audit_found():
+    """The audit of issue 39 on the suggested IPSO release of Tarragona SALES: OLS kept, the
+    median regression's overlap negative, KS about .23, the top-10 % share .535 -> .564."""
+    df = sdccore.load_dataset("tarragona")
+    rel = sdccore.protect(df, "ipso", sensitive=["SALES"], rng=1).data
+    a = sdccore.analyst_checks(df, rel, sensitive=["SALES"])
+    t = a.table.set_index("analysis")
+    assert t.loc["ols", "kept"] == pytest.approx(1.0, abs=1e-6)
+    assert t.loc["median", "kept"] < 0
+    assert 0.15 < t.loc["ks", "kept"] < 0.3
+    assert t.loc["top10_share", "original"] == pytest.approx(0.5348, abs=1e-3)
+    assert set(a.failing) >= {("SALES", "median"), ("SALES", "ks")}
+
+
+@pytest.mark.parametrize("kwargs, match", [
+    ({"sensitive": ["NOPE"]}, "sensitive: \\['NOPE'\\] are not numeric columns"),
+    ({"weights": "NOPE"}, "weights='NOPE' is not a numeric column"),
+])
+def test_bad_arguments_name_the_fix(kwargs, match):
+    o, r = _ols_kept_median_not(n=50)
+    with pytest.raises(ValueError, match=match):
+        sdccore.analyst_checks(o, r, **kwargs)
+
+
+def test_mismatched_files_are_refused():
+    o, r = _ols_kept_median_not(n=50)
+    with pytest.raises(ValueError, match="same columns in the same order"):
+        sdccore.analyst_checks(o, r[["y", "x"]])
