@@ -245,6 +245,12 @@ def _evaluate(args):
         from ._measures.regression import regression_check
         checks = [regression_check(orig, prot, m) for m in args.model]  # a bad formula fails before the scores
     ev = evaluate(orig, prot, sensitive=sens, **({"weights": args.weights} if args.weights else {}))
+    kept = None
+    if args.analyses:
+        import math
+
+        from ._measures.battery import analyst_checks
+        kept = analyst_checks(orig, prot, sensitive=sens, weights=args.weights)
     if args.json:
         # 12 significant digits: the last digits of a sum change with the BLAS kernel and
         # thread count (reduction order), so more would not be the same on another machine
@@ -256,6 +262,9 @@ def _evaluate(args):
             out["regression"] = [_regression_json(c.model, c.table, n_original=c.n_original,
                                                   n_protected=c.n_protected, mean_overlap=c.mean_overlap)
                                  for c in checks]
+        if kept is not None:
+            out["analyses"] = [{k: ((None if math.isnan(v) else _digits(v)) if isinstance(v, float) else v)
+                                for k, v in row.items()} for row in kept.table.to_dict("records")]
         print(json.dumps(out, indent=2))
     else:
         print("score (0 best, 1 worst)")
@@ -273,6 +282,9 @@ def _evaluate(args):
             print(f"\nweighted by {args.weights}: largest change of a weighted mean "
                   f"{t.mean_change_sd.abs().max():.2e} weighted sd (variable {t.mean_change_sd.abs().idxmax()}), "
                   f"of a weighted correlation {ev.details['weighted_cor_gap']:.4f}")
+        if kept is not None:
+            print()
+            print(kept.summary())
         for c in checks:
             print(f"\nregression {c.model} (records used: original {c.n_original}, protected {c.n_protected}; "
                   f"mean interval overlap {c.mean_overlap:.3f}, 1 = same interval):")
@@ -403,6 +415,10 @@ def build_parser():
     ev.add_argument("--model", action="append", metavar="FORMULA",
                     help="a linear regression to fit on both files, e.g. 'SALES ~ LABOR.COSTS + FIXED.ASSETS' "
                          "(repeatable): coefficients, 95%% intervals and their overlap")
+    ev.add_argument("--analyses", action="store_true",
+                    help="also what analysts keep: the OLS, log-log and median regressions, domain means, the "
+                         "distribution, the top-10 %% share and the mean of each protected variable, each against "
+                         "its target (sdccore.analyst_checks)")
     ev.set_defaults(func=_evaluate)
     cp = sub.add_parser("compare", help="compare FA, PCA and M-AGG over repeated runs")
     cp.add_argument("input")

@@ -68,6 +68,9 @@ TARGETS = {
     "mean": ("relative change of the mean", "<=", 0.01, 0.02),
     "spearman": ("largest change of a Spearman correlation", None, None, None),
 }
+LABELS = {"ols": "OLS regression", "loglog": "log-log regression", "median": "median regression",
+          "domain_means": "domain means", "ks": "distribution (KS)", "top10_share": "top-10 % share",
+          "mean": "mean", "spearman": "Spearman correlations"}
 
 
 @dataclass(frozen=True)
@@ -83,7 +86,7 @@ class AnalystChecks:
         distance), target (e.g. ">= 0.9"), ok (True/False; None without a target or where
         the analysis does not apply) and note.
     worst : DataFrame
-        Per analysis its worst checked variable: analysis, variable, kept, target, ok.
+        Per analysis its worst checked variable: analysis, variable, kept, target, ok, note.
     checked : tuple of str
         The variables checked.
     domains : tuple of str
@@ -116,12 +119,16 @@ class AnalystChecks:
     def summary(self) -> Summary:
         """The verdict and, per analysis, its worst variable against its target."""
         head = ("What analysts keep: every target met" if self.ok else
-                "What analysts keep: " + "; ".join(f"{a} of {v}" for v, a in self.failing[:6])
+                "What analysts keep: " + "; ".join(f"{LABELS[a]} of {v}" for v, a in self.failing[:6])
                 + (" ..." if len(self.failing) > 6 else "") + " missed")
         items = []
         for r in self.worst.itertuples():
-            mark = "" if r.ok is None else (" ok" if r.ok else " MISSED")
-            items.append(f"{r.analysis:13s} {r.variable:>20s}: {_fmt(r.kept)} (target {r.target or 'none'}){mark}")
+            if not np.isfinite(r.kept):
+                items.append(f"{LABELS[r.analysis]:22s} {'':>20s}  n/a: {r.note}")
+                continue
+            mark = "" if r.ok is None else ("  ok" if r.ok else "  MISSED")
+            items.append(f"{LABELS[r.analysis]:22s} {r.variable:>20s}: {_fmt(r.kept)} "
+                         f"(target {r.target or 'none, reported'}){mark}")
         return Summary(head, items)
 
 
@@ -406,11 +413,14 @@ def _worst(table):
     for a in ANALYSES:
         t = table[(table.analysis == a) & table.kept.notna()]
         if not len(t):
-            rows.append({"analysis": a, "variable": "", "kept": np.nan, "target": "", "ok": None})
+            notes = table[table.analysis == a].note
+            rows.append({"analysis": a, "variable": "", "kept": np.nan, "target": "", "ok": None,
+                         "note": notes.iloc[0] if len(notes) else "no variable checked"})
             continue
         failed = t[t.ok.map(lambda v: v is False)]
         pool = failed if len(failed) else t  # a missed target first (log-log with values <= 0 may have a high overlap)
         i = pool.kept.idxmin() if TARGETS[a][1] == ">=" else pool.kept.idxmax()
         r = table.loc[i]
-        rows.append({"analysis": a, "variable": r.variable, "kept": r.kept, "target": r.target, "ok": r.ok})
-    return pd.DataFrame(rows)
+        rows.append({"analysis": a, "variable": r.variable, "kept": r.kept, "target": r.target, "ok": r.ok,
+                     "note": r.note})
+    return pd.DataFrame(rows, columns=["analysis", "variable", "kept", "target", "ok", "note"])

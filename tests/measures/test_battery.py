@@ -173,3 +173,29 @@ def test_mismatched_files_are_refused():
     o, r = _ols_kept_median_not(n=50)
     with pytest.raises(ValueError, match="same columns in the same order"):
         sdccore.analyst_checks(o, r[["y", "x"]])
+
+
+def test_the_command_line_prints_and_writes_what_analysts_keep(tmp_path):
+    """``sdccore evaluate ORIGINAL RELEASED --analyses``: the battery's verdict and one line per
+    analysis in words; with --json every row of its table, the same figures as the library's
+    (12 significant digits, as the command line writes them), a figure that does not apply as null."""
+    import json
+
+    from conftest import run_cli
+
+    df = sdccore.load_dataset("tarragona")
+    rel = sdccore.protect(df, "ipso", sensitive=["SALES"], rng=1).data
+    df.to_csv(tmp_path / "o.csv", index=False)
+    rel.to_csv(tmp_path / "p.csv", index=False)
+    code, out, err = run_cli(["evaluate", str(tmp_path / "o.csv"), str(tmp_path / "p.csv"), "--sensitive", "SALES",
+                              "--analyses"])
+    assert code in (0, None), err
+    assert "What analysts keep: log-log regression of SALES; median regression of SALES" in out
+    assert "domain means" in out and "n/a: no domain column" in out
+    code, out, err = run_cli(["evaluate", str(tmp_path / "o.csv"), str(tmp_path / "p.csv"), "--sensitive", "SALES",
+                              "--analyses", "--json"])
+    rows = {r["analysis"]: r for r in json.loads(out)["analyses"]}
+    lib = sdccore.analyst_checks(pd.read_csv(tmp_path / "o.csv"), pd.read_csv(tmp_path / "p.csv"),
+                                 sensitive=["SALES"]).table.set_index("analysis")
+    assert rows["median"]["kept"] == float(f"{lib.loc['median', 'kept']:.12g}") and rows["median"]["ok"] is False
+    assert rows["domain_means"]["kept"] is None
