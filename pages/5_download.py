@@ -59,6 +59,7 @@ def body():
                 f"Excluded columns passed through unchanged: {', '.join(session.excluded()) or 'none'}")
     rel = release.release_file(cfg, shuffle)
     _release_risk(res)
+    _analyses(cfg)
     st.dataframe(rel.data.head(50), key="release_preview")
     name = session.data_name().rsplit(".", 1)[0]
     fmt = _data_download(rel, name)
@@ -102,6 +103,21 @@ def _release_risk(res):
                  f"{plaus.mean_change_sd.abs().max():.3f} sd; relative to the mean, by at most "
                  f"{100 * plaus.mean_change_pct.abs().max():.1f} % ({plaus.mean_change_pct.abs().idxmax()}). "
                  f"The table under 'Plausible values' on the Configure page gives every variable.")
+
+
+def _analyses(cfg):
+    """What analysts keep in this release: each analysis researchers run, against its target."""
+    checks = release.release_analyses(cfg)
+    if checks is None:
+        return
+    st.markdown("**What analysts keep** (each analysis fitted on the original and on this release; the worst "
+                "protected variable against its target)")
+    if checks.ok:
+        st.success("Every analysis with a target keeps it in this release.")
+    else:
+        st.warning(checks.summary().head.replace("What analysts keep: ", "Analysts would see a difference: ")
+                   .replace(" missed", " not kept within the target."))
+    st.dataframe(figures.analyses_table(checks), key="release_analyses_table", hide_index=True)
 
 
 def _data_download(rel, name):

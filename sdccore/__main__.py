@@ -233,6 +233,23 @@ def _evaluate_dask(args):
             print(f"  {k:<8s} {r.estimate:.4f}  {iv:<18s} {r.how}")
 
 
+def _analyses(args, orig, prot, sens):
+    """What analysts keep (``--analyses``), or None."""
+    if not args.analyses:
+        return None
+    from ._measures.battery import analyst_checks
+
+    return analyst_checks(orig, prot, sensitive=sens, weights=args.weights)
+
+
+def _analyses_json(kept):
+    """The battery's table as JSON rows: 12 significant digits, null where a figure does not apply."""
+    import math
+
+    return [{k: ((None if math.isnan(v) else _digits(v)) if isinstance(v, float) else v) for k, v in row.items()}
+            for row in kept.table.to_dict("records")]
+
+
 def _evaluate(args):
     if args.engine == "dask":
         return _evaluate_dask(args)
@@ -245,12 +262,7 @@ def _evaluate(args):
         from ._measures.regression import regression_check
         checks = [regression_check(orig, prot, m) for m in args.model]  # a bad formula fails before the scores
     ev = evaluate(orig, prot, sensitive=sens, **({"weights": args.weights} if args.weights else {}))
-    kept = None
-    if args.analyses:
-        import math
-
-        from ._measures.battery import analyst_checks
-        kept = analyst_checks(orig, prot, sensitive=sens, weights=args.weights)
+    kept = _analyses(args, orig, prot, sens)
     if args.json:
         # 12 significant digits: the last digits of a sum change with the BLAS kernel and
         # thread count (reduction order), so more would not be the same on another machine
@@ -263,8 +275,7 @@ def _evaluate(args):
                                                   n_protected=c.n_protected, mean_overlap=c.mean_overlap)
                                  for c in checks]
         if kept is not None:
-            out["analyses"] = [{k: ((None if math.isnan(v) else _digits(v)) if isinstance(v, float) else v)
-                                for k, v in row.items()} for row in kept.table.to_dict("records")]
+            out["analyses"] = _analyses_json(kept)
         print(json.dumps(out, indent=2))
     else:
         print("score (0 best, 1 worst)")

@@ -304,6 +304,18 @@ def risk_table(variables: pd.DataFrame) -> pd.DataFrame:
     return t.rename(columns=risk_columns())
 
 
+def analyses_table(checks) -> pd.DataFrame:
+    """What analysts keep (``sdccore.AnalystChecks``), one row per analysis: its worst checked
+    variable's figure against the target, in words (a table, not a figure)."""
+    rows = []
+    for r in checks.worst.itertuples():
+        applies = r.kept == r.kept
+        rows.append({"Analysis": r.label, "What is compared": r.compared, "Worst variable": r.variable,
+                     "Figure": f"{r.kept:.3f}" if applies else f"does not apply: {r.note}",
+                     "Target": r.target or "reported", "Kept": "" if r.ok is None else ("yes" if r.ok else "NO")})
+    return pd.DataFrame(rows)
+
+
 def risk_sentences(risk, limit=6) -> str:
     """Markdown: per checked variable, what the intruder's knowledge predicts without the release
     and what the release adds (``RiskProfile.explain``), the variables that add most first."""

@@ -92,6 +92,31 @@ def _release_result(config: dict):
     return cached(_release_body, work_frame(), method, sensitive(), cfg, seed(), excluded() + extra, floors_reason())
 
 
+def _analyses_body(df, method, sens, options, seed_, exclude, reason=None):
+    """What analysts keep in the release of this configuration (``sdccore.analyst_checks`` on
+    every numeric column both files hold: the set-apart columns are the domains), or None for
+    a refused one."""
+    res, _, _ = cached(_release_body, df, method, sens, options, seed_, exclude, reason)
+    if res is None:
+        return None
+    w = options.get("weights")
+    apart = [c for c in list(exclude) + list(options.get("strata") or []) if c in res.data.columns and c != w]
+    # the set-apart and strata columns with few levels are the domains; the rest of them (ids) stay out
+    doms = [c for c in dict.fromkeys(apart) if 2 <= df[c].nunique() <= 30]
+    cols = [c for c in df.columns if c in res.data.columns and (c not in apart or c in doms)]
+    return sdccore.analyst_checks(df[cols], res.data[cols], sensitive=list(sens) if sens else None,
+                                  domains=doms, weights=w if w in cols else None)
+
+
+def release_analyses(config: dict):
+    """``_analyses_body`` for the configuration, from the session's cache (the release is
+    protected once: its cached result is reused)."""
+    cfg = with_floors(config)
+    method = cfg.pop("method")
+    extra = [c for c in cfg.pop("exclude", None) or [] if c not in excluded()]
+    return cached(_analyses_body, work_frame(), method, sensitive(), cfg, seed(), excluded() + extra, floors_reason())
+
+
 def codebook(rel) -> pd.DataFrame:
     """The codebook of the release on the Download page (per variable of the original)."""
     return rel.codebook(data(), labels()[0])

@@ -5,13 +5,16 @@ Analysis validity (``validity``) scores the OLS that IPSO keeps by construction;
 looks at what such a release may break besides.  For each checked variable y (each sensitive
 variable in selective protection; each variable the release changed in general protection):
 
-* ``ols``      the OLS of y on every other variable (domain columns as indicators): the mean
-  over the slopes of the confidence-interval overlap of Karr et al. (2006) at 95 % (1 when
-  the intervals coincide, negative when they are apart), target >= .9 (>= .8 in general
-  protection);
-* ``loglog``   the same on the log scale, for a positive skewed y (every original value > 0,
-  skewness > 1): log y on the log of the positive skewed predictors and the others as they
-  are; target >= .8.  Released values <= 0 make the analyst's fit impossible for those
+* ``ols``      the OLS of y on every other variable (domain columns as indicators): the
+  SMALLEST over the slopes of the confidence-interval overlap of Karr et al. (2006) at 95 %
+  (1 when the intervals coincide, negative when they are apart; every coefficient's inference
+  must hold, the mean over the slopes is in the note), target >= .9 (>= .8 in general
+  protection).  Where the original's fit has no uncertainty (an accounting identity, R^2 = 1)
+  the overlap does not apply;
+* ``loglog``   the same on the log scale, for a non-negative skewed y (at most 5 % zeros,
+  skewness of the positive values > 1): log y on the log of such predictors and the others
+  as they are, the zeros left out as an analyst's log leaves them; target >= .8.  More values
+  <= 0 in the release than in the original make the analyst's fit impossible for those
   records: they are counted, left out of the released fit, and the target is not met;
 * ``median``   the median regression (statsmodels ``QuantReg`` at q = 0.5, on the same
   predictors as ``ols``): its slopes' overlap, target >= .7;
@@ -26,11 +29,18 @@ variable in selective protection; each variable the release changed in general p
 * ``spearman`` the largest change of y's Spearman correlation with another variable (reported,
   no target).
 
-Weights (a sampling-weight column) weight the means, the shares and the OLS fits (WLS); the
-median regression is unweighted (statsmodels' ``QuantReg`` takes no weights: said in its note).
+Weights (a sampling-weight column, positive) weight the means, the shares (the record on the
+10 % boundary with the part of its weight inside) and the OLS fits (WLS with sandwich, HC1,
+standard errors, as survey analysts use); the median regression, KS and Spearman are
+unweighted (statsmodels' ``QuantReg`` takes no weights: said in the notes).
 
-Domain columns: given, or found as the numeric columns released unchanged whose values are
-whole numbers with 2 to 30 levels (codes of a category, a year).  Predictors are standardised
+A figure that can be computed on the original but not on the release (a variable released
+blank, too few complete records) misses its target.
+
+Domain columns (numbers or text): given; else, in general protection, the numeric columns
+released unchanged whose values are whole numbers with 2 to 30 levels (the set-apart codes of a
+category, a year); in selective protection none unless given (the public variables are
+released unchanged too, and a count among them is no domain).  Predictors are standardised
 by the original's mean and sd in both fits (the overlap does not depend on it, the median
 regression's solver converges better); exactly collinear predictors are dropped (the same in
 both fits).
@@ -86,7 +96,8 @@ class AnalystChecks:
         distance), target (e.g. ">= 0.9"), ok (True/False; None without a target or where
         the analysis does not apply) and note.
     worst : DataFrame
-        Per analysis its worst checked variable: analysis, variable, kept, target, ok, note.
+        Per analysis its worst checked variable: analysis, label (in words), compared (what
+        the figure is), variable, kept, target, ok, note.
     checked : tuple of str
         The variables checked.
     domains : tuple of str
@@ -124,10 +135,10 @@ class AnalystChecks:
         items = []
         for r in self.worst.itertuples():
             if not np.isfinite(r.kept):
-                items.append(f"{LABELS[r.analysis]:22s} {'':>20s}  n/a: {r.note}")
+                items.append(f"{r.label:22s} {'':>20s}  n/a: {r.note}")
                 continue
             mark = "" if r.ok is None else ("  ok" if r.ok else "  MISSED")
-            items.append(f"{LABELS[r.analysis]:22s} {r.variable:>20s}: {_fmt(r.kept)} "
+            items.append(f"{r.label:22s} {r.variable:>20s}: {_fmt(r.kept)} "
                          f"(target {r.target or 'none, reported'}){mark}")
         return Summary(head, items)
 
@@ -136,15 +147,26 @@ def _fmt(v):
     return "n/a" if v is None or not np.isfinite(v) else f"{v:.3f}"
 
 
-def _domains(original, released, given, exclude):
+def _domains(original, released, given, exclude, selective):
+    """The domain columns: those given (any type; one not in the data is refused), else in
+    general protection the numeric columns released unchanged with 2 to MAX_LEVELS whole-number
+    levels (the set-apart columns); in selective protection none (the public variables are
+    released unchanged too, and a count among them is not a domain)."""
     if given is not None:
-        return [c for c in given if c in original.columns]
+        given = [given] if isinstance(given, str) else list(given)
+        missing = [c for c in given if c not in original.columns]
+        if missing:
+            raise ValueError(f"domains: {missing} are not columns of the data; name the columns whose levels are the "
+                             f"domains (e.g. region, sex, year).")
+        return given
+    if selective:
+        return []
     out = []
     for c in original.columns:
         if c in exclude:
             continue
         o, r = original[c], released[c]
-        if not o.equals(r) or o.isna().any():
+        if not pd.api.types.is_numeric_dtype(o) or not o.equals(r) or o.isna().any():
             continue
         v = o.to_numpy(float)
         k = len(np.unique(v))
@@ -157,11 +179,8 @@ def _design(frame, predictors, domains, scale):
     """Standardised predictors (by ``scale``: the original's mean and sd) and domain dummies."""
     cols = [(frame[c].to_numpy(float) - scale[c][0]) / scale[c][1] for c in predictors]
     for d in domains:
-        levels = scale[d]
-        if len(levels) == 2:
-            cols.append((frame[d].to_numpy(float) == levels[1]).astype(float))
-        else:
-            cols += [(frame[d].to_numpy(float) == lv).astype(float) for lv in levels[1:]]
+        v = frame[d].to_numpy()
+        cols += [(v == lv).astype(float) for lv in scale[d][1:]]
     X = np.column_stack([np.ones(len(frame))] + cols) if cols else np.ones((len(frame), 1))
     return X
 
@@ -189,8 +208,8 @@ def _fit(kind, y, X, w):
         warnings.simplefilter("ignore")
         if kind == "median":
             res = sm.QuantReg(y, X).fit(q=0.5, max_iter=5000)
-        elif w is not None:
-            res = sm.WLS(y, X, weights=w[ok]).fit()
+        elif w is not None:  # sampling weights: sandwich standard errors, as survey analysts use
+            res = sm.WLS(y, X, weights=w[ok]).fit(cov_type="HC1")
         else:
             res = sm.OLS(y, X).fit()
     ci = np.asarray(res.conf_int(alpha=1 - LEVEL))
@@ -199,32 +218,52 @@ def _fit(kind, y, X, w):
 
 
 def _slopes_overlap(kind, yo, Xo, yr, Xr, w):
-    fo, fr = _fit(kind, yo, Xo, w), _fit(kind, yr, Xr, w)
-    if fo is None or fr is None:
-        return np.nan, np.nan, np.nan
+    """(kept, R2 original, R2 released, note, False or None): kept is the smallest overlap over
+    the slopes (every coefficient's inference must hold: a mean over 20 domain contrasts would
+    hide a key slope 6 standard errors off), the mean beside it in the note."""
+    fo = _fit(kind, yo, Xo, w)
+    if fo is None:
+        return np.nan, np.nan, np.nan, "too few complete records in the original", None
+    width = fo[2][1:] - fo[1][1:]
+    if fo[3] > 1 - 1e-9 or np.any(width <= 1e-12 * np.maximum(np.abs(fo[0][1:]), 1e-300)):
+        return np.nan, fo[3], np.nan, "does not apply: an exact identity (the original's fit has no uncertainty)", None
+    fr = _fit(kind, yr, Xr, w)
+    if fr is None:
+        return np.nan, fo[3], np.nan, "cannot be fitted on the release (too few complete records)", False
     ov = _overlap(fo[1][1:], fo[2][1:], fr[1][1:], fr[2][1:])
     ov = ov[np.isfinite(ov)]
-    return (float(ov.mean()) if len(ov) else np.nan), fo[3], fr[3]
+    if not len(ov):
+        return np.nan, fo[3], fr[3], "no slope", None
+    return float(ov.min()), fo[3], fr[3], f"mean over the {len(ov)} slopes {ov.mean():.3f}", None
 
 
 def _wmean(v, w):
-    ok = np.isfinite(v)
+    ok = np.isfinite(v) & (np.isfinite(w) if w is not None else True)
     if w is None:
         return float(v[ok].mean()) if ok.any() else np.nan
     return float(np.sum(v[ok] * w[ok]) / np.sum(w[ok])) if ok.any() else np.nan
 
 
 def _top_share(v, w, share):
-    ok = np.isfinite(v)
+    """The share of the (weighted) total held by the largest ``share`` of the (weighted)
+    records; the record on the boundary counts with the part of its weight inside (unweighted:
+    the smallest whole number of records covering the share, as before)."""
+    ok = np.isfinite(v) & (np.isfinite(w) if w is not None else True)
     v = v[ok]
-    ww = np.ones_like(v) if w is None else w[ok]
-    total = np.sum(v * ww)
-    if total <= 0 or len(v) == 0:
+    if len(v) == 0:
         return np.nan
     order = np.argsort(-v, kind="stable")
-    cum = np.cumsum(ww[order])
-    top = order[: max(1, int(np.searchsorted(cum, share * cum[-1], side="left")) + 1)]
-    return float(np.sum(v[top] * ww[top]) / total)
+    if w is None:
+        k = max(1, int(np.ceil(share * len(v) - 1e-9)))
+        total = np.sum(v)
+        return float(np.sum(v[order[:k]]) / total) if total > 0 else np.nan
+    ww = w[ok][order]
+    vv = v[order]
+    total = np.sum(vv * ww)
+    if total <= 0:
+        return np.nan
+    inside = np.clip(share * ww.sum() - (np.cumsum(ww) - ww), 0, ww)  # each record's weight within the top
+    return float(np.sum(vv * inside) / total)
 
 
 def _skewed_positive(v):
@@ -279,20 +318,22 @@ def analyst_checks(original, released, *, sensitive=None, domains=None, weights=
     True
     """
     num, w, checked, selective = _inputs(original, released, sensitive, weights)
-    doms = _domains(original[num], released[num], domains, set(checked))
+    doms = _domains(original, released, domains, set(checked) | ({weights} if weights else set()), selective)
     scale = {}
     for c in num:
         v = original[c].to_numpy(float)
         sd = np.nanstd(v)
         scale[c] = (np.nanmean(v), sd if sd > 0 else 1.0)
     for d in doms:
-        v = original[d].to_numpy(float)
-        scale[d] = np.unique(v[np.isfinite(v)])
+        scale[d] = pd.unique(original[d].dropna())  # its levels (numbers or text), in order of appearance
     rows = []
     for y in checked:
-        figures = _variable(original, released, y, num, doms, scale, w)
+        figures = _variable(original, released, y, [c for c in num if c not in doms], doms, scale, w)
         for kind, (o, r, kept, note, forced) in figures.items():
             ok, target = _meets(kind, kept, selective)
+            if (forced is None and ok is None and TARGETS[kind][1] is not None and np.isfinite(o) and not np.isfinite(r)
+                    and "does not apply" not in note):
+                ok, note = False, (note + "; " if note else "") + "cannot be computed on the release"
             rows.append({"variable": y, "analysis": kind, "original": o, "released": r, "kept": kept,
                          "target": target, "ok": False if forced is False else ok, "note": note})
     table = pd.DataFrame(rows, columns=["variable", "analysis", "original", "released", "kept", "target", "ok",
@@ -315,12 +356,19 @@ def _inputs(original, released, sensitive, weights):
             raise ValueError(f"weights={weights!r} is not a numeric column of the data; name the column that holds "
                              f"the sampling weights, or leave weights out.")
         num.remove(weights)
+        w = original[weights].to_numpy(float)
+        if not (np.isfinite(w).all() and (w > 0).all()):
+            raise ValueError(f"weights={weights!r} holds missing, zero or negative values; sampling weights must be "
+                             f"positive numbers (fix or drop those records, or leave weights out).")
     w = None if weights is None else original[weights].to_numpy(float)
     if sensitive is None:
         checked = [c for c in num if not np.array_equal(original[c].to_numpy(float), released[c].to_numpy(float),
                                                          equal_nan=True)]
         return num, w, checked, False
     sensitive = [sensitive] if isinstance(sensitive, str) else list(sensitive)
+    if weights is not None and weights in sensitive:
+        raise ValueError(f"weights={weights!r} is also named sensitive; the sampling weights are released unchanged "
+                         f"and weight the analyses: name another column as weights, or leave weights out.")
     missing = [c for c in sensitive if c not in num]
     if missing:
         raise ValueError(f"sensitive: {missing} are not numeric columns of the data; name the numeric columns "
@@ -337,21 +385,25 @@ def _variable(original, released, y, num, doms, scale, w):
     keep = _independent(np.nan_to_num(Xo))
     Xo, Xr = Xo[:, keep], Xr[:, keep]
     out = {}
-    ov, r2o, r2r = _slopes_overlap("ols", yo, Xo, yr, Xr, w)
-    out["ols"] = (r2o, r2r, ov, "R squared original / released", None)
+    ov, r2o, r2r, note, forced = _slopes_overlap("ols", yo, Xo, yr, Xr, w)
+    out["ols"] = (r2o, r2r, ov, "R squared original / released; " + note, forced)
     out["loglog"] = _loglog(original, released, y, preds, doms, scale, keep, w)
-    ov, r2o, r2r = _slopes_overlap("median", yo, Xo, yr, Xr, None)
-    out["median"] = (r2o, r2r, ov, "pseudo R squared original / released" +
-                     ("; unweighted (QuantReg takes no weights)" if w is not None else ""), None)
+    ov, r2o, r2r, note, forced = _slopes_overlap("median", yo, Xo, yr, Xr, None)
+    out["median"] = (r2o, r2r, ov, "pseudo R squared original / released; " + note +
+                     ("; unweighted (QuantReg takes no weights)" if w is not None else ""), forced)
     out["domain_means"] = _domain_means(original, yo, yr, doms, scale, w)
     fo, fr = yo[np.isfinite(yo)], yr[np.isfinite(yr)]
     ks = float(stats.ks_2samp(fo, fr).statistic) if len(fo) and len(fr) else np.nan
-    out["ks"] = (np.nan, np.nan, ks, "", None)
+    out["ks"] = (np.nan, np.nan, ks, "unweighted" if w is not None else "", False if len(fo) and not len(fr) else None)
     so, sr = _top_share(yo, w, 0.10), _top_share(yr, w, 0.10)
     out["top10_share"] = (so, sr, abs(sr - so), f"largest 1 %: {_fmt(_top_share(yo, w, 0.01))} -> "
                                                 f"{_fmt(_top_share(yr, w, 0.01))}", None)
     mo, mr = _wmean(yo, w), _wmean(yr, w)
     out["mean"] = (mo, mr, abs(mr - mo) / abs(mo) if mo else np.nan, "", None)
+    for k in ("top10_share", "mean"):
+        o_, r_ = out[k][0], out[k][1]
+        if np.isfinite(o_) and not np.isfinite(r_):
+            out[k] = (o_, r_, np.nan, out[k][3] + "; cannot be computed on the release", False)
     out["spearman"] = _spearman(original, released, y, num)
     return out
 
@@ -365,7 +417,7 @@ def _loglog(original, released, y, preds, doms, scale, keep, w):
     Lo, Lr = original.copy(), released.copy()
     # values <= 0 cannot be logged: left out of the fit; more of them in the release than in the
     # original is damage the analyst sees (PCA's values clipped at 0)
-    bad = int(np.sum(yr <= 0) - np.sum(yo <= 0))
+    bad = max(0, int(np.sum(yr <= 0) - np.sum(yo <= 0)))
     lscale = dict(scale)
     for c in logp:
         vo, vr = original[c].to_numpy(float), released[c].to_numpy(float)
@@ -373,17 +425,17 @@ def _loglog(original, released, y, preds, doms, scale, keep, w):
         bad += max(0, int(np.sum(vr <= 0) - np.sum(vo <= 0)))
         lscale[c] = (np.nanmean(Lo[c]), np.nanstd(Lo[c]) or 1.0)
     LXo, LXr = _design(Lo, preds, doms, lscale)[:, keep], _design(Lr, preds, doms, lscale)[:, keep]
-    ov, r2o, r2r = _slopes_overlap("ols", _log(yo), LXo, _log(yr), LXr, w)
-    note = (f"log of {y} on the log of {len(logp)} skewed predictor(s); R squared original / released"
+    ov, r2o, r2r, fit_note, forced = _slopes_overlap("ols", _log(yo), LXo, _log(yr), LXr, w)
+    note = (f"log of {y} on the log of {len(logp)} skewed predictor(s); R squared original / released; {fit_note}"
             + (f"; {bad} more value(s) <= 0 in the release than in the original cannot be logged (left out "
                f"of the released fit)" if bad > 0 else ""))
-    return (r2o, r2r, ov, note, False if bad > 0 else None)
+    return (r2o, r2r, ov, note, False if bad > 0 else forced)
 
 
 def _domain_means(original, yo, yr, doms, scale, w):
     worst, where = np.nan, ""
     for d in doms:
-        g = original[d].to_numpy(float)
+        g = original[d].to_numpy()
         for lv in scale[d]:
             m = g == lv
             if m.sum() < MIN_DOMAIN:
@@ -393,7 +445,7 @@ def _domain_means(original, yo, yr, doms, scale, w):
                 continue
             e = abs(mr - mo) / abs(mo)
             if not np.isfinite(worst) or e > worst:
-                worst, where = e, f"{d} = {lv:g}: mean {mo:.6g} -> {mr:.6g}"
+                worst, where = e, f"{d} = {lv}: mean {mo:.6g} -> {mr:.6g}"
     return (np.nan, np.nan, worst, where or "no domain column", None)
 
 
@@ -414,13 +466,13 @@ def _worst(table):
         t = table[(table.analysis == a) & table.kept.notna()]
         if not len(t):
             notes = table[table.analysis == a].note
-            rows.append({"analysis": a, "variable": "", "kept": np.nan, "target": "", "ok": None,
-                         "note": notes.iloc[0] if len(notes) else "no variable checked"})
+            rows.append({"analysis": a, "label": LABELS[a], "compared": TARGETS[a][0], "variable": "", "kept": np.nan,
+                         "target": "", "ok": None, "note": notes.iloc[0] if len(notes) else "no variable checked"})
             continue
         failed = t[t.ok.map(lambda v: v is False)]
         pool = failed if len(failed) else t  # a missed target first (log-log with values <= 0 may have a high overlap)
         i = pool.kept.idxmin() if TARGETS[a][1] == ">=" else pool.kept.idxmax()
         r = table.loc[i]
-        rows.append({"analysis": a, "variable": r.variable, "kept": r.kept, "target": r.target, "ok": r.ok,
-                     "note": r.note})
-    return pd.DataFrame(rows, columns=["analysis", "variable", "kept", "target", "ok", "note"])
+        rows.append({"analysis": a, "label": LABELS[a], "compared": TARGETS[a][0], "variable": r.variable,
+                     "kept": r.kept, "target": r.target, "ok": r.ok, "note": r.note})
+    return pd.DataFrame(rows, columns=["analysis", "label", "compared", "variable", "kept", "target", "ok", "note"])

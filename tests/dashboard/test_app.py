@@ -552,3 +552,30 @@ def test_every_page_works_as_the_first_page_of_a_fresh_server(page, monkeypatch,
     assert at.session_state["data_name"] == "tarragona" and "SALES" in at.session_state["roles"]
     side = " ".join(m.value for m in at.sidebar.markdown)
     assert "tarragona" in side and "834 records x 13 columns" in side
+
+
+def test_download_page_shows_what_analysts_keep(app, monkeypatch):
+    """The Download page shows, for the release to download, each analysis researchers run with
+    its worst variable against its target (sdccore.analyst_checks), from the release the page
+    protected (no second protection); Tarragona with SALES sensitive: the recommended IPSO keeps
+    the OLS and not the median regression."""
+    from sdccore._protect import pipeline as prot
+
+    calls = []
+    real = prot._protect
+    monkeypatch.setattr(prot, "_protect", lambda *a, **k: calls.append(1) or real(*a, **k))
+    from ui import compute
+    app.multiselect(key="sensitive_select").set_value(["SALES"]).run()
+    for fut in app.session_state[compute.PREFETCH].values():  # the recommendation protects in the background
+        fut.result(timeout=120)
+    calls.clear()
+    app.switch_page("pages/5_download.py").run()
+    _ok(app)
+    table = next(d.value for d in app.dataframe if "Analysis" in d.value.columns).set_index("Analysis")
+    assert table.loc["OLS regression", "Kept"] == "yes"
+    assert table.loc["median regression", "Kept"] == "NO" and table.loc["median regression", "Worst variable"] == "SALES"
+    assert table.loc["domain means", "Figure"].startswith("does not apply")
+    assert any("Analysts would see a difference: " in w.value and "median regression of SALES" in w.value
+               for w in app.warning)
+    # at most the release itself (none when another test of this process left it in the cache)
+    assert len(calls) <= 1, f"protected {len(calls)} times"

@@ -82,7 +82,8 @@ def test_domain_means_broken_while_the_overall_mean_holds():
     x = g.normal(size=100)
     o = pd.DataFrame({"region": dom, "x": x, "y": y})
     r = o.assign(y=y + np.where(dom == 1, 15.0, -15.0))
-    a = sdccore.analyst_checks(o, r, sensitive=["y"])
+    assert sdccore.analyst_checks(o, r, sensitive=["y"]).domains == ()  # selective: only domains given
+    a = sdccore.analyst_checks(o, r, sensitive=["y"], domains=["region"])
     assert a.domains == ("region",)
     t = a.table.set_index("analysis")
     assert t.loc["domain_means", "kept"] == pytest.approx(0.15, abs=1e-12)
@@ -199,3 +200,65 @@ def test_the_command_line_prints_and_writes_what_analysts_keep(tmp_path):
                                  sensitive=["SALES"]).table.set_index("analysis")
     assert rows["median"]["kept"] == float(f"{lib.loc['median', 'kept']:.12g}") and rows["median"]["ok"] is False
     assert rows["domain_means"]["kept"] is None
+
+
+def test_one_slope_far_off_misses_the_target_whatever_the_others():
+    """The outside review's case: y on x and 20 region indicators; the release moves the slope of
+    x by 1.5 interval widths (about 6 standard errors) and leaves the region contrasts alone.  The
+    mean overlap over the 20 slopes stays above .9; the smallest, the figure held to the target,
+    is negative."""
+    g = np.random.default_rng(5)
+    n = 1000
+    x = g.normal(size=n)
+    reg = g.integers(1, 21, n)
+    y = 10 + 2 * x + g.normal(size=n)
+    o = pd.DataFrame({"region": reg, "x": x, "y": y})
+    r = o.assign(y=y - 1.5 * 0.1293 * (x - x.mean()))
+    t = sdccore.analyst_checks(o, r, sensitive=["y"], domains=["region"]).table.set_index("analysis")
+    assert t.loc["ols", "kept"] < 0 and t.loc["ols", "ok"] is False
+    mean = float(t.loc["ols", "note"].split("mean over the 20 slopes ")[1].split(";")[0])
+    assert mean > 0.9
+
+
+def test_a_variable_released_blank_misses_every_target():
+    o, r = _ols_kept_median_not(n=200)
+    a = sdccore.analyst_checks(o, r.assign(y=np.nan), sensitive=["y"])
+    t = a.table.set_index("analysis")
+    assert not a.ok
+    for k in ("ols", "median", "ks", "top10_share", "mean"):
+        assert t.loc[k, "ok"] is False, k
+
+
+def test_text_domains_exact_identities_and_bad_weights():
+    g = np.random.default_rng(7)
+    n = 120
+    st = np.array(["AL", "AK", "AZ"])[np.arange(n) % 3]
+    a_, b_ = g.gamma(2.0, 10.0, n), g.gamma(2.0, 10.0, n)
+    o = pd.DataFrame({"state": st, "a": a_, "b": b_, "total": a_ + b_})
+    r = o.assign(total=np.where(st == "AK", 1.2, 1.0) * o.total)
+    a = sdccore.analyst_checks(o, r, sensitive=["total"], domains=["state"])
+    t = a.table.set_index("analysis")
+    assert a.domains == ("state",)
+    ak = o.total[st == "AK"].mean()
+    assert t.loc["domain_means", "kept"] == pytest.approx(0.2) and "state = AK" in t.loc["domain_means", "note"]
+    assert ak > 0
+    # total = a + b exactly: the original's OLS has no uncertainty, its overlap does not apply
+    assert np.isnan(t.loc["ols", "kept"]) and "exact identity" in t.loc["ols", "note"] and t.loc["ols", "ok"] is None
+    with pytest.raises(ValueError, match="domains: \\['nope'\\] are not columns"):
+        sdccore.analyst_checks(o, r, sensitive=["total"], domains=["nope"])
+    w = o.assign(w=np.r_[-1.0, np.ones(n - 1)])
+    with pytest.raises(ValueError, match="weights='w' holds missing, zero or negative values"):
+        sdccore.analyst_checks(w, w, sensitive=["total"], weights="w")
+    with pytest.raises(ValueError, match="weights='w' is also named sensitive"):
+        sdccore.analyst_checks(w.assign(w=1.0), w.assign(w=1.0), sensitive=["w"], weights="w")
+
+
+def test_weighted_top_share_counts_the_boundary_record_in_part():
+    """Values 20, 19, ..., 1; weight 1 each but 100 for the value 1: total weight 119, the top
+    10 % is 11.9 of it -- the 11 largest whole (20 + ... + 10 = 165) and 0.9 of the value 9:
+    (165 + 8.1) / (209 + 100)."""
+    v = np.arange(20, 0, -1, dtype=float)
+    w = np.where(v == 1, 100.0, 1.0)
+    o = pd.DataFrame({"w": w, "x": np.cos(v), "y": v})
+    t = sdccore.analyst_checks(o, o, sensitive=["y"], weights="w").table.set_index("analysis")
+    assert t.loc["top10_share", "original"] == pytest.approx(173.1 / 309, abs=1e-12)
