@@ -118,6 +118,9 @@ def _analyses(cfg):
         st.warning(checks.summary().head.replace("What analysts keep: ", "Analysts would see a difference: ")
                    .replace(" missed", " not kept within the target."))
     st.dataframe(figures.analyses_table(checks), key="release_analyses_table", hide_index=True)
+    why = figures.analyses_not_applying(checks)
+    if why:
+        st.caption("Not applicable here: " + why)
 
 
 def _data_download(rel, name):

@@ -310,10 +310,15 @@ def analyses_table(checks) -> pd.DataFrame:
     rows = []
     for r in checks.worst.itertuples():
         applies = r.kept == r.kept
+        kept = ("yes" if r.ok else "NO") if r.ok is not None else ("reported" if applies else "does not apply")
         rows.append({"Analysis": r.label, "What is compared": r.compared, "Worst variable": r.variable,
-                     "Figure": f"{r.kept:.3f}" if applies else f"does not apply: {r.note}",
-                     "Target": r.target or "reported", "Kept": "" if r.ok is None else ("yes" if r.ok else "NO")})
+                     "Figure": f"{r.kept:.3f}" if applies else "n/a", "Target": r.target or "-", "Kept": kept})
     return pd.DataFrame(rows)
+
+
+def analyses_not_applying(checks) -> str:
+    """Why the analyses that do not apply to this file do not (one sentence each), or ''."""
+    return " ".join(f"{r.label}: {r.note}." for r in checks.worst.itertuples() if r.kept != r.kept)
 
 
 def risk_sentences(risk, limit=6) -> str:
