@@ -15,7 +15,8 @@ import sys
 
 from ._cli.files import OUT_FORMATS, _CLEANUP, _atomic_write, _check_paths, _check_regular, _check_roles, _load_recipe, _missing_cells, _names, _out_format, _read, _read_csv, _same_file, _umask, _value
 from ._cli.cluster import SCHEDULER_WAIT, _client  # noqa: F401
-from ._cli.report import _COEF_COLUMNS, _digits, _print_coefficients, _regression_json, _risk_lines, _say  # noqa: F401
+from ._cli.report import (_COEF_COLUMNS, _analyses, _analyses_json, _digits, _print_coefficients,  # noqa: F401
+                          _regression_json, _risk_lines, _say)
 from ._cli.report import _print_compared, _print_scores, cli_words
 from ._methods import methods
 
@@ -233,23 +234,6 @@ def _evaluate_dask(args):
             print(f"  {k:<8s} {r.estimate:.4f}  {iv:<18s} {r.how}")
 
 
-def _analyses(args, orig, prot, sens):
-    """What analysts keep (``--analyses``), or None."""
-    if not args.analyses:
-        return None
-    from ._measures.battery import analyst_checks
-
-    return analyst_checks(orig, prot, sensitive=sens, weights=args.weights)
-
-
-def _analyses_json(kept):
-    """The battery's table as JSON rows: 12 significant digits, null where a figure does not apply."""
-    import math
-
-    return [{k: ((None if math.isnan(v) else _digits(v)) if isinstance(v, float) else v) for k, v in row.items()}
-            for row in kept.table.to_dict("records")]
-
-
 def _evaluate(args):
     if args.engine == "dask":
         return _evaluate_dask(args)
@@ -430,6 +414,8 @@ def build_parser():
                     help="also what analysts keep: the OLS, log-log and median regressions, domain means, the "
                          "distribution, the top-10 %% share and the mean of each protected variable, each against "
                          "its target (sdccore.analyst_checks)")
+    ev.add_argument("--domains", metavar="COLUMNS", help="with --analyses: comma-separated columns whose levels are "
+                    "the domains of the domain means (e.g. region,sex; default: none in selective protection)")
     ev.set_defaults(func=_evaluate)
     cp = sub.add_parser("compare", help="compare FA, PCA and M-AGG over repeated runs")
     cp.add_argument("input")

@@ -182,3 +182,21 @@ def cli_words(text, set_keys=()):
 
     text = re.sub(pattern, swap, text)
     return text.replace("--drop COLUMNS", f"--drop {kept[0]}") if len(kept) == 1 else text
+
+
+def _analyses(args, orig, prot, sens):
+    """What analysts keep (``evaluate --analyses``, ``--domains``), or None."""
+    if not args.analyses:
+        return None
+    from .._measures.battery import analyst_checks
+
+    doms = [c.strip() for c in args.domains.split(",") if c.strip()] if getattr(args, "domains", None) else None
+    return analyst_checks(orig, prot, sensitive=sens, weights=args.weights, domains=doms)
+
+
+def _analyses_json(kept):
+    """The battery's table as JSON rows: 12 significant digits, null where a figure does not apply."""
+    import math
+
+    return [{k: ((None if math.isnan(v) else _digits(v)) if isinstance(v, float) else v) for k, v in row.items()}
+            for row in kept.table.to_dict("records")]
