@@ -86,10 +86,17 @@ def release(config: dict):
 
 def _release_result(config: dict):
     """``release``'s (result, evaluation, refusal), from the session's cache."""
+    return cached(_release_body, work_frame(), *_release_args(config))
+
+
+def _release_args(config: dict) -> tuple:
+    """The arguments after the frame of ``_release_body`` (and ``_analyses_body``) for a
+    configuration: method, sensitive, options with the session's floors, seed, the columns
+    set apart, the floors' reason."""
     cfg = with_floors(config)
     method = cfg.pop("method")
     extra = [c for c in cfg.pop("exclude", None) or [] if c not in excluded()]
-    return cached(_release_body, work_frame(), method, sensitive(), cfg, seed(), excluded() + extra, floors_reason())
+    return method, sensitive(), cfg, seed(), excluded() + extra, floors_reason()
 
 
 def _analyses_body(df, method, sens, options, seed_, exclude, reason=None):
@@ -111,10 +118,7 @@ def _analyses_body(df, method, sens, options, seed_, exclude, reason=None):
 def release_analyses(config: dict):
     """``_analyses_body`` for the configuration, from the session's cache (the release is
     protected once: its cached result is reused)."""
-    cfg = with_floors(config)
-    method = cfg.pop("method")
-    extra = [c for c in cfg.pop("exclude", None) or [] if c not in excluded()]
-    return cached(_analyses_body, work_frame(), method, sensitive(), cfg, seed(), excluded() + extra, floors_reason())
+    return cached(_analyses_body, work_frame(), *_release_args(config))
 
 
 def codebook(rel) -> pd.DataFrame:

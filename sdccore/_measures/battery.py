@@ -360,7 +360,8 @@ def _inputs(original, released, sensitive, weights):
         if not (np.isfinite(w).all() and (w > 0).all()):
             raise ValueError(f"weights={weights!r} holds missing, zero or negative values; sampling weights must be "
                              f"positive numbers (fix or drop those records, or leave weights out).")
-    w = None if weights is None else original[weights].to_numpy(float)
+    else:
+        w = None
     if sensitive is None:
         checked = [c for c in num if not np.array_equal(original[c].to_numpy(float), released[c].to_numpy(float),
                                                          equal_nan=True)]
@@ -400,10 +401,6 @@ def _variable(original, released, y, num, doms, scale, w):
                                                 f"{_fmt(_top_share(yr, w, 0.01))}", None)
     mo, mr = _wmean(yo, w), _wmean(yr, w)
     out["mean"] = (mo, mr, abs(mr - mo) / abs(mo) if mo else np.nan, "", None)
-    for k in ("top10_share", "mean"):
-        o_, r_ = out[k][0], out[k][1]
-        if np.isfinite(o_) and not np.isfinite(r_):
-            out[k] = (o_, r_, np.nan, out[k][3] + "; cannot be computed on the release", False)
     out["spearman"] = _spearman(original, released, y, num)
     return out
 
