@@ -5,9 +5,10 @@ import numpy as np
 
 
 def _ref_priors(P, x):
-    """OLS, log-OLS, 5-NN and the mean and median of the others, leave-one-out;
+    """OLS, log-OLS, 5-NN and the mean, median and percentiles of the others, leave-one-out;
 and the least-squares fits on every record (raw and log); cross-fitted gradient boosting
-(selective protection's prior) by refitting without each record (loops: the
+(selective protection's prior) and least squares with its spread (ols-by-size),
+    by refitting without each record (loops: the
     normal equations less the record's own term, solved anew; the nearest records by a full
     sort of the distances)."""
     n = len(x)
@@ -28,7 +29,7 @@ and the least-squares fits on every record (raw and log); cross-fitted gradient 
         knn[i] = x[np.argsort(d, kind="stable")[:5]].mean()
     lz = loo(g(P), g(x))
     others = [np.delete(x, i) for i in range(n)]
-    ranked = [np.sort(o) for o in others]  # each record's others sorted once, for the 18 percentiles
+    ranked = [np.sort(o) for o in others]  # each record's others sorted once, for the 48 percentiles
 
     # gradient boosting, cross-fitted: 5 folds in scikit-learn's shuffled order (seed 0), 50 trees
     from sklearn.ensemble import HistGradientBoostingRegressor
@@ -37,9 +38,20 @@ and the least-squares fits on every record (raw and log); cross-fitted gradient 
     for train, test in KFold(5, shuffle=True, random_state=0).split(P):
         m = HistGradientBoostingRegressor(max_iter=50, early_stopping=False, random_state=0)
         boost[test] = m.fit(P[train], x[train]).predict(P[test])
+    # the fit with its spread, cross-fitted in the same folds: each fold's records in the order
+    # of the other folds' least-squares fit, handed those folds' residuals at the same rank
+    # fraction (the largest to the largest fit)
+    by_size = np.empty(n)
+    for train, test in KFold(5, shuffle=True, random_state=0).split(P):
+        D = np.c_[np.ones(len(train)), P[train]]
+        b = np.linalg.lstsq(D, x[train], rcond=None)[0]
+        fit = b[0] + P[test] @ b[1:]
+        res = np.sort(x[train] - D @ b)
+        for a, i in enumerate(np.argsort(fit, kind="stable")):
+            by_size[test[i]] = fit[i] + res[min(int((a + 0.5) * len(res) / len(test)), len(res) - 1)]
     return {"ols": loo(P, x), "log-ols": np.sign(lz) * np.expm1(np.abs(lz)), "knn": knn,
             "mean": np.array([o.mean() for o in others]), "median": np.array([np.median(o) for o in others]),
-            "boosting": boost,
+            "boosting": boost, "ols-by-size": by_size,
             # the percentiles of the others: the order statistic of rank round(q (n - 2))
             **{f"P{p}": np.array([o[int(round(p / 100 * (n - 2)))] for o in ranked])
-               for p in range(5, 100, 5) if p != 50}}
+               for p in range(2, 100, 2) if p != 50}}

@@ -10,6 +10,8 @@ hidden values.
   set of released residuals; it predicts each record's
   residual as its prior's prediction minus the fit, and (a) hands the released residuals out
   in that order, (b) takes the released residual nearest to the prediction ("snapped").
+* ``residual_by_size``  (IPSO) the released residuals handed out by the size of the fit, the
+  largest to the largest: a large record's residual is large.
 * ``release_fit``  a model fitted on the release applied to what the intruder knows: least
   squares on the raw or on the signed-log scale, or the mean of the 5 nearest released
   records on the known variables, whichever predicts the released values best
@@ -140,6 +142,37 @@ def residual(ctx):
         r = np.clip(np.searchsorted(res, want), 1, len(res) - 1)
         near = np.where(np.abs(res[r] - want) < np.abs(want - res[r - 1]), res[r], res[r - 1])
         out.append(finv(fit + near))
+    return [np.where(np.isfinite(g), g, np.nan) for g in out]
+
+
+def residual_by_size(ctx):
+    """Residual assignment by size (IPSO, whose release holds the fit exactly and the original
+    residual set): a large record's residual is large, so the released residuals, in order,
+    go to the records in the order of their fit on the raw scale (the largest residual to
+    the largest fit); and their magnitudes in that order with the sign of the prior's
+    predicted residual.  The outside audit of issue 39 took 2 of the 9 largest persons' wealth
+    back within 1 % from IPSO's release this way, and 2 of Tarragona's 9 largest firms' SALES
+    in every run, beyond every prior."""
+    if not _can(ctx):
+        return None
+    y, Yk = _released(ctx)
+    if len(y) < 3 or y.std() == 0:
+        return None
+    from . import attacks  # the battery's own module (imports this one's guesses by name, on first use)
+
+    pred = attacks.best_prior(ctx)
+    if pred is None:
+        return None
+    cols = related_columns(Yk, y, MAX_KNOWN)
+    with np.errstate(all="ignore"):
+        b = _ols(Yk[:, cols], y)
+        res = y - _apply(b, Yk[:, cols])
+        fit = _apply(b, ctx.known_values[:, cols])
+        handed = assignment(fit, res)
+        if handed is None:
+            return None
+        mags = assignment(fit, np.abs(res))
+        out = [fit + handed, fit + np.where(pred < fit, -mags, mags)]
     return [np.where(np.isfinite(g), g, np.nan) for g in out]
 
 

@@ -62,6 +62,7 @@ SELECTIVE_HINT = ("; or protect only the variables that are sensitive (mark them
 
 
 def _intruder_fix(what, selective, identity, names, method=None):
+    what = "residual" if what == "residual_size" else what  # the same residuals, handed out by size: the same fix
     words = _intruder_words(what, selective, identity, names, method)
     if not selective and what in ("regression", "residual", "release_fit", "correction"):
         words += SELECTIVE_HINT

@@ -232,6 +232,11 @@ REGISTRY = {i.name: i for i in (
                  "publishes, in the order of what it knows)", _C + "residual",
                  knows="the known variables, the method (the fit it publishes) and the released residuals", fix=_FIX,
                  held_in_general=False, short="residuals", absent="no known variables to fit on"),
+    IntruderInfo("residual_size", "the residual-by-size intruder (hands out the released residuals by the size of "
+                 "the fit, the largest to the largest fit)", _C + "residual_by_size",
+                 knows="the known variables, the method (the fit it publishes exactly, and the original residuals in "
+                 "another order)", fix=_FIX, held_in_general=False, short="residuals by size",
+                 absent="a release that does not publish the fit and the residual set (IPSO does)", methods=("ipso",)),
     IntruderInfo("release_fit", "the model intruder (fits the variable on the release and applies the fit to what "
                  "it knows)", _C + "release_fit",
                  knows="the known variables; fits least squares (raw and log scale) and nearest neighbours on the "
@@ -263,7 +268,7 @@ def intruders(*, selective=None, method=None) -> tuple:
     --------
     >>> import sdccore
     >>> sdccore.intruders(selective=True)
-    ('own', 'linked', 'reconstruction', 'assignment', 'identity', 'residual', 'release_fit')
+    ('own', 'linked', 'reconstruction', 'assignment', 'identity', 'residual', 'residual_size', 'release_fit')
     """
     if selective is None:
         return tuple(i.name for i in REGISTRY.values() if method is None or i.methods is None or method in i.methods)

@@ -53,12 +53,13 @@ def tarragona():
 
 def test_a_registered_intruder_is_measured_by_protect(registered, tarragona):
     registered(MEDIAN)
-    # a constant guess at the median gets 21.7 % of the middle size band, all of which the
-    # prior's own percentiles explain (since issue 38): measured, held, and nothing beyond
+    # a constant guess at the median gets 48.2 % of the middle size band, nearly all of which
+    # the prior's own percentiles explain (since issue 38; 2 points apart since the median of
+    # IPSO's guarded release fell between two 5 points apart and got 15.7 % beyond them)
     res = sdccore.protect(tarragona, "ipso", sensitive=["SALES"], rng=1, allow_unsafe="test of a toy intruder")
     assert not any("the median intruder" in v for v in res.risk.violations)
     t = res.risk.intruders
-    assert t[t.intruder == "median"].beyond_prior.max() < 0.02
+    assert t[t.intruder == "median"].beyond_prior.max() < 0.05
     row = t[(t.intruder == "median") & (t.band == "all") & (t.variable == "SALES")]
     assert len(row) == 1 and bool(row.held.iloc[0])
     # the share it gets, computed here from its guess: |median - x| <= tol |x| on the linked
@@ -212,8 +213,8 @@ def test_the_readme_plugin_example_runs_and_says_what_it_finds(tarragona):
         res = sdccore.protect(tarragona, "ipso", sensitive=["SALES"], rng=1, allow_unsafe="a toy")
         assert not any("median intruder" in v for v in res.risk.violations)
         band = res.risk.intruders.query("intruder == 'median' and variable == 'SALES' and band == '5'").iloc[0]
-        assert f"{band.with_release:.1%}" == "21.7%" and f"{band.beyond_prior:.1%}" == "0.0%"
-        assert "21.7 % of Tarragona's SALES size band 5 within 5 %, but 0.0 % beyond the prior" in " ".join(section.split())
+        assert f"{band.with_release:.1%}" == "48.2%" and f"{band.beyond_prior:.1%}" == "2.4%"
+        assert "48.2 % of Tarragona's SALES size band 5 within 5 %, but 2.4 % beyond the prior" in " ".join(section.split())
     finally:
         if "median" in registry.REGISTRY:
             sdccore.unregister_intruder("median")
@@ -264,7 +265,7 @@ def test_a_plug_in_sees_unreleased_cells_as_missing(registered, tarragona):
         seen["released"] = np.isnan(ctx.released[:, j]).sum()
         return np.full(len(ctx.rows), np.nan)
     registered(sdccore.IntruderInfo("look", "the looking intruder", look))
-    res = sdccore.protect(df, "ipso", sensitive=["SALES"], rng=1)
+    res = sdccore.protect(df, "ipso", sensitive=["SALES"], rng=1, allow_unsafe="a test of what a plug-in sees")
     assert seen == {"original": 30, "released": 30}
     assert res.data["LABOR.COSTS"].isna().sum() == 30
     t = res.risk.intruders
