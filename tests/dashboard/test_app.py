@@ -109,15 +109,15 @@ def test_main_flow_by_widget_keys(app):
     assert {"selectivity", "overall", "validity_loss"} <= set(res.summary.score)
     safety = res.safety().set_index("config")
     safe = safety.floors_met
-    # (since issue 38: at the app's seed one run of each breaks the floor in the largest 9 records,
-    # where one record decides, by the residual intruder: IPSO's second run 2 beyond the prior (the
-    # first 1), rank swapping's first run 2 (the second none); the means over the runs, 1.5 and 1 of
-    # 9, meet the floor)
-    assert safe["Rank swap"] == 0.5 and safe["IPSO"] == 0.5 and safe["FA"] == 0.0 and safe["PCA"] == 0.0
+    # (since issue 38: at the app's seed rank swapping's first run breaks the floor in the largest
+    # 9 records, where one record decides, by the residual intruder (2 beyond the prior, the second
+    # run none: the mean meets the floor); IPSO, which guards its largest records since, meets
+    # every floor in both runs)
+    assert safe["Rank swap"] == 0.5 and safe["IPSO"] == 1.0 and safe["FA"] == 0.0 and safe["PCA"] == 0.0
     assert list(safety.expected_ok[["Rank swap", "IPSO", "FA", "PCA"]]) == [True, True, False, False]
     # both are safe; IPSO keeps the regression of SALES on the public variables, rank swapping does not
     assert any("Suggested release: **IPSO**" in s.value and "analysis validity" in s.value
-               and "in 1 of 2 runs" in s.value and "one record decides" in s.value for s in app.success)
+               and "in all 2 runs" in s.value for s in app.success)
     assert app.radio(key="utility_axis").value == "validity_loss"
     app.radio(key="release_pick").set_value("IPSO").run()
     _ok(app)
