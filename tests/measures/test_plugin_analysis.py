@@ -106,11 +106,14 @@ def test_the_toy_sees_the_numeric_files_without_weights_with_missing_cells(tarr,
 CONFIGS = {"PCA": {"method": "pca"}, "FA": {"method": "fa"}}
 
 
-@pytest.fixture(scope="module")
-def compared_with_the_toy(tarr):
+# session, not module: pytest-xdist may run another module's test between the group's two on
+# their worker, which tore a module fixture down and built it again
+@pytest.fixture(scope="session")
+def compared_with_the_toy():
     """compare with the toy registered, its runs in this process (n_jobs=1) and in worker
     processes (n_jobs=2): {n_jobs: Comparison}.  Both cases of the test below read this one
     pair (each case computed both comparisons before)."""
+    tarr = sdccore.load_dataset("tarragona")
     sdccore.register_analysis(TOY)
     try:
         return {n_jobs: sdccore.compare(tarr, CONFIGS, reps=3, rng=5, n_jobs=n_jobs) for n_jobs in (1, 2)}

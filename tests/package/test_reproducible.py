@@ -52,7 +52,9 @@ def _run(args, coretype, threads="1", stdin=None):
     return subprocess.run([sys.executable, *args], capture_output=True, text=True, env=env, cwd=ROOT, timeout=600)
 
 
-@pytest.fixture(scope="module")
+# session, not module: pytest-xdist may run another module's test between the group's two on
+# their worker, which tore a module fixture down and built it again (twice 30 s)
+@pytest.fixture(scope="session")
 def kernel_runs(tmp_path_factory):
     """Per kernel (the first with one BLAS and numba thread, the second with two): the exit code, output
     and errors of `python -m sdccore evaluate original protected --json`, and the eight

@@ -55,7 +55,9 @@ print(json.dumps(done))
 """
 
 
-@pytest.fixture(scope="module")
+# session, not module: pytest-xdist may run another module's test between two of the group's
+# on their worker, which tore a module fixture down and built it again (twice 16 s)
+@pytest.fixture(scope="session")
 def rebuilt(tmp_path_factory):
     """Every recipe rebuilt by the CLI in one fresh process with OpenBLAS's Haswell kernels,
     the ones the fixtures' last bits came from: BLAS kernels are chosen per CPU and differ in
