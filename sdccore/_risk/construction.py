@@ -176,6 +176,39 @@ def residual_by_size(ctx):
     return [np.where(np.isfinite(g), g, np.nan) for g in out]
 
 
+SHRINK_SIMULATIONS = 5
+
+
+def shrinkage(ctx):
+    """The shrinkage intruder (IPSO): the largest records' released values lie below their
+    own (a record is among the largest partly by its own residual, which the release hands
+    elsewhere: regression to the mean).  The intruder knows the construction, so it learns by
+    how much from the release itself: taken as the original, its residuals around its fit
+    handed round at random (5 fixed permutations) give the ratio of released to own value for
+    its largest max(5, 1 %) records; each record's own released value divided by that median
+    ratio is the guess.  The outside audit of this stop took 2 of the 9 largest persons' wealth
+    back in 9 of 10 seeds with a ratio of 0.88 (32 % of the top 1 % beyond the prior)."""
+    if not _can(ctx):
+        return None
+    y, Yk = _released(ctx)
+    n = len(y)
+    if n < 10 or y.std() == 0:
+        return None
+    cols = related_columns(Yk, y, MAX_KNOWN)
+    with np.errstate(all="ignore"):
+        b = _ols(Yk[:, cols], y)
+        fit = _apply(b, Yk[:, cols])
+        res = y - fit
+        top = np.argsort(y, kind="stable")[-max(5, int(np.ceil(0.01 * n))):]
+        gen = np.random.default_rng(0)  # fixed: the intruder's simulation, not the release's seed
+        ratios = [(fit[top] + res[gen.permutation(n)][top]) / y[top] for _ in range(SHRINK_SIMULATIONS)]
+        c = float(np.median(np.concatenate(ratios)))
+        if not np.isfinite(c) or c <= 0:
+            return None
+        guess = ctx.released[ctx.linked, ctx.target] / c
+    return [np.where(np.isfinite(guess), guess, np.nan)]
+
+
 def release_fit(ctx):
     """Models fitted on the release (least squares on the raw and signed-log scale, the mean
     of the nearest released records) applied to the known values of the target; and that

@@ -62,7 +62,8 @@ SELECTIVE_HINT = ("; or protect only the variables that are sensitive (mark them
 
 
 def _intruder_fix(what, selective, identity, names, method=None):
-    what = "residual" if what == "residual_size" else what  # the same residuals, handed out by size: the same fix
+    # the same residuals handed out by size, or their shrinkage undone: the residual intruder's fix
+    what = "residual" if what in ("residual_size", "shrinkage") else what
     words = _intruder_words(what, selective, identity, names, method)
     if not selective and what in ("regression", "residual", "release_fit", "correction"):
         words += SELECTIVE_HINT

@@ -237,6 +237,12 @@ REGISTRY = {i.name: i for i in (
                  knows="the known variables, the method (the fit it publishes exactly, and the original residuals in "
                  "another order)", fix=_FIX, held_in_general=False, short="residuals by size",
                  absent="a release that does not publish the fit and the residual set (IPSO does)", methods=("ipso",)),
+    IntruderInfo("shrinkage", "the shrinkage intruder (divides the released value by the ratio to which the "
+                 "construction shrinks the largest records, learnt by redoing it on the release)", _C + "shrinkage",
+                 knows="the method (IPSO hands the residuals round, so the largest records' released values fall "
+                 "short of their own) and the record's released value", fix=_FIX, held_in_general=False,
+                 short="shrinkage undone", absent="a release that does not redraw the residuals (IPSO does)",
+                 methods=("ipso",)),
     IntruderInfo("release_fit", "the model intruder (fits the variable on the release and applies the fit to what "
                  "it knows)", _C + "release_fit",
                  knows="the known variables; fits least squares (raw and log scale) and nearest neighbours on the "
@@ -268,7 +274,7 @@ def intruders(*, selective=None, method=None) -> tuple:
     --------
     >>> import sdccore
     >>> sdccore.intruders(selective=True)
-    ('own', 'linked', 'reconstruction', 'assignment', 'identity', 'residual', 'residual_size', 'release_fit')
+    ('own', 'linked', 'reconstruction', 'assignment', 'identity', 'residual', 'residual_size', 'shrinkage', 'release_fit')
     """
     if selective is None:
         return tuple(i.name for i in REGISTRY.values() if method is None or i.methods is None or method in i.methods)

@@ -382,3 +382,35 @@ def test_release_fit_has_no_group_guess_without_missing_cells():
     assert construction._group_fits(replace(_ctx(X, Y, [0, 1], 2), cells=cells)) is None
     assert construction._group_fits(_ctx(X, Y, [0, 1], 2)) is None
     assert len(construction.release_fit(_ctx(X, Y, [0, 1], 2))) == 2  # the release's model and the halfway guess
+
+
+def test_shrinkage_divides_the_released_value_by_the_ratio_learnt_on_the_release():
+    # the guess computed by hand: the release taken as the original, its residuals around its
+    # own least-squares fit handed round by 5 permutations of numpy's generator seeded 0, the
+    # median ratio of released to own value over its largest 5 records
+    X, Y = _ipso_like()
+    ctx = _ctx(X, Y, [0, 1], 2)
+    (guess,) = construction.shrinkage(ctx)
+    y = Y[:, 2]
+    A = np.c_[np.ones(len(y)), Y[:, :2]]
+    fit = A @ np.linalg.lstsq(A, y, rcond=None)[0]
+    res = y - fit
+    top = np.argsort(y, kind="stable")[-5:]
+    gen = np.random.default_rng(0)
+    c = np.median(np.concatenate([(fit[top] + res[gen.permutation(len(y))][top]) / y[top] for _ in range(5)]))
+    assert 0 < c < 1  # the largest released values are shrunk when their residuals go elsewhere
+    np.testing.assert_allclose(guess, y / c, rtol=1e-9)
+
+
+def test_shrinkage_gets_nothing_where_the_largest_are_not_shrunk():
+    # a release whose every value is the record's own times a factor drawn from 0.5-0.8 or
+    # 1.2-1.5: no one ratio undoes it for more than the chance share of the largest
+    X, _ = _ipso_like()
+    rng = np.random.default_rng(3)
+    f = np.where(rng.random(len(X)) < 0.5, rng.uniform(0.5, 0.8, len(X)), rng.uniform(1.2, 1.5, len(X)))
+    Y = X.copy()
+    Y[:, 2] = X[:, 2] * f
+    prof = risk_profile(X, Y, ["p", "q", "s"], [2], link_on=[0, 1], method="ipso")
+    I = prof.intruders.set_index(["band", "intruder"])
+    assert I.loc[("top 1 %", "shrinkage"), "beyond_prior"] <= 0.2
+    assert I.loc[("all", "shrinkage"), "beyond_prior"] < 0.1
