@@ -114,9 +114,9 @@ def _score(ctx, c):
         return float(np.mean(close(y, np.where(np.isfinite(est), est, np.inf), ctx.tolerance)))
 
 
-def residual(ctx):
-    """Residual assignment: the released residuals around the fit published by the release,
-    handed out in the order of the prior's predicted residual, and snapped to the nearest."""
+def _residual_inputs(ctx):
+    """What the residual intruders start from: (released target, released known values, the
+    best prior's prediction, the known columns most related to the target), or None."""
     if not _can(ctx):
         return None
     y, Yk = _released(ctx)
@@ -127,7 +127,16 @@ def residual(ctx):
     pred = attacks.best_prior(ctx)
     if pred is None:
         return None
-    cols = related_columns(Yk, y, MAX_KNOWN)
+    return y, Yk, pred, related_columns(Yk, y, MAX_KNOWN)
+
+
+def residual(ctx):
+    """Residual assignment: the released residuals around the fit published by the release,
+    handed out in the order of the prior's predicted residual, and snapped to the nearest."""
+    got = _residual_inputs(ctx)
+    if got is None:
+        return None
+    y, Yk, pred, cols = got
     K = ctx.known_values[:, cols]
     out = []
     f, finv = _SCALES[_validated(ctx, (0, 1))]  # the scale whose fit predicts the release best
@@ -153,17 +162,10 @@ def residual_by_size(ctx):
     predicted residual.  The outside audit of issue 39 took 2 of the 9 largest persons' wealth
     back within 1 % from IPSO's release this way, and 2 of Tarragona's 9 largest firms' SALES
     in every run, beyond every prior."""
-    if not _can(ctx):
+    got = _residual_inputs(ctx)
+    if got is None:
         return None
-    y, Yk = _released(ctx)
-    if len(y) < 3 or y.std() == 0:
-        return None
-    from . import attacks  # the battery's own module (imports this one's guesses by name, on first use)
-
-    pred = attacks.best_prior(ctx)
-    if pred is None:
-        return None
-    cols = related_columns(Yk, y, MAX_KNOWN)
+    y, Yk, pred, cols = got
     with np.errstate(all="ignore"):
         b = _ols(Yk[:, cols], y)
         res = y - _apply(b, Yk[:, cols])
