@@ -285,7 +285,10 @@ def ipso(Xk, sens, classes, gen, floor=None, near=None, rows=()):
         if tol is not None and GUARD and S.shape[1] == 1:
             # the fit an intruder computes on the release: least squares on [1, P] (with
             # complete-row sets in the basis, the release's own fit is finer)
-            seen = fit if not len(rows) else (lambda Q0: Q0 @ (Q0.T @ S))(_basis(P))
+            seen = fit
+            if len(rows):
+                Q0 = _basis(P)
+                seen = Q0 @ (Q0.T @ S)
             h = (Q ** 2).sum(axis=1)
             for _ in range(GUARD_ROUNDS):
                 Ep = Es.copy()  # orthogonal and of the right scale already: a move is (1 - h) of itself
