@@ -313,7 +313,7 @@ def analyst_checks(original, released, *, sensitive=None, domains=None, weights=
     --------
     >>> import sdccore
     >>> df = sdccore.load_dataset("tarragona")
-    >>> rel = sdccore.protect(df, "ipso", sensitive=["SALES"], rng=1).data
+    >>> rel = sdccore.protect(df, "ipso", sensitive=["SALES"], rng=12345).data
     >>> sdccore.analyst_checks(df, rel, sensitive=["SALES"]).worst.set_index("analysis").loc["ols", "ok"]
     True
     """

@@ -26,6 +26,16 @@ def options(method):
                    choice_text={"both": "on the complete records and on all records (missing cells filled)",
                                 "filled": "on all records, missing cells filled by EM draws"},
                    when="with missing cells"),
+            Option("top_band", "ipso", "choice", "spread", "Largest records",
+                   "How the largest max(5, 1 %) records of the sensitive variable are protected beyond the exchange "
+                   "(one sensitive variable): 'spread' moves every released residual away from their values and "
+                   "spreads their ratios of released to own value, so that no single constant divides more of them "
+                   "back than the risk floors allow (a record is among the largest partly by its own residual, so "
+                   "their released values fall short of their own by ratios that crowd together); 'guard' only moves "
+                   "the residuals (what a recipe made before this option existed rebuilds).",
+                   choices=("spread", "guard"),
+                   choice_text={"spread": "residuals moved away and ratios spread",
+                                "guard": "residuals moved away only"}),
         ]
     if method == "cfa":
         return [
@@ -60,7 +70,8 @@ def _ipso(prep, Xk, o, gen):
     pub = [j for j in range(len(keep)) if j not in set(sens)]
     observed = None if prep.missing is None or o["missing_rows"] != "both" else ~prep.missing[:, keep]
     rows, left = cd.complete_rows(observed, sens, pub)
-    Xpk = cd.ipso(Xk, sens, o["classes"], gen, floor, near, rows)
+    Xpk = cd.ipso(Xk, sens, o["classes"], gen, floor, near, rows, o["floors"].max_close_share,
+                  spread=o["top_band"] == "spread")
     return Xpk, [f"the sensitive variables' OLS on the public ones is kept exactly (fit + residuals passed "
                  f"between records of similar predicted size, in {o['classes']} classes)" + _missing_words(
                      prep, o, rows, left, len(pub))]

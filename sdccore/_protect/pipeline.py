@@ -210,9 +210,9 @@ def protect(data, method="fa", *, sensitive=None, rng=None, allow_unsafe=None, *
     --------
     >>> import sdccore
     >>> df = sdccore.load_dataset("tarragona")
-    >>> res = sdccore.protect(df, "ipso", sensitive=["SALES"], rng=1)
+    >>> res = sdccore.protect(df, "ipso", sensitive=["SALES"], rng=12345)
     >>> res.options["seed"], res.risk.ok, res.data.shape
-    (1, True, (834, 13))
+    (12345, True, (834, 13))
 
     General protection of every variable is refused on Tarragona: an intruder who knows the
     method takes back some of the 9 largest firms.  With a stated reason (a file that is not

@@ -182,7 +182,7 @@ def codebook_bytes(table, format="csv"):
     --------
     >>> import sdccore
     >>> d = sdccore.load_dataset("tarragona")
-    >>> cb = sdccore.codebook(sdccore.protect(d, "ipso", sensitive=["SALES"], rng=1), d)
+    >>> cb = sdccore.codebook(sdccore.protect(d, "ipso", sensitive=["SALES"], rng=12345), d)
     >>> sdccore.codebook_bytes(cb, "csv")[:8]
     b'variable'
     """

@@ -41,6 +41,9 @@ def _fix(floor, method=None):
                     "changes the residuals themselves",
         "identity": "protect the columns of the identity together: mark them sensitive too, so that the identity "
                     "no longer solves for it from released values",
+        "shrinkage": "the largest records' released values fall short of their own by a ratio (or an amount) the "
+                     "release itself shows; keep IPSO's largest records spread (top_band='spread', the default), "
+                     "try another seed, or use a method that redraws the largest values themselves",
     }[floor]
 
 
@@ -62,8 +65,8 @@ SELECTIVE_HINT = ("; or protect only the variables that are sensitive (mark them
 
 
 def _intruder_fix(what, selective, identity, names, method=None):
-    # the same residuals handed out by size, or their shrinkage undone: the residual intruder's fix
-    what = "residual" if what in ("residual_size", "shrinkage") else what
+    # the same residuals handed out by size: the residual intruder's fix
+    what = "residual" if what == "residual_size" else what
     words = _intruder_words(what, selective, identity, names, method)
     if not selective and what in ("regression", "residual", "release_fit", "correction"):
         words += SELECTIVE_HINT
@@ -74,6 +77,8 @@ def _intruder_words(what, selective, identity, names, method=None):
     if what in ("assignment", "residual"):
         return _fix(what) + _other_methods(method, what) + ("; or mark more of the variables that predict it "
                                                             "sensitive" if selective else "")
+    if what == "shrinkage":
+        return _fix(what) + _other_methods(method, "residual")
     if what == "correction":
         return _fix("reconstruction")
     if what == "reconstruction":

@@ -238,7 +238,8 @@ REGISTRY = {i.name: i for i in (
                  "another order)", fix=_FIX, held_in_general=False, short="residuals by size",
                  absent="a release that does not publish the fit and the residual set (IPSO does)", methods=("ipso",)),
     IntruderInfo("shrinkage", "the shrinkage intruder (divides the released value by the ratio to which the "
-                 "construction shrinks the largest records, learnt by redoing it on the release)", _C + "shrinkage",
+                 "construction shrinks the largest records, or adds the amount, learnt by redoing it on the "
+                 "release)", _C + "shrinkage",
                  knows="the method (IPSO hands the residuals round, so the largest records' released values fall "
                  "short of their own) and the record's released value", fix=_FIX, held_in_general=False,
                  short="shrinkage undone", absent="a release that does not redraw the residuals (IPSO does)",

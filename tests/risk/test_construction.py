@@ -137,15 +137,17 @@ def test_residual_by_size_is_charged_only_beyond_the_law_with_its_spread(monkeyp
     top = np.argsort(x)[-11:]
     A = np.c_[np.ones(len(d)), d.drop(columns=["FEDTAX"]).to_numpy(float)]
     for seed in (1, 2):
-        r = sdccore.protect(d, "ipso", sensitive=["FEDTAX"], rng=seed)
+        r = sdccore.protect(d, "ipso", sensitive=["FEDTAX"], rng=seed, allow_unsafe="test")
         y = r.data["FEDTAX"].to_numpy(float)
         fit = A @ np.linalg.lstsq(A, y, rcond=None)[0]
         guess = fit + np.sort(y - fit)[np.argsort(np.argsort(fit, kind="stable"), kind="stable")]
         hits = int((np.abs(guess[top] - x[top]) <= 0.05 * np.abs(x[top])).sum())
-        t = r.risk.intruders.set_index(["band", "intruder"]).loc[("top 1 %", "residual_size")]
+        I = r.risk.intruders.set_index(["band", "intruder"])
+        t = I.loc[("top 1 %", "residual_size")]
         assert hits >= 6
         assert t.prior == pytest.approx(8 / 11) and t.beyond_prior <= 0.2
-        assert r.risk.ok
+        # (unguarded, the 11 largest are released at .86-.96 of their own value, crowded
+        # ratios that the spread takes apart: tests/methods/test_ipso_tail.py)
 
 
 def test_release_fit_applies_the_releases_own_regression_and_neighbours(monkeypatch):
@@ -332,9 +334,11 @@ def test_a_record_of_high_leverage_is_charged_to_a_release_that_publishes_the_fi
     assert abs(fit[dc] - y[dc]) / y[dc] == pytest.approx(0.0365, abs=1e-3)
     assert abs(loo[dc] - y[dc]) / y[dc] == pytest.approx(0.187, abs=1e-3)
     assert not {"ols-fit", "log-ols-fit"} & set(PRIOR_MODELS)
-    res = sdccore.protect(d, "ipso", sensitive=["violent"], rng=0)
+    # the guard alone: the spread of the largest records moves DC's released value, and with it
+    # the scale the intruder validates on the release (its subject here is the leverage)
+    res = sdccore.protect(d, "ipso", sensitive=["violent"], rng=0, top_band="guard", allow_unsafe="test")
     released = res.data["violent"].to_numpy()
-    np.testing.assert_allclose(H @ released, fit, rtol=1e-4)  # the fit, published exactly (up to the rounding to 0.1)
+    np.testing.assert_allclose(H @ released, fit, atol=0.05)  # the fit, published exactly (up to the rounding to 0.1)
     t = res.risk.intruders.set_index(["band", "intruder"])
     top = t.loc[("top 1 %", "release_fit")]
     assert top.with_release == pytest.approx(0.4) and top.beyond_prior == pytest.approx(0.2)
@@ -386,8 +390,11 @@ def test_release_fit_has_no_group_guess_without_missing_cells():
 
 def test_shrinkage_divides_the_released_value_by_the_ratio_learnt_on_the_release():
     # the guess computed by hand: the release taken as the original, its residuals around its
-    # own least-squares fit handed round by 5 permutations of numpy's generator seeded 0, the
-    # median ratio of released to own value over its largest 5 records
+    # own least-squares fit handed round by 5 permutations of numpy's generator seeded 0, its
+    # largest 5 records' simulated values, none within the tolerance of their own (the
+    # construction leaves none that close); three ways to undo the shrinkage (divide by the
+    # median ratio, by the ratio of the densest window, add the median shortfall), the one
+    # that undoes the simulation best is the guess
     X, Y = _ipso_like()
     ctx = _ctx(X, Y, [0, 1], 2)
     (guess,) = construction.shrinkage(ctx)
@@ -397,9 +404,23 @@ def test_shrinkage_divides_the_released_value_by_the_ratio_learnt_on_the_release
     res = y - fit
     top = np.argsort(y, kind="stable")[-5:]
     gen = np.random.default_rng(0)
-    c = np.median(np.concatenate([(fit[top] + res[gen.permutation(len(y))][top]) / y[top] for _ in range(5)]))
+    sims, owns = [], []
+    for _ in range(5):
+        v = fit[top] + res[gen.permutation(len(y))][top]
+        far = np.abs(v - y[top]) > 0.05 * y[top]
+        sims += list(v[far])
+        owns += list(y[top][far])
+    sims, owns = np.array(sims), np.array(owns)
+    rho = sims[sims > 0] / owns[sims > 0]
+    c = np.median(rho)
     assert 0 < c < 1  # the largest released values are shrunk when their residuals go elsewhere
-    np.testing.assert_allclose(guess, y / c, rtol=1e-9)
+    # the densest window by brute force: every ratio as its lower edge (1 - t) c
+    counts = [np.sum((rho >= r) & (rho <= r * 1.05 / 0.95 * (1 + 1e-12))) for r in np.sort(rho)]
+    c2 = np.sort(rho)[int(np.argmax(counts))] / 0.95
+    d = np.median(owns - sims)
+    ways = [lambda v: v / c, lambda v: v / c2, lambda v: v + d]
+    hits = [np.sum(np.abs(f(sims) - owns) <= 0.05 * owns) for f in ways]
+    np.testing.assert_allclose(guess, ways[int(np.argmax(hits))](y), rtol=1e-9)
 
 
 def test_shrinkage_gets_nothing_where_the_largest_are_not_shrunk():
