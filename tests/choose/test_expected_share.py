@@ -22,8 +22,8 @@ def test_a_run_broken_only_where_one_record_decides_is_judged_on_the_mean_over_r
     safe = c.safety().set_index("config")
     # IPSO on statecrime's violent-crime rate (51 states, size bands of 5): in one run of six
     # the model intruder gets 2 of the 5 states of size band 7 beyond the prior (40 % > 20 %),
-    # in the others at most 1, in two of them 1 (Tarragona SALES, the case here before, meets every floor in
-    # every run since IPSO guards its largest firms)
+    # in the others at most 1, in one of them 1 (Tarragona SALES, the case here before, met every
+    # floor in every run once IPSO guarded its largest firms)
     assert safe.loc["ipso", "floors_met"] == pytest.approx(5 / 6)
     bad = c.runs[~c.runs.floors_ok.astype(bool)]
     assert len(bad) == 1 and bad.one_record_decides.all()
@@ -31,8 +31,8 @@ def test_a_run_broken_only_where_one_record_decides_is_judged_on_the_mean_over_r
     band = c.risk_bands.query("config == 'ipso' and band == '7'")
     assert (band.records == 5).all()
     # the expected share, by hand: the mean of the six runs' shares beyond the prior
-    assert band.beyond_prior.tolist() == pytest.approx([0, 0.2, 0.2, 0, 0.4, 0])
-    assert band.beyond_prior.mean() == pytest.approx(0.8 / 6) and bool(safe.loc["ipso", "expected_ok"])
+    assert band.beyond_prior.tolist() == pytest.approx([0, 0, 0, 0, 0.4, 0.2])
+    assert band.beyond_prior.mean() == pytest.approx(0.6 / 6) and bool(safe.loc["ipso", "expected_ok"])
     best, why = c.suggest()
     assert best == "ipso" and "in 5 of 6 runs" in why and "one record decides" in why
 

@@ -213,8 +213,8 @@ def test_the_readme_plugin_example_runs_and_says_what_it_finds(tarragona):
         res = sdccore.protect(tarragona, "ipso", sensitive=["SALES"], rng=1, allow_unsafe="a toy")
         assert not any("median intruder" in v for v in res.risk.violations)
         band = res.risk.intruders.query("intruder == 'median' and variable == 'SALES' and band == '6'").iloc[0]
-        assert f"{band.with_release:.1%}" == "10.8%" and f"{band.beyond_prior:.1%}" == "3.6%"
-        assert "10.8 % of Tarragona's SALES size band 6 within 5 %, but 3.6 % beyond the prior" in " ".join(section.split())
+        assert f"{band.with_release:.1%}" == "12.0%" and f"{band.beyond_prior:.1%}" == "4.8%"
+        assert "12.0 % of Tarragona's SALES size band 6 within 5 %, but 4.8 % beyond the prior" in " ".join(section.split())
     finally:
         if "median" in registry.REGISTRY:
             sdccore.unregister_intruder("median")
