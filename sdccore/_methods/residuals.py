@@ -71,11 +71,13 @@ def _guard_top(fit, Es, S, P, Q, rows, target, floor, near, gen, most, spread):
         seen = Q0 @ (Q0.T @ S)
     h = (Q ** 2).sum(axis=1)
     match = _match if S.shape[1] == 1 else _match_tri
+    near = np.asarray(near)
+    k = min(len(S), max(5, int(np.ceil(GUARD_SHARE * len(S)))))  # the top band: the floors' largest records
     for _ in range(GUARD_ROUNDS):
         moved = 0
         for step in (_guard, _spread) if spread else (_guard,):  # the spread has the last word
             Ep = Es.copy()  # orthogonal and of the right scale already: a move is (1 - h) of itself
-            if step(fit, Es, S, seen, Ep, near, h, gen, floor, most):
+            if step(fit, Es, S, seen, Ep, near, h, gen, floor, most, k):
                 moved += 1
                 Es = _push(fit, match(Ep, Q, target), Ep, Q, target, floor, match)
         if not moved:
@@ -83,12 +85,12 @@ def _guard_top(fit, Es, S, P, Q, rows, target, floor, near, gen, most, spread):
     return Es
 
 
-def _guard(fit, Es, S, seen, Ep, near, h, gen, floor, most):
-    return _guard_tail(fit + Es - seen, S - seen, seen, Ep, np.asarray(near), h, gen, floor, S)
+def _guard(fit, Es, S, seen, Ep, near, h, gen, floor, most, k):
+    return _guard_tail(fit + Es - seen, S - seen, seen, Ep, near, h, gen, floor, S, k)
 
 
-def _spread(fit, Es, S, seen, Ep, near, h, gen, floor, most):
-    return _spread_top(fit + Es, fit, S, Ep, np.asarray(near), h, most, gen)
+def _spread(fit, Es, S, seen, Ep, near, h, gen, floor, most, k):
+    return _spread_top(fit + Es, fit, S, Ep, near, h, most, gen, k)
 
 
 def _push(fit, Es, Ep, Q, target, floor, match=None):
@@ -111,7 +113,7 @@ GUARD_MARGIN = 1.5   # windows this many tolerances wide on each side
 GUARD_CROWD = 0.05   # a record whose window holds more than this share of the residuals is typical
 
 
-def _guard_tail(r, need, seen, Ep, near, h, gen, floor, S):
+def _guard_tail(r, need, seen, Ep, near, h, gen, floor, S, k):
     """One round of the guard of the top band (``ipso``): ``r`` the released residuals around
     the fit an intruder computes on the release (``seen``), ``need`` the residual that would
     give each record its own value.  Every released residual that would put a record of the
@@ -119,9 +121,8 @@ def _guard_tail(r, need, seen, Ep, near, h, gen, floor, S):
     to, is moved (in ``Ep``) just beside the windows it is in, on the nearer side; returns how
     many were moved.  A record whose window holds more than GUARD_CROWD of all residuals is
     typical of its size and is left alone (its window cannot be emptied without moving the
-    bulk of the distribution)."""
+    bulk of the distribution).  ``k``: the records of the top band."""
     n = len(S)
-    k = min(n, max(5, int(np.ceil(GUARD_SHARE * n))))
     moved = 0
     for j in range(S.shape[1]):
         if not near[j]:
@@ -150,7 +151,7 @@ def _guard_tail(r, need, seen, Ep, near, h, gen, floor, S):
 SPREAD_MARGIN = 1.1  # the top band's log-ratios at least this many windows apart (per record allowed in one)
 
 
-def _spread_top(x, fit, S, Ep, near, h, most, gen):
+def _spread_top(x, fit, S, Ep, near, h, most, gen, k):
     """One round of the spreading of the top band (``ipso``), against the intruders who undo
     the release's shrinkage of the largest records: a record is among the largest partly by
     its own residual, which the release hands elsewhere, so the largest records' released
@@ -165,11 +166,9 @@ def _spread_top(x, fit, S, Ep, near, h, most, gen):
     ratios stood on a ladder, and an outside intruder who ranked the band by released value
     / fit read each one off it (34.7 % of Tarragona's 9 largest beyond the prior on average,
     9.7 % with the random gaps).  Then all are scaled by one factor that keeps the band's
-    residual sum of squares (``_same_energy``).  The order the random exchange gave is kept; moves
-    go into ``Ep`` as the guard's do (the next round sees what the orthogonalisation made of
-    them).  Returns how many records were moved."""
-    n = len(S)
-    k = min(n, max(5, int(np.ceil(GUARD_SHARE * n))))
+    residual sum of squares (``_same_energy``).  The order the random exchange gave is kept;
+    moves go into ``Ep`` as the guard's do (the next round sees what the orthogonalisation
+    made of them).  ``k``: the records of the top band.  Returns how many were moved."""
     m = max(1, int(np.floor(most * k + 1e-9)))
     moved = 0
     for j in range(S.shape[1]):
