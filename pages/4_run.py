@@ -6,7 +6,7 @@ import time
 import streamlit as st
 
 import sdccore
-from ui import common, compute, figures, release, runs, session, shell
+from ui import common, compute, figures, release, runs, sections, session, shell
 shell.enter()  # a page opened on its own is run inside app.py (ui/shell.py)
 st.title("Run and compare")
 
@@ -240,6 +240,7 @@ def pick_section(c, best):
                            f"transformations such as np.log drop the released values they cannot take (negative or "
                            f"zero amounts). Choose a method that keeps values positive (M-AGG, rank swapping) or "
                            f"another transformation.")
+    sections.analyses_section(options[pick], "run_analyses_table")
     st.caption("Go to **5 Download** for the protected file, the recipe and the report.")
 
 

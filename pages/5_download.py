@@ -4,7 +4,7 @@ import streamlit as st
 
 import sdccore
 
-from ui import common, compute, figures, history, release, report, runs, session, shell
+from ui import common, compute, figures, history, release, report, runs, sections, session, shell
 shell.enter()  # a page opened on its own is run inside app.py (ui/shell.py)
 st.title("Download")
 
@@ -59,7 +59,7 @@ def body():
                 f"Excluded columns passed through unchanged: {', '.join(session.excluded()) or 'none'}")
     rel = release.release_file(cfg, shuffle)
     _release_risk(res)
-    _analyses(cfg)
+    sections.analyses_section(cfg, "release_analyses_table")
     st.dataframe(rel.data.head(50), key="release_preview")
     name = session.data_name().rsplit(".", 1)[0]
     fmt = _data_download(rel, name)
@@ -103,24 +103,6 @@ def _release_risk(res):
                  f"{plaus.mean_change_sd.abs().max():.3f} sd; relative to the mean, by at most "
                  f"{100 * plaus.mean_change_pct.abs().max():.1f} % ({plaus.mean_change_pct.abs().idxmax()}). "
                  f"The table under 'Plausible values' on the Configure page gives every variable.")
-
-
-def _analyses(cfg):
-    """What analysts keep in this release: each analysis researchers run, against its target."""
-    checks = release.release_analyses(cfg)
-    if checks is None:
-        return
-    st.markdown("**What analysts keep** (each analysis fitted on the original and on this release; the worst "
-                "protected variable against its target)")
-    if checks.ok:
-        st.success("Every analysis with a target keeps it in this release.")
-    else:
-        st.warning(checks.summary().head.replace("What analysts keep: ", "Analysts would see a difference: ")
-                   .replace(" missed", " not kept within the target."))
-    st.dataframe(figures.analyses_table(checks), key="release_analyses_table", hide_index=True)
-    why = figures.analyses_not_applying(checks)
-    if why:
-        st.caption("Not applicable here: " + why)
 
 
 def _data_download(rel, name):

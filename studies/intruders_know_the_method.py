@@ -5,7 +5,7 @@ for it each intruder's share beyond the prior overall, in its worst size band an
 largest 1 % of records, as the mean over the runs and in the run released (the dashboard's
 seed 12345).  Cases that end with no suggestion say why.
 
-    python studies/intruders_know_the_method.py          (about 10 minutes on 2 cores)
+    python studies/intruders_know_the_method.py          (about 1-10 minutes on 2 cores)
 
 Writes studies/output/intruders_know_the_method.csv.  The data sets not bundled with sdccore
 come with statsmodels (grunfeld, statecrime) and scikit-learn (diabetes), read offline.

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from . import conditional_kernel as cd
+from . import codes, conditional_kernel as cd
 from .._core import plausible as pl
 from ._base import Option, Perturbed
 
@@ -26,16 +26,28 @@ def options(method):
                    choice_text={"both": "on the complete records and on all records (missing cells filled)",
                                 "filled": "on all records, missing cells filled by EM draws"},
                    when="with missing cells"),
-            Option("top_band", "ipso", "choice", "spread", "Largest records",
-                   "How the largest max(5, 1 %) records of the sensitive variable are protected beyond the exchange "
-                   "(one sensitive variable): 'spread' moves every released residual away from their values and "
-                   "spreads their ratios of released to own value, so that no single constant divides more of them "
-                   "back than the risk floors allow (a record is among the largest partly by its own residual, so "
-                   "their released values fall short of their own by ratios that crowd together); 'guard' only moves "
-                   "the residuals (what a recipe made before this option existed rebuilds).",
-                   choices=("spread", "guard"),
-                   choice_text={"spread": "residuals moved away and ratios spread",
+            Option("top_band", "ipso", "choice", "ranks", "Largest records",
+                   "How the largest max(5, 1 %) records of the sensitive variable are protected beyond the exchange: "
+                   "'ranks' (the default) moves every released residual away from their values, the one each would "
+                   "be handed if the released residuals were handed out by the size of the fit too, and spreads "
+                   "their ratios of released to own value, so that no single constant divides more of them back "
+                   "than the risk floors allow (a record is among the largest partly by its own residual, so their "
+                   "released values fall short of their own by ratios that crowd together); 'spread' does the same "
+                   "without the residuals handed out by size (what a recipe of format 5 rebuilds); 'guard' only "
+                   "moves the residuals (what a recipe made before format 5 rebuilds).",
+                   choices=("ranks", "spread", "guard"),
+                   choice_text={"ranks": "residuals moved away (also those handed out by size) and ratios spread",
+                                "spread": "residuals moved away and ratios spread",
                                 "guard": "residuals moved away only"}),
+            Option("condition", "ipso", "choice", "released", "Conditioned on",
+                   "What the sensitive variables are redrawn given: 'released' is the public variables and every "
+                   "column released unchanged that has a few large levels (a set-apart code such as sex, region, "
+                   "firm or year, as indicators; levels of fewer than 10 records join the reference), so that the "
+                   "domain means and the regression with those codes are kept exactly; 'public' is the public "
+                   "numeric variables only (what a recipe made before this option existed rebuilds).",
+                   choices=("released", "public"),
+                   choice_text={"released": "public variables and the codes released unchanged",
+                                "public": "public numeric variables only"}),
         ]
     if method == "cfa":
         return [
@@ -69,12 +81,17 @@ def _ipso(prep, Xk, o, gen):
     near = np.array([0.0 if keep[j] in prep.log_cols else o["floors"].tolerance for j in sens])
     pub = [j for j in range(len(keep)) if j not in set(sens)]
     observed = None if prep.missing is None or o["missing_rows"] != "both" else ~prep.missing[:, keep]
+    extra, used, left_out = (codes.indicators(prep.data, prep.numeric, len(pub)) if o["condition"] == "released"
+                             else (None, [], []))
     rows, left = cd.complete_rows(observed, sens, pub)
     Xpk = cd.ipso(Xk, sens, o["classes"], gen, floor, near, rows, o["floors"].max_close_share,
-                  spread=o["top_band"] == "spread")
-    return Xpk, [f"the sensitive variables' OLS on the public ones is kept exactly (fit + residuals passed "
+                  spread={"guard": False, "spread": True, "ranks": "ranks"}[o["top_band"]], extra=extra)
+    given = "the public ones" + (f" and the codes released unchanged ({codes.words(used)})" if used else "")
+    return Xpk, [f"the sensitive variables' OLS on {given} is kept exactly (fit + residuals passed "
                  f"between records of similar predicted size, in {o['classes']} classes)" + _missing_words(
-                     prep, o, rows, left, len(pub))]
+                     prep, o, rows, left, len(pub))] + (
+        [f"not conditioned on {', '.join(left_out)}: too many levels for the records (at most one indicator per "
+         f"{codes.RECORDS_PER_COLUMN} records); their domain means are close, not exact"] if left_out else [])
 
 
 def _missing_words(prep, o, rows, left, p):

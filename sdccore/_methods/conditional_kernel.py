@@ -12,7 +12,8 @@ All three work on the protection scale (``transform``) of the decomposed columns
   tolerance of its own, then raised where the orthogonalisation still leaves a value below),
   then made orthogonal to [1, P] and rescaled so that E*'E* = E'E.  Exact:
   the OLS of S on P (coefficients, residual covariance, so standard errors and R^2), every
-  mean, and the covariance matrix of (S, P).  Classes keep the residuals plausible for the
+  mean, and the covariance matrix of (S, P); with the codes released unchanged in P as
+  indicators (``codes``), the mean of S in each of their domains too.  Classes keep the residuals plausible for the
   record's size (a large firm's residual is not given to a small one).
 * ``shuffle`` -- data shuffling (Muralidhar and Sarathy 2006), as sdcMicro's
   ``shuffle(method = "ds")``: normal scores of every column, an EGADP draw of S's scores
@@ -210,7 +211,7 @@ def min_rows(p):
     return max(20, 10 * (1 + p))
 
 
-def ipso(Xk, sens, classes, gen, floor=None, near=None, rows=(), most=0.2, spread=True):
+def ipso(Xk, sens, classes, gen, floor=None, near=None, rows=(), most=0.2, spread=True, extra=None):
     """The regression-preserving release of columns ``sens`` of ``Xk`` (module docstring).
     ``rows``: complete-row sets (``complete_rows``) on which the OLS is kept as well: their
     indicator and the public columns masked to them join the basis, so that the released
@@ -221,9 +222,11 @@ def ipso(Xk, sens, classes, gen, floor=None, near=None, rows=(), most=0.2, sprea
     within it of the record's own value.  The orthogonalisation may still move a few values,
     which the bounds then clip.  ``most``: the floors' largest share of a band an intruder may
     get; with ``spread`` the top band's ratios of released to own value are spread so that no
-    intruder who divides the released values by one constant gets more (``residuals``)."""
+    intruder who divides the released values by one constant gets more (``residuals``).
+    ``extra``: further columns of the basis (indicators of the codes released unchanged,
+    ``codes.indicators``), so that the OLS on them and the domain means are kept too."""
     pub = [i for i in range(Xk.shape[1]) if i not in set(sens)]
-    P = Xk[:, pub]
+    P = Xk[:, pub] if extra is None or not extra.shape[1] else np.column_stack([Xk[:, pub], extra])
     Q = _basis(np.column_stack([P] + [np.column_stack([r, P * r[:, None]]) for r in rows]) if len(rows) else P)
     S = Xk[:, sens]
     fit = Q @ (Q.T @ S)
@@ -264,7 +267,8 @@ def ipso(Xk, sens, classes, gen, floor=None, near=None, rows=(), most=0.2, sprea
         # carrying another back to the truth (with the symmetric one, EIA RESREVENUE's top 1 %
         # went from .15 to .24 beyond the prior in every run)
         if tol is not None and GUARD and (S.shape[1] == 1 or spread):
-            Es = _guard_top(fit, Es, S, P, Q, rows, target, floor, near, gen, most, spread)
+            Es = _guard_top(fit, Es, S, Xk[:, pub], Q, rows, target, floor, near, gen, most, spread,
+                            coded=extra is not None and extra.shape[1] > 0)
     out = Xk.copy()
     out[:, sens] = fit + Es
     return out

@@ -52,7 +52,7 @@ def _match_tri(E, Q, target):
     return E @ A
 
 
-def _guard_top(fit, Es, S, P, Q, rows, target, floor, near, gen, most, spread):
+def _guard_top(fit, Es, S, P, Q, rows, target, floor, near, gen, most, spread, coded=False):
     """The guard of the top band (``_guard_tail``) and, with ``spread``, the spread of its
     ratios (``_spread_top``), in rounds until neither moves anything (at most GUARD_ROUNDS),
     each move followed by the exact orthogonalisation and rescaling.  The spread has the last
@@ -65,17 +65,20 @@ def _guard_top(fit, Es, S, P, Q, rows, target, floor, near, gen, most, spread):
     released residuals."""
     # the fit an intruder computes on the release: least squares on [1, P] (with
     # complete-row sets in the basis, the release's own fit is finer)
-    seen = fit
-    if len(rows):
+    # (with the codes released unchanged in the basis, ``coded``, both: an intruder may fit
+    # on the public variables alone or with the codes)
+    seen = [fit]
+    if len(rows) or coded:
         Q0 = _basis(P)
-        seen = Q0 @ (Q0.T @ S)
+        seen = [Q0 @ (Q0.T @ S)] + ([fit] if coded else [])
     h = (Q ** 2).sum(axis=1)
     match = _match if S.shape[1] == 1 else _match_tri
     near = np.asarray(near)
     k = min(len(S), max(5, int(np.ceil(GUARD_SHARE * len(S)))))  # the top band: the floors' largest records
     for _ in range(GUARD_ROUNDS):
         moved = 0
-        for step in (_guard, _spread) if spread else (_guard,):  # the spread has the last word
+        steps = (_guard, _by_rank, _spread) if spread == "ranks" else (_guard, _spread) if spread else (_guard,)
+        for step in steps:  # the spread has the last word
             Ep = Es.copy()  # orthogonal and of the right scale already: a move is (1 - h) of itself
             if step(fit, Es, S, seen, Ep, near, h, gen, floor, most, k):
                 moved += 1
@@ -86,7 +89,47 @@ def _guard_top(fit, Es, S, P, Q, rows, target, floor, near, gen, most, spread):
 
 
 def _guard(fit, Es, S, seen, Ep, near, h, gen, floor, most, k):
-    return _guard_tail(fit + Es - seen, S - seen, seen, Ep, near, h, gen, floor, S, k)
+    moved = False
+    for sn in seen:  # each fit an intruder may compute on the release
+        moved |= bool(_guard_tail(fit + Es - sn, S - sn, sn, Ep, near, h, gen, floor, S, k))
+    return moved
+
+
+def _by_rank(fit, Es, S, seen, Ep, near, h, gen, floor, most, k):
+    """The guard against residuals handed out by size: for each fit an intruder may compute on
+    the release, the released residuals sorted and handed to the records in the order of that
+    fit (the largest to the largest fit) put a record of the top band within GUARD_MARGIN
+    tolerances of its own value: the residual it is handed is moved just outside, on the
+    nearer side.  ``_guard_tail`` leaves a record whose window is crowded (typical of its
+    size) alone; this looks only at the one residual its rank hands it."""
+    n = len(S)
+    moved = 0
+    for sn in seen:
+        r = fit + Es - sn
+        for j in range(S.shape[1]):
+            if not near[j]:
+                continue
+            rank = np.empty(n, dtype=np.int64)
+            rank[np.argsort(sn[:, j], kind="stable")] = np.arange(n)
+            by_size = np.argsort(r[:, j], kind="stable")
+            for t in np.argsort(S[:, j], kind="stable")[-k:]:
+                q = by_size[rank[t]]
+                c = S[t, j] - sn[t, j]
+                w = GUARD_MARGIN * near[j] * abs(S[t, j])
+                if abs(r[q, j] - c) >= w:
+                    continue
+                extra = gen.uniform(0.1, 0.5) * near[j] * abs(S[t, j])
+                lo, hi = c - w - extra, c + w + extra
+                new = lo if r[q, j] < c else hi
+                own = S[q, j] - sn[q, j]  # nor put the record that holds it near its own value
+                wq = GUARD_MARGIN * near[j] * abs(S[q, j])
+                if sn[q, j] + new < floor[j] or abs(new - own) < wq:
+                    new = hi if new == lo else lo
+                    if sn[q, j] + new < floor[j] or abs(new - own) < wq:
+                        continue
+                Ep[q, j] += (new - r[q, j]) / max(1.0 - h[q], 0.1)
+                moved += 1
+    return moved
 
 
 def _spread(fit, Es, S, seen, Ep, near, h, gen, floor, most, k):

@@ -90,7 +90,8 @@ LEGACY_NAMES = {("fa", "noise"): "noise_sd", ("pca", "noise"): "noise_sd", ("mag
 LEGACY_DEFAULTS = {"transform": "none", "bounds": "none", "rounding": "none"}
 # an option a method gained in recipe format v: what a recipe of an earlier format, which
 # lacks it, meant ((method, option) -> value)
-LEGACY_BEFORE = {4: {("ipso", "missing_rows"): "filled"}, 5: {("ipso", "top_band"): "guard"}}
+LEGACY_BEFORE = {4: {("ipso", "missing_rows"): "filled"}, 5: {("ipso", "top_band"): "guard"},
+                 6: {("ipso", "condition"): "public"}}
 
 
 def _evaluate_options():

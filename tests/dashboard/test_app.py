@@ -121,6 +121,11 @@ def test_main_flow_by_widget_keys(app):
     assert app.radio(key="utility_axis").value == "validity_loss"
     app.radio(key="release_pick").set_value("IPSO").run()
     _ok(app)
+    # the Run page shows what analysts keep in the picked release (issue 39): IPSO keeps the OLS of
+    # SALES on the public variables exactly, not its median regression
+    table = next(d.value for d in app.dataframe if "Analysis" in d.value.columns).set_index("Analysis")
+    assert table.loc["OLS regression", "Kept"] == "yes" and table.loc["median regression", "Kept"] == "NO"
+    assert any("Analysts would see a difference: " in w.value for w in app.warning)
     app.switch_page("pages/5_download.py").run()
     _ok(app)
     csv = next(b for b in app.get("download_button") if b.label == "Download the protected CSV").proto.url

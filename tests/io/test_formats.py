@@ -181,8 +181,14 @@ def test_dashboard_reads_spss_and_offers_it_back(monkeypatch, df, tmp_path):
     # meets them and the file can be offered back
     at.session_state["roles"] = {**at.session_state["roles"], "REGION": "excluded", "SALES": "sensitive"}
     at.session_state["passthrough_confirmed"] = True
+    # IPSO conditioned on the labelled REGION (issue 39) meets the floors on this file in 20 of
+    # 30 runs (seeds 100-129): the other 10 break its 9 largest SALES, where one record decides,
+    # and the app's seed 12345 is among them (the page then refuses the release; tested in
+    # tests/dashboard). This test is about the SPSS round trip: a seed whose release passes
+    at.session_state["seed"] = at.session_state["seed_input"] = 2
     at.switch_page("pages/5_download.py").run()
     assert not at.exception, [e.value for e in at.exception]
+    assert not at.error, [e.value for e in at.error]
     assert at.selectbox(key="release_format").value == "sav"
     labels = [b.label for b in at.get("download_button")]
     assert labels[0] == "Download the protected data"
