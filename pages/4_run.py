@@ -62,6 +62,16 @@ def models_section():
     for model, problem in session.set_models(text):
         if problem:
             st.error(f"`{model}` is left out: {problem}")
+    on, overlap = session.required()
+    c1, c2 = st.columns([2, 1])
+    on = c1.checkbox("These regressions must hold in the suggested release", value=on, key="run_models_required",
+                     help="The suggestion then keeps only configurations whose release keeps every slope of each "
+                          "regression above with a CI overlap of at least the value beside (the mean over the runs), "
+                          "or says that none does.")
+    if on:
+        overlap = c2.number_input("Smallest CI overlap of each slope", -1.0, 1.0, overlap, 0.05,
+                                  key="run_models_overlap")
+    session.set_required(on, overlap)
 
 
 def regression_section(table, note, where):
@@ -138,7 +148,7 @@ def results_section(c):
     max_risk = st.slider("Risk ceiling for the suggested release (disclosure risk = mean of DBRL and ID, upper end of "
                          "its interval)", 0.0, 1.0, session.max_risk(), 0.05, key="max_risk_input")
     session.set_max_risk(max_risk)
-    best, why = res.suggest(max_risk)
+    best, why = res.suggest(max_risk, require=session.required_models(res))
     if best:
         st.success(f"Suggested release: **{best}**. {why}.")
         try:
@@ -172,7 +182,7 @@ def stronger_section():
         st.info("None of the compared methods has a main setting to strengthen (FA and PCA: change the factors or "
                 "components on the Configure page; or add IPSO, rank swapping or M-AGG to the comparison).")
         return
-    best, why = res.suggest(session.max_risk())
+    best, why = res.suggest(session.max_risk(), require=session.required_models(res))
     if best is None:
         st.warning(f"Stronger settings did not help either: {why}.")
         return

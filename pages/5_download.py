@@ -14,7 +14,7 @@ def _choice():
     c = runs.comparison()
     if cfg is None and c is not None:
         # the comparison decides: its suggestion with the method's current settings, or why none
-        best, why = c["result"].suggest(session.max_risk())
+        best, why = c["result"].suggest(session.max_risk(), require=session.required_models(c["result"]))
         if best is None:
             st.error(f"No release: {why}.")
             return None, None

@@ -62,7 +62,7 @@ def run_stronger(progress=None):
         return None
     df = data()[protect_columns() + [c_ for c_ in design_columns() if c_ not in protect_columns()]]
     res, tried = sdccore.stronger_settings(df, c["configs"], sensitive=sensitive(), reps=5, rng=seed(),
-                                           progress=progress)
+                                           progress=progress, models=models() or None)
     st.session_state["stronger"] = {"result": res, "tried": tried, "token": token(), "roles": _key(roles()),
                                     "for": id(c["result"])}
     return st.session_state["stronger"]

@@ -295,6 +295,31 @@ def models() -> list:
     return list(st.session_state.get("models", []))
 
 
+def required() -> tuple:
+    """(the regressions must hold, their smallest slope overlap): the Run page's choice."""
+    return bool(st.session_state.get("models_required", False)), float(st.session_state.get("models_overlap", 0.9))
+
+
+def set_required(on: bool, overlap: float):
+    """Keep the choice; a changed requirement changes the suggestion, so the release picked
+    for the old one (and its radio button) no longer holds, as after a new comparison."""
+    if (bool(on), float(overlap)) != required():
+        for k in ("release_pick", "release_label", "release_config"):
+            st.session_state.pop(k, None)
+    st.session_state["models_required"] = bool(on)
+    st.session_state["models_overlap"] = float(overlap)
+
+
+def required_models(result) -> dict | None:
+    """The Run page's regressions that must hold, as ``Comparison.suggest(require=...)`` takes
+    them: those the comparison ran (a formula added after it waits for the next run)."""
+    on, overlap = required()
+    if not on or result.regression.empty:
+        return None
+    ran = set(result.regression.model)
+    return {m: overlap for m in models() if m in ran} or None
+
+
 def models_text() -> str:
     return "\n".join(models())
 

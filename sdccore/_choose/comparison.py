@@ -15,6 +15,7 @@ from .._core.validation import check_number
 __all__ = []
 
 VALIDITY_TIE = 0.005  # analysis-validity losses this close count as a tie in suggest
+REQUIRED_OVERLAP = 0.9  # a required regression's smallest slope overlap by default (the battery's OLS target)
 
 
 def bootstrap_interval(values, rng, level=0.95, B=2000):
@@ -212,18 +213,36 @@ class Comparison:
                              "beyond_mean": g.beyond_prior.mean(), "beyond_max": g.beyond_prior.max(),
                              "median_rel_error": g.median_rel_error.mean()}).reset_index()
 
-    def suggest(self, max_risk=None):
-        """The configuration to release: among those whose every run met every risk floor
-        and whose disclosure risk (upper end of its interval) is at most ``max_risk``, the
-        one whose analysis validity is best (lowest ``validity_loss``, upper end of its
-        interval), ties (within 0.005) broken by the lower utility loss (PIL and PS, upper
-        end).  Returns (label or None, reason)."""
+    def suggest(self, max_risk=None, require=None):
+        """The configuration to release: among those whose every run met every risk floor,
+        whose disclosure risk (upper end of its interval) is at most ``max_risk`` and that
+        keep every required regression, the one whose analysis validity is best (lowest
+        ``validity_loss``, upper end of its interval), ties (within 0.005) broken by the lower
+        utility loss (PIL and PS, upper end).
+
+        ``require``: the custodian's own regressions that must hold, among the ``models``
+        the comparison ran: a formula, a list of formulas (each kept with a smallest CI
+        overlap of its slopes of at least ``REQUIRED_OVERLAP``, the mean over the runs) or a
+        dict {formula: smallest overlap}.  Returns (label or None, reason)."""
         if max_risk is not None:
             max_risk = check_number(max_risk, "max_risk", low=0, high=1)
+        require = self._required(require)
         safe = self.safety()
         ok = set(safe[safe.expected_ok.astype(bool)].config) if len(safe) else set()
         if not ok:
             return None, self._none_safe(safe)
+        kept_words = ""
+        if require:
+            held = {c: self._worst_required(c, require) for c in ok}
+            keeping = {c for c, (ok_all, _, _) in held.items() if ok_all}
+            if not keeping:
+                best_c = max(held, key=lambda c: held[c][1])
+                _, val, where = held[best_c]
+                return None, (f"no configuration that meets the risk floors keeps your required regression(s) "
+                              f"({'; '.join(f'{m}: smallest slope overlap >= {t:g}' for m, t in require.items())}). "
+                              f"Closest: {best_c}, {where} at overlap {val:.2f} (mean over the runs). No release is "
+                              f"offered: lower the required overlap, drop a term, or protect fewer variables")
+            ok = keeping
         ru = self.risk_utility()
         ru = ru[ru.config.isin(ok)]
         if max_risk is not None:
@@ -239,11 +258,54 @@ class Comparison:
                       f"met every risk floor in {int(round(met * best.reps))} of {int(best.reps)} runs and, where it "
                       f"broke one, only in a band so small that one record decides, whose share over the runs meets "
                       f"the floor (the run released is held to the floors too)")
+        if require:
+            kept_words = (f", keeps your required regression(s) (smallest slope overlap "
+                          f"{self._worst_required(best.config, require)[1]:.2f}, mean over the runs)")
         why = (f"{best.config} {runs_words}"
                + (f", its risk {best.risk_hi:.3f} (upper end) is within the ceiling {max_risk:.2f}" if max_risk is not None else "")
+               + kept_words
                + f" and it keeps the analysis best among those (analysis validity {1 - best.validity_loss_hi:.3f}, "
                  f"lower end; PIL/PS loss {best.utility_loss_hi:.3f})")
         return str(best.config), why
+
+    def _required(self, require):
+        """``require`` as {formula: smallest overlap}, each formula among the models run."""
+        if require is None:
+            return {}
+        if isinstance(require, str):
+            require = [require]
+        if isinstance(require, (list, tuple)):
+            require = {m: REQUIRED_OVERLAP for m in require}
+        if not isinstance(require, dict):
+            raise TypeError(f"require must be a formula, a list of formulas or a dict {{formula: smallest overlap}}; "
+                            f"got {type(require).__name__}.")
+        ran = set(self.regression.model) if not self.regression.empty else set()
+        out = {}
+        for m, t in require.items():
+            m = str(m).strip()
+            if m not in ran:
+                raise ValueError(f"require names {m!r}, which this comparison did not fit; pass it in models= of "
+                                 f"compare (the Run page's box) and run the comparison again.")
+            out[m] = check_number(t, f"require[{m!r}]", low=-1, high=1)
+        return out
+
+    def _worst_required(self, label, require):
+        """(every required regression kept, the smallest margin's overlap, where) for one
+        configuration: per model, the smallest mean overlap over its slopes (intercept left
+        out, as the analysts' battery does)."""
+        t = self.regression_summary()
+        t = t[(t.config == label) & (t.term != "Intercept")]
+        ok_all, worst, where, margin = True, np.inf, "", np.inf
+        for m, need in require.items():
+            sub = t[t.model == m]
+            if not len(sub):
+                return False, -np.inf, f"`{m}` could not be fitted on its release"
+            i = sub.overlap.idxmin()
+            val = float(sub.overlap.loc[i])
+            ok_all &= val >= need
+            if val - need < margin:
+                margin, worst, where = val - need, val, f"`{m}` keeps {sub.term.loc[i]}"
+        return ok_all, worst, where
 
     def _none_safe(self, safe):
         """Why nothing can be suggested, in plain words: the configuration that came closest

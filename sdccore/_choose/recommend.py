@@ -445,7 +445,7 @@ def _first_safe(data, sensitive, label, map_point, rng):
 LADDER = {"rankswap": ("p", (60.0, 80.0)), "magg": ("k", (5, 10)), "ipso": ("classes", (2, 3))}
 
 
-def stronger_settings(data, configs, *, sensitive=None, reps=5, rng=None, progress=None, n_jobs=None):
+def stronger_settings(data, configs, *, sensitive=None, reps=5, rng=None, progress=None, n_jobs=None, models=None):
     """When no configuration meets the risk floors in every run: each configuration whose
     method has a main setting (``LADDER``: the rank-swap window p, M-AGG's group size k,
     IPSO's size classes) tried at stronger values, ``reps`` runs each.
@@ -461,6 +461,9 @@ def stronger_settings(data, configs, *, sensitive=None, reps=5, rng=None, progre
     progress : callable, optional
         ``progress(done, total)``.
     n_jobs : int, optional
+    models : str or list of str, optional
+        Regressions to check on every run, as for ``compare`` (so that ``suggest(require=...)``
+        can hold the stronger variants to them too).
 
     Returns
     -------
@@ -496,4 +499,5 @@ def stronger_settings(data, configs, *, sensitive=None, reps=5, rng=None, progre
             tried.append((lab, cfg["method"], name, v, new))
     if not variants:
         return None, []
-    return compare(data, variants, sensitive=sensitive, reps=reps, rng=rng, progress=progress, n_jobs=n_jobs), tried
+    return compare(data, variants, sensitive=sensitive, reps=reps, rng=rng, progress=progress, n_jobs=n_jobs,
+                   models=models), tried

@@ -585,3 +585,32 @@ def test_download_page_shows_what_analysts_keep(app, monkeypatch):
                for w in app.warning)
     # at most the release itself (none when another test of this process left it in the cache)
     assert len(calls) <= 1, f"protected {len(calls)} times"
+
+
+def test_a_required_regression_on_the_run_page_decides_the_suggestion(no_prefetch, app):
+    """Issue 39: the Run page's regressions can be marked as required; the suggestion then
+    keeps only configurations whose releases keep every slope with the stated CI overlap, or
+    says that none does (Tarragona, SALES sensitive, IPSO and shuffling, 2 runs)."""
+    _set_sensitive(app, ["SALES"])
+    app.switch_page("pages/4_run.py").run()
+    app.multiselect(key="run_methods").set_value(["IPSO", "Shuffle"]).run()
+    app.slider(key="run_reps").set_value(2).run()
+    log = "np.log(SALES) ~ np.log(LABOR.COSTS) + np.log(FIXED.ASSETS)"
+    app.text_area(key="run_models").set_value(log).run()
+    app.button(key="run_button").click().run()
+    _ok(app)
+    assert any("Suggested release: **IPSO**" in s.value for s in app.success)
+    summ = app.session_state["comparison"]["result"].regression_summary()
+    slopes = summ[summ.term != "Intercept"].groupby("config").overlap.min()
+    assert slopes["IPSO"] < 0.8 < slopes["Shuffle"]
+    app.checkbox(key="run_models_required").check().run()
+    app.number_input(key="run_models_overlap").set_value(0.8).run()
+    assert not app.exception
+    assert any("Suggested release: **Shuffle**" in s.value and "keeps your required regression(s)" in s.value
+               for s in app.success)
+    assert app.radio(key="release_pick").value == "Shuffle"  # the new suggestion, pre-selected
+    app.number_input(key="run_models_overlap").set_value(0.99).run()
+    assert any("No configuration can be suggested" in e.value and "keeps your required regression(s)" in e.value
+               for e in app.error)
+    # a changed requirement resets the pick made for the old suggestion (none is pre-selected now)
+    assert app.radio(key="release_pick").value is None
