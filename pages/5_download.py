@@ -64,7 +64,7 @@ def body():
     name = session.data_name().rsplit(".", 1)[0]
     fmt = _data_download(rel, name)
     book = _recipe_and_codebook(rel, name, fmt)
-    _report(label, res, ev, rel.data.shape, book, name)
+    _report(label, res, ev, rel.data.shape, book, name, cfg)
     _audit()
 
 
@@ -162,14 +162,15 @@ def _recipe_and_codebook(rel, name, fmt):
     return book
 
 
-def _report(label, res, ev, shape, book, name):
+def _report(label, res, ev, shape, book, name, cfg=None):
     kind = st.radio("Report", ["internal", "external"], horizontal=True, key="report_kind",
                     format_func=lambda k: {"internal": "internal (with the seed)", "external": "external (no seed)"}[k])
     c = runs.comparison()
     html_doc = report.build_report(kind, session.data_name(), shape, session.roles(), label, res.options, ev,
                                    c["result"] if c else None, res.dependencies, res.notes, res.risk, res.plausibility,
                                    res.unsafe_reason, regressions=release.release_regressions(res)[1], codebook=book,
-                                   history=history.history())
+                                   history=history.history(),
+                                   analyses=release.release_analyses(cfg) if cfg is not None else None)
     st.download_button("Download the report (HTML)", html_doc, f"{name}_report_{kind}.html", "text/html",
                        key="download_report")
 

@@ -108,6 +108,20 @@ def _validity_html(evaluation):
                          "r2_protected"]]))
 
 
+def _analyses_html(checks):
+    """What analysts keep in this release (``sdccore.AnalystChecks``): one row per analysis."""
+    if checks is None:
+        return ""
+    verdict = ("Every analysis with a target keeps it in this release." if checks.ok else
+               checks.summary().head.replace("What analysts keep: ", "Analysts would see a difference: ")
+               .replace(" missed", " not kept within the target."))
+    why = figures.analyses_not_applying(checks)
+    return ("<h2>What analysts keep</h2><p>Each analysis researchers run, fitted on the original and on this "
+            "release; the worst protected variable against its target.</p>"
+            f"<p>{html.escape(verdict)}</p>" + _table(figures.analyses_table(checks).set_index("Analysis"))
+            + (f"<p>Not applicable here: {html.escape(why)}</p>" if why else ""))
+
+
 def _regressions_html(regressions, comparison):
     esc = html.escape
     reg_html = ""
@@ -129,7 +143,7 @@ def _regressions_html(regressions, comparison):
 
 def build_report(kind, data_name, shape, roles, label, options, evaluation, comparison=None, dependencies=None,
                  notes=(), risk=None, plausibility=None, unsafe_reason=None, regressions=(), codebook=None,
-                 history=()):
+                 history=(), analyses=None):
     internal = kind == "internal"
     opts = dict(options)
     if not internal:
@@ -192,6 +206,7 @@ Utility loss: probabilistic information loss (PIL) and propensity score (PS).
 ID assumes an intruder who centres the intervals on {esc(id_intruder(evaluation))}.</p>
 {_table(scores)}
 {validity_html}
+{_analyses_html(analyses)}
 {cmp_html}
 {reg_html}
 {book_html}

@@ -2,6 +2,7 @@
 keys, bad uploads, and the pure figure builders."""
 
 import json
+import re
 from pathlib import Path
 
 import pandas as pd
@@ -249,6 +250,27 @@ def test_figure_builders_are_pure_and_labelled(tarragona):
     assert "DBRL" in fig.layout.xaxis.title.text
     fig = figures.bw_map_figure(sdccore.load_bw_map(), (0.3, 0.4))
     assert fig.data[-1].name == "your data"
+
+
+def test_the_report_says_what_analysts_keep(tarragona):
+    """Issue 39: the report carries the battery of the release, one row per analysis, with its
+    verdict (IPSO on Tarragona SALES keeps the OLS, not the median regression)."""
+    from ui import report
+
+    res = sdccore.protect(tarragona, "ipso", sensitive=["SALES"], rng=12345)
+    ev = sdccore.evaluate(tarragona, res.data, sensitive=["SALES"])
+    checks = sdccore.analyst_checks(tarragona, res.data, sensitive=["SALES"])
+    doc = report.build_report("external", "t", (834, 13), {"SALES": "sensitive"}, "IPSO", res.options, ev,
+                              analyses=checks)
+    part = doc.split("<h2>What analysts keep</h2>")[1].split("<h2>")[0]
+    rows = {}
+    for tr in re.findall(r"<tr>(.*?)</tr>", part, flags=re.S):
+        cells = [c.strip() for c in re.findall(r"<t[hd][^>]*>(.*?)</t[hd]>", tr, flags=re.S)]
+        rows[cells[0]] = cells[1:]
+    assert rows["OLS regression"][-1] == "yes" and rows["median regression"][-1] == "NO"
+    assert f"{checks.worst.set_index('analysis').loc['median', 'kept']:.3f}" in rows["median regression"]
+    assert "Analysts would see a difference: " in part and "Not applicable here: domain means" in part
+    assert "What analysts keep" not in report.build_report("external", "t", (834, 13), {}, "IPSO", res.options, ev)
 
 
 def test_report_internal_has_seed_external_not(tarragona):

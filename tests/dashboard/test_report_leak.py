@@ -72,11 +72,13 @@ def test_external_report_holds_no_original_value(name, method, sens):
     res = sdccore.protect(d, method, sensitive=sens, rng=3, allow_unsafe="test: the report's content")
     ev = sdccore.evaluate(d, res.data, sensitive=sens)
     book = sdccore.codebook(res, d)
+    checks = sdccore.analyst_checks(d, res.data, sensitive=sens)  # what analysts keep (issue 39) goes out too
     kw = dict(dependencies=res.dependencies, notes=res.notes, risk=res.risk, plausibility=res.plausibility,
-              unsafe_reason=res.unsafe_reason, codebook=book)
+              unsafe_reason=res.unsafe_reason, codebook=book, analyses=checks)
     external = report.build_report("external", name, res.data.shape, {c: "public" for c in d.columns}, method,
                                    res.options, ev, **kw)
     assert _leaks(d, res.data, external) == []
+    assert "<h2>What analysts keep</h2>" in external and "median regression" in external
     # the codebook goes out with the release too
     assert _leaks(d, res.data, book.to_csv()) == []
     assert _leaks(d, res.data, book.to_json()) == []
