@@ -42,8 +42,8 @@ def _fix(floor, method=None):
         "identity": "protect the columns of the identity together: mark them sensitive too, so that the identity "
                     "no longer solves for it from released values",
         "shrinkage": "the largest records' released values fall short of their own by a ratio (or an amount) the "
-                     "release itself shows; keep IPSO's largest records spread (top_band='spread', the default), "
-                     "try another seed, or use a method that redraws the largest values themselves",
+                     "release itself shows; keep IPSO's largest records spread (top_band='ranks', the default, "
+                     "or 'spread'), try another seed, or use a method that redraws the largest values themselves",
     }[floor]
 
 

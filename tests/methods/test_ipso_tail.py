@@ -5,8 +5,9 @@ moves every released residual that would put a record of the top band within 1.5
 of its own value, whichever record it is handed to; the OLS stays exact.  And the largest
 records' released values fall short of their own by ratios that crowd together (a record is
 among the largest partly by its own residual, which goes elsewhere): the spread
-(top_band='spread', the default) moves those ratios apart so that no single divisor takes
-more of them back than the floors allow."""
+(top_band='spread'; 'ranks', the default, also moves the residual each one's rank would hand
+it) moves those ratios apart so that no single divisor takes more of them back than the
+floors allow."""
 import numpy as np
 import pytest
 
