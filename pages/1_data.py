@@ -10,7 +10,8 @@ st.caption("Upload a file or pick a bundled sample, then say which columns are s
 
 SAMPLES = {"tarragona": "Tarragona: 834 companies, 13 accounting figures",
            "casc": "CASC: 1080 persons, 13 income/tax variables (one exact sum)",
-           "eia": "EIA: 4092 monthly utility records, 10 continuous + identifiers"}
+           "eia": "EIA: 4092 monthly utility records, 10 continuous + identifiers",
+           "testdata": "Survey (sdcMicro's tutorial): 4580 persons in 1000 households, keys, 3 amounts, weights"}
 
 
 def load_section():
@@ -86,6 +87,47 @@ def design_section(df, num):
                       "exactly instead of the unweighted ones.")
 
 
+def keys_section(df):
+    """Who could be recognised by the key variables (identity risk, as sdcMicro measures it)."""
+    st.subheader("Key variables: could someone be recognised?")
+    choice = session.key_choice()
+    cols = [c for c in df.columns if session.roles().get(c) != "identifier"]
+    ss = st.session_state
+    ss["keys_select"] = [c for c in ss.get("keys_select", choice["keys"]) if c in cols]  # roles may have changed
+    ss["household_select"] = h if (h := ss.get("household_select", choice["household"])) in cols else None
+    c1, c2, c3 = st.columns([3, 2, 1])
+    keys = c1.multiselect("Key variables (what an intruder may know of a person: region, sex, age ...)", cols,
+                          key="keys_select",
+                          help="Categories an intruder can learn from other sources. A record whose combination of "
+                               "key values few others share can be recognised; a missing value matches every value.")
+    hh = c2.selectbox("Household id", [None] + cols, key="household_select",
+                      format_func=lambda c: "none" if c is None else str(c),
+                      help="Persons of one household share it: a household is recognised if any member is.")
+    k = c3.number_input("k", 2, 50, choice["k"], key="keys_k",
+                        help="k-anonymity: every combination of key values shared by at least k records.")
+    session.set_key_choice(keys, hh, k)
+    if not keys:
+        st.caption("No key variables chosen: choose the categories an intruder could know to see who stands out.")
+        return
+    w = session.design().get("weights")
+    r = compute.key_risk(keys, w, hh, k)
+    m = st.columns(4)
+    m[0].metric("Unique records", f"{r.sample_uniques:,}", help="No other record shares their key values.")
+    m[1].metric(f"Fewer than {r.k} alike", f"{r.below_k:,}", help=f"Records that break {r.k}-anonymity.")
+    m[2].metric("Expected re-identifications", f"{r.expected_reidentifications:.1f}",
+                help="The sum of the individual risks (Benedetti-Franconi, as sdcMicro)"
+                     + ("" if w else "; without a sampling weight a record's risk is 1 / (records alike)") + ".")
+    if r.household is not None:
+        m[3].metric("Persons in households at risk (expected)", f"{r.household_expected:.1f}")
+    st.markdown(r.summary().replace("\n", "  \n"))
+    if r.below_k:
+        st.warning(f"{r.below_k:,} record(s) share their key values with fewer than {r.k - 1} other(s). Recoding "
+                   f"(age bands, merged rare categories) and local suppression are not in the tool yet: recode the "
+                   f"keys before loading, or leave the rarest out of the keys only if an intruder cannot know them.")
+        st.caption("The rarest combinations (your own data, in this session only):")
+        st.dataframe(r.combinations().head(20), hide_index=True, key="key_combinations_table")
+
+
 def problems_section():
     probs = compute.problems()
     st.subheader("Checks")
@@ -145,6 +187,7 @@ def body():
     st.subheader(f"Preview: {session.data_name()} ({df.shape[0]:,} records x {df.shape[1]} columns)")
     st.dataframe(df.head(200), key="preview")
     roles_section()
+    keys_section(df)
     problems_section()
 
 

@@ -24,6 +24,8 @@ The public names, by the step of the work they belong to:
 * risk floors: ``RiskFloors``, ``RiskProfile``, ``UnsafeReleaseError``; plug-in intruders:
   ``register_intruder``, ``unregister_intruder``, ``intruders``, ``intruder_info``, ``IntruderInfo``,
   ``IntruderContext``;
+* key variables (survey files): ``key_risk``, ``KeyRisk`` (sample frequencies, individual and
+  household risk, k-anonymity, as sdcMicro measures them);
 * measuring: ``evaluate``, ``Evaluation``, ``Scores``, ``dbrl``, ``interval_disclosure``,
   ``ID_REFERENCES``, ``ID_REFERENCE_TEXT``, ``default_id_reference``, ``pil``,
   ``propensity_score``, ``propensity_score_shape``, ``selectivity``, ``UTILITY_METRICS``,
@@ -76,6 +78,7 @@ if TYPE_CHECKING:  # pragma: no cover
                                  unregister_intruder)
     from ._measures.analyses import AnalysisInfo, analyses, analysis_info, register_analysis, unregister_analysis
     from ._risk.settings import RiskFloors, UnsafeReleaseError
+    from ._keys.risk import KeyRisk, key_risk
     from ._measures.utility import pil, propensity_score, propensity_score_shape, selectivity
 
 _EXPORTS = {
@@ -84,6 +87,8 @@ _EXPORTS = {
     "AnalysisInfo": "_measures.analyses",
     "IntruderContext": "_risk.registry",
     "IntruderInfo": "_risk.registry",
+    "KeyRisk": "_keys.risk",
+    "key_risk": "_keys.risk",
     "analyses": "_measures.analyses",
     "analysis_info": "_measures.analyses",
     "intruder_info": "_risk.registry",
@@ -212,6 +217,8 @@ __all__ = [
     # risk floors
     "IntruderContext", "IntruderInfo", "RiskFloors", "RiskProfile", "UnsafeReleaseError",
     "intruder_info", "intruders", "register_intruder", "unregister_intruder",
+    # key variables
+    "KeyRisk", "key_risk",
     # measuring
     "AnalysisInfo", "AnalysisValidity", "AnalystChecks", "Evaluation", "ID_REFERENCES", "ID_REFERENCE_TEXT", "RegressionCheck",
     "Scores", "UTILITY_METRICS",

@@ -12,6 +12,7 @@ import pandas as pd
 import streamlit as st
 
 import sdccore
+from ui import imports
 from ui.common import _key
 from ui.session import data, excluded, plausible, protect_columns, seed, sensitive, token, with_floors, work_frame
 
@@ -34,9 +35,7 @@ def _preload():
         import numpy as np
 
         time.sleep(2.0)  # after the first page has been drawn
-        # the public names load their modules (the dashboard never names a private one)
-        for name in ("correlation_matrix", "compare", "recommend", "protect", "evaluate", "RiskFloors"):
-            getattr(sdccore, name)
+        imports.ensure()  # the heavy modules, one thread at a time (ui/imports.py)
         try:
             rng = np.random.default_rng(0)
             toy = pd.DataFrame(np.exp(rng.standard_normal((60, 4)) @ np.triu(np.ones((4, 4)))),
@@ -116,6 +115,16 @@ def _removal_curve_call(df, sens, transform):
     return sdccore.removal_curve(df, sensitive=sens, transform=transform)
 
 
+def _key_risk_call(df, keys, weights, household, k):
+    return sdccore.key_risk(df, keys, weights=weights, household=household, k=k)
+
+
+def key_risk(keys, weights, household, k):
+    """The identity risk of the key variables chosen on the Data page (cached)."""
+    cols = list(dict.fromkeys(list(keys) + [c for c in (weights, household) if c]))
+    return cached(_key_risk_call, data()[cols], list(keys), weights, household, int(k))
+
+
 @st.cache_data(scope="session", max_entries=64, show_spinner=False)
 def _cached(name, tok, key, _fn, _args):
     return _fn(*_args)
@@ -185,8 +194,13 @@ def prefetch_explore():
     for fn, args in ((_explore_call, ()), (_indices_call, (sens,)), (_recommend_call, (sens,))):
         key = (fn.__name__, tok, _key([_plugins(), list(df.columns), args]))
         if key not in store:
-            store[key] = _PREFETCHER[0].submit(fn, df, *args)
+            store[key] = _PREFETCHER[0].submit(_after_imports, fn, df, *args)
     ss[PREFETCH] = store
+
+
+def _after_imports(fn, *args):
+    imports.ensure()
+    return fn(*args)
 
 
 def problems():

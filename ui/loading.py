@@ -79,6 +79,7 @@ def set_data(df: pd.DataFrame, name: str, notes=(), sample=False, sep=None, deci
     ss["role_reasons"] = dict(sug.reasons)
     ss["role_flags"] = dict(sug.flags)
     ss["role_table"] = sug.table
+    ss["key_suggestion"] = {"keys": list(sug.keys), "household": sug.household}
     if same_columns and "roles" in ss:
         for k in WIDGETS_TIED_TO_DATA:
             ss.pop(k, None)
@@ -87,7 +88,8 @@ def set_data(df: pd.DataFrame, name: str, notes=(), sample=False, sep=None, deci
         prefetch_explore()
         return
     ss["roles"] = dict(sug.roles)
-    ss["design"] = {}
+    ss["design"] = {"weights": sug.weight} if sug.weight else {}
+    ss.pop("key_choice", None)  # the new file's suggested keys
     ss["passthrough_confirmed"] = False
     for m in METHOD_LABELS:
         ss[f"cfg_{m}"] = {"method": m}

@@ -17,6 +17,7 @@ import streamlit as st
 
 import sdccore
 from ui import history as hist
+from ui import imports
 from ui.common import METHOD_LABELS
 
 
@@ -295,6 +296,19 @@ def models() -> list:
     return list(st.session_state.get("models", []))
 
 
+def key_choice() -> dict:
+    """The key variables, household id and k of the Data page (the file's suggestion until
+    changed): {'keys': [...], 'household': name or None, 'k': int}."""
+    cols = set(data().columns)
+    got = st.session_state.get("key_choice") or {**st.session_state.get("key_suggestion", {}), "k": 3}
+    return {"keys": [c for c in got.get("keys", []) if c in cols],
+            "household": got.get("household") if got.get("household") in cols else None, "k": int(got.get("k", 3))}
+
+
+def set_key_choice(keys, household, k):
+    st.session_state["key_choice"] = {"keys": list(keys), "household": household, "k": int(k)}
+
+
 def required() -> tuple:
     """(the regressions must hold, their smallest slope overlap): the Run page's choice."""
     return bool(st.session_state.get("models_required", False)), float(st.session_state.get("models_overlap", 0.9))
@@ -351,6 +365,7 @@ def safe(fn):
     keep the rest of the app usable."""
     hist.track_settings()  # every page records the changes of roles and settings (for undo)
     try:
+        imports.ensure()  # the heavy modules, one thread at a time (ui/imports.py)
         fn()
     except Exception:
         if os.environ.get("SDC_DEBUG"):

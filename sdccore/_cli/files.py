@@ -67,6 +67,10 @@ def _check_roles(data, drop, keep, exclude, value_labels=None):
         raise ValueError(f"text column(s) {', '.join(text)} would be released unchanged; say so with --keep "
                          f"{','.join(text)}, or drop them with --drop {','.join(text)}.")
     for c, f in sug.flags.items():
+        if f in ("household", "weight") and c not in decided:
+            print(f"note: {c} looks like {'a household id' if f == 'household' else 'a sampling weight'}; on the "
+                  f"command line it is protected as a measurement unless you --keep it (released unchanged, as it "
+                  f"should be)", file=sys.stderr)
         if f == "code" and c not in decided:
             why = sug.reasons[c].split(", released unchanged")[0].split(", so it is released unchanged")[0]
             print(f"note: {c}: {why}; on the command line it is protected as a measurement unless you --keep it "

@@ -52,15 +52,26 @@ class RoleSuggestion:
     reasons : dict
         Column -> why, in words, for every column not simply 'public'.
     flags : dict
-        Column -> kind: 'identifier', 'text', 'code', 'constant', 'time'.
+        Column -> kind: 'identifier', 'text', 'code', 'constant', 'time', 'household',
+        'weight'.
     table : DataFrame
         One row a column: type, distinct values, role, reason.
+    keys : tuple
+        The suggested key variables (quasi-identifiers) for ``key_risk``: the codes and text
+        categories set apart, and an age in whole years.
+    household : str or None
+        The suggested household id (released unchanged, never perturbed).
+    weight : str or None
+        The suggested sampling weight (released unchanged, never perturbed as data).
     """
 
     roles: dict
     reasons: dict
     flags: dict
     table: pd.DataFrame
+    keys: tuple = ()
+    household: str | None = None
+    weight: str | None = None
 
 
 def suggest_roles(data, *, preset=None, value_labels=None) -> RoleSuggestion:
@@ -107,8 +118,11 @@ def suggest_roles(data, *, preset=None, value_labels=None) -> RoleSuggestion:
     for c in data.columns:
         s = data[c]
         distinct = int(s.nunique(dropna=True))
+        design = _design_role(c, s, distinct, n, c in num)
         if c in preset.get("identifier", ()):
             role, why, flag = "identifier", "the sample's documented identifier", "identifier"
+        elif design is not None:
+            role, why, flag = design
         elif c in preset.get("exclude", ()):
             role, why, flag = "excluded", "the sample's documented code or date column", "code"
         elif c not in num:
@@ -122,7 +136,49 @@ def suggest_roles(data, *, preset=None, value_labels=None) -> RoleSuggestion:
             flags[c] = flag
         rows.append({"column": str(c), "type": "numeric" if c in num else "text", "distinct": distinct,
                      "suggested role": role, "reason": why})
-    return RoleSuggestion(roles, reasons, flags, pd.DataFrame(rows))
+    keys = tuple(c for c in data.columns if flags.get(c) in ("code", "text") or (c in num and _is_age(c, data[c])))
+    first = lambda kind: next((c for c, f in flags.items() if f == kind), None)  # noqa: E731
+    return RoleSuggestion(roles, reasons, flags, pd.DataFrame(rows), keys, first("household"), first("weight"))
+
+
+HOUSEHOLD_WORDS = {"hid", "hhid", "household", "hh", "hhld", "hhno", "hhnum", "dwelling"}
+WEIGHT_WORDS = {"wgt", "wght", "pweight", "fweight", "pwgt", "hhwgt"}
+WEIGHT_CONTEXT = {"sampling", "sample", "survey", "design", "household", "hh", "person", "final", "base", "expansion",
+                  "raking", "calibration", "calibrated", "pop", "grossing", "inflation"}
+MAX_HOUSEHOLD = 30  # a household id: on average at most this many records share a value
+
+
+def _design_role(c, s, distinct, n, numeric):
+    """A sampling weight or a household id, by its name and values (checked before the other
+    rules: a household id named hh_id is no identifier to drop, a constant sampling weight is
+    still the weight); None for other columns.  A column named only 'weight' is left alone: in
+    a health file it is the body weight, a measurement to protect."""
+    words = set(_tokens(c))
+    if numeric and (words & WEIGHT_WORDS or ({"weight", "weights"} & words and words & WEIGHT_CONTEXT)):
+        x = pd.to_numeric(s, errors="coerce").to_numpy(dtype=float)
+        if x.size and np.isfinite(x).all() and (x > 0).all():
+            return ("excluded", "a sampling weight (its name and positive values): never perturbed as data, released "
+                    "unchanged; the risk of the key variables and the weighted analyses use it", "weight")
+    if words & HOUSEHOLD_WORDS and n >= 4 and n / MAX_HOUSEHOLD <= distinct < n:
+        if not numeric or _whole(s):
+            return ("excluded", f"a household id ({distinct} households, {n / distinct:.1f} persons each on average): "
+                    f"kept as it is so that the persons of a household stay together, never perturbed", "household")
+    return None
+
+
+def _whole(s):
+    x = pd.to_numeric(s, errors="coerce").to_numpy(dtype=float)
+    x = x[np.isfinite(x)]
+    return x.size > 0 and bool(np.all(x == np.round(x)))
+
+
+def _is_age(c, s):
+    """An age in whole years (0-130), by its name: a key variable, whatever its role."""
+    if "age" not in set(_tokens(c)):
+        return False
+    x = pd.to_numeric(s, errors="coerce").to_numpy(dtype=float)
+    x = x[np.isfinite(x)]
+    return x.size > 0 and _whole(s) and x.min() >= 0 and x.max() <= 130
 
 
 def _text_role(c, distinct, n):

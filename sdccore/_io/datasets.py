@@ -10,11 +10,17 @@ _DATASETS = {
     "tarragona": ("tarragona.csv", "834 companies of the Tarragona area, 1995: 13 continuous accounting figures (CASC reference set)."),
     "casc": ("casc.csv", "1080 US Census 1995 records, 13 continuous income/tax variables; PTOTVAL = PEARNVAL + POTHVAL exactly (CASC reference set)."),
     "eia": ("eia.csv", "4092 monthly US electric utility records, 1996: 10 continuous sales/revenue variables plus identifiers (CASC reference set)."),
+    "testdata": ("testdata.csv", "4580 persons in 1000 households (sdcMicro's tutorial survey, IHSN): 8 categorical columns, age, 3 continuous amounts, household id, sampling and household weights."),
+    "francdat": ("francdat.csv", "8 records (sdcMicro's francdat toy): 3 continuous variables, 4 categorical keys and a sampling weight."),
 }
 
 # Columns that are identifiers or categorical codes rather than measurements.
 _ROLES = {
     "eia": {"identifier": ["UTILITYID", "UTILNAME"], "exclude": ["STATE", "YEAR", "MONTH"]},
+    # codes, the household id and the weights released unchanged, never perturbed as data
+    "testdata": {"exclude": ["urbrur", "roof", "walls", "water", "electcon", "relat", "sex", "age", "hhcivil",
+                             "ori_hid", "sampling_weight", "household_weights"]},
+    "francdat": {"exclude": ["Key1", "Key2", "Key3", "Key4", "w"]},
 }
 
 
@@ -30,7 +36,7 @@ def list_datasets() -> pd.DataFrame:
     --------
     >>> import sdccore
     >>> sdccore.list_datasets()["name"].tolist()
-    ['tarragona', 'casc', 'eia']
+    ['tarragona', 'casc', 'eia', 'testdata', 'francdat']
     """
     rows = []
     for name, (fname, desc) in _DATASETS.items():
@@ -45,7 +51,7 @@ def dataset_roles(name: str) -> dict:
     Parameters
     ----------
     name : str
-        A name from ``list_datasets()`` ("tarragona", "casc", "eia").
+        A name from ``list_datasets()`` ("tarragona", "casc", "eia", "testdata", "francdat").
 
     Returns
     -------
@@ -74,7 +80,7 @@ def load_dataset(name: str) -> pd.DataFrame:
     Parameters
     ----------
     name : str
-        One of the names in ``list_datasets()``: "tarragona", "casc" or "eia".
+        One of the names in ``list_datasets()``: "tarragona", "casc", "eia", "testdata" or "francdat".
 
     Returns
     -------

@@ -64,7 +64,7 @@ def test_load_dataset():
     assert sdccore.load_dataset("tarragona").shape == (834, 13)
     assert sdccore.load_dataset("casc").shape == (1080, 13)
     assert sdccore.load_dataset("eia").shape == (4092, 15)
-    assert sdccore.list_datasets()["name"].tolist() == ["tarragona", "casc", "eia"]
+    assert sdccore.list_datasets()["name"].tolist() == ["tarragona", "casc", "eia", "testdata", "francdat"]
     with pytest.raises(ValueError, match="unknown data set"):
         sdccore.load_dataset("nope")
 

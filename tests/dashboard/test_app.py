@@ -636,3 +636,29 @@ def test_a_required_regression_on_the_run_page_decides_the_suggestion(no_prefetc
                for e in app.error)
     # a changed requirement resets the pick made for the old suggestion (none is pre-selected now)
     assert app.radio(key="release_pick").value is None
+
+
+def test_the_data_page_shows_who_the_key_variables_single_out(no_prefetch, app):
+    """Issue 40: on sdcMicro's tutorial file the Data page suggests the categorical columns and
+    age as keys, ori_hid as the household and sampling_weight as the weight (all released
+    unchanged), and shows the identity risk; with the tutorial's keys it is sdcMicro's."""
+    app.selectbox(key="sample_choice").set_value("testdata").run()
+    _ok(app)
+    roles = app.session_state["roles"]
+    assert roles["ori_hid"] == roles["sampling_weight"] == roles["household_weights"] == "excluded"
+    assert app.multiselect(key="keys_select").value == ["urbrur", "roof", "walls", "water", "electcon", "relat", "sex",
+                                                         "age", "hhcivil"]
+    assert app.selectbox(key="household_select").value == "ori_hid"
+    assert app.selectbox(key="weight_select").value == "sampling_weight"
+    app.multiselect(key="keys_select").set_value(["urbrur", "water", "sex", "age"]).run()
+    _ok(app)
+    got = {m.label: m.value for m in app.metric}
+    assert got["Unique records"] == "330" and got["Fewer than 3 alike"] == "674"
+    assert got["Expected re-identifications"] == "24.8" and got["Persons in households at risk (expected)"] == "117.2"
+    assert any("674 record(s) share their key values with fewer than 2 other(s)" in w.value for w in app.warning)
+    table = next(d.value for d in app.dataframe if "fk" in d.value.columns)
+    assert (table.fk == 1).all() and len(table) == 20
+    # the choice survives a visit to another page
+    app.switch_page("pages/2_explore.py").run()
+    app.switch_page("pages/1_data.py").run()
+    assert app.multiselect(key="keys_select").value == ["urbrur", "water", "sex", "age"]
