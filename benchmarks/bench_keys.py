@@ -1,4 +1,4 @@
-"""Time sdccore.key_risk (the identity risk of key variables, issue 40): on sdcMicro's
+"""Time sdccore.key_risk (the identity risk of key variables, issue 40) and local_suppression: on sdcMicro's
 tutorial file (4,580 persons, 4 keys, households) and on synthetic survey files of 100,000
 and 1,000,000 persons (region x sex x age x education x household size, 1 % of the keys
 missing: each missing value matches every value, so the records are counted by pattern of
@@ -44,10 +44,14 @@ def main():
     td = sdccore.load_dataset("testdata")
     timed("testdata (4,580; 4 keys; households)", lambda: sdccore.key_risk(
         td, ["urbrur", "water", "sex", "age"], weights="sampling_weight", household="ori_hid"))
+    timed("testdata: local suppression to k = 3", lambda: sdccore.local_suppression(
+        td, ["urbrur", "water", "sex", "age"], k=3))
     for n in (100_000,) + ((1_000_000,) if a.big else ()):
         d = synthetic(n)
+        keys = ["region", "sex", "age", "education", "hhsize"]
         timed(f"synthetic {n:,} (5 keys, 1 % missing; households)", lambda: sdccore.key_risk(
-            d, ["region", "sex", "age", "education", "hhsize"], weights="weight", household="hh"))
+            d, keys, weights="weight", household="hh"))
+        timed(f"synthetic {n:,}: local suppression to k = 3", lambda: sdccore.local_suppression(d, keys, k=3))
 
 
 if __name__ == "__main__":

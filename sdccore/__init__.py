@@ -25,7 +25,8 @@ The public names, by the step of the work they belong to:
   ``register_intruder``, ``unregister_intruder``, ``intruders``, ``intruder_info``, ``IntruderInfo``,
   ``IntruderContext``;
 * key variables (survey files): ``key_risk``, ``KeyRisk`` (sample frequencies, individual and
-  household risk, k-anonymity, as sdcMicro measures them);
+  household risk, k-anonymity, as sdcMicro measures them), ``local_suppression``,
+  ``Suppression`` (blanks to k-anonymity);
 * measuring: ``evaluate``, ``Evaluation``, ``Scores``, ``dbrl``, ``interval_disclosure``,
   ``ID_REFERENCES``, ``ID_REFERENCE_TEXT``, ``default_id_reference``, ``pil``,
   ``propensity_score``, ``propensity_score_shape``, ``selectivity``, ``UTILITY_METRICS``,
@@ -79,6 +80,7 @@ if TYPE_CHECKING:  # pragma: no cover
     from ._measures.analyses import AnalysisInfo, analyses, analysis_info, register_analysis, unregister_analysis
     from ._risk.settings import RiskFloors, UnsafeReleaseError
     from ._keys.risk import KeyRisk, key_risk
+    from ._keys.suppression import Suppression, local_suppression
     from ._measures.utility import pil, propensity_score, propensity_score_shape, selectivity
 
 _EXPORTS = {
@@ -89,6 +91,8 @@ _EXPORTS = {
     "IntruderInfo": "_risk.registry",
     "KeyRisk": "_keys.risk",
     "key_risk": "_keys.risk",
+    "Suppression": "_keys.suppression",
+    "local_suppression": "_keys.suppression",
     "analyses": "_measures.analyses",
     "analysis_info": "_measures.analyses",
     "intruder_info": "_risk.registry",
@@ -218,7 +222,7 @@ __all__ = [
     "IntruderContext", "IntruderInfo", "RiskFloors", "RiskProfile", "UnsafeReleaseError",
     "intruder_info", "intruders", "register_intruder", "unregister_intruder",
     # key variables
-    "KeyRisk", "key_risk",
+    "KeyRisk", "Suppression", "key_risk", "local_suppression",
     # measuring
     "AnalysisInfo", "AnalysisValidity", "AnalystChecks", "Evaluation", "ID_REFERENCES", "ID_REFERENCE_TEXT", "RegressionCheck",
     "Scores", "UTILITY_METRICS",

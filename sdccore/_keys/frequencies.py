@@ -46,8 +46,12 @@ def _group_ids(C):
     return ids.ravel()
 
 
-def frequencies(C, w):
-    """(fk, Fk) of each record for the key codes C (missing -1) and the weights w."""
+def frequencies(C, w, strict=False):
+    """(fk, Fk) of each record for the key codes C (missing -1) and the weights w.  With
+    ``strict`` another record's missing value matches nothing (sdcMicro's ``alpha = 0``): a
+    record counts only the records that show its own values, its own missing keys matching
+    everything (what suppression must reach: an intruder who knows that blanks protect rare
+    records still finds a rare record whose own values were left)."""
     n = len(C)
     miss = C < 0
     pattern_ids = _group_ids(miss.astype(np.int64))
@@ -60,6 +64,8 @@ def frequencies(C, w):
         ra = rows[a]
         for b in patterns:
             rb = rows[b]
+            if strict and (obs[a] & ~obs[b]).any():  # b lacks a key a shows: no match for a
+                continue
             both = obs[a] & obs[b]  # the keys both patterns observe
             cols = np.flatnonzero(both)
             # group the records of b on those keys, then look up each record of a
