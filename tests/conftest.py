@@ -66,6 +66,18 @@ RAW = dict(transform="none", bounds="none", rounding="none")
 MECHANISM = "testing the mechanism, not a release"
 
 
+def older_recipe(result, option, version):
+    """The recipe of ``result`` as a recipe of format ``version`` wrote it, before ``option``
+    existed (the option left out): what ``LEGACY_BEFORE`` must rebuild."""
+    import json
+
+    rec = json.loads(result.recipe_json())
+    assert rec["recipe_version"] == sdccore.RECIPE_VERSION and option in rec
+    rec["recipe_version"] = version
+    del rec[option]
+    return sdccore.Recipe.from_json(json.dumps(rec))
+
+
 def raw_protect(data, **kw):
     """protect without its gate (the engine sdccore.protect wraps), plausible-value steps off:
     the floors are reported, not enforced, and an unchanged column is not refused, so the

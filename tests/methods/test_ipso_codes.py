@@ -11,6 +11,7 @@ import pandas as pd
 import pytest
 
 import sdccore
+from conftest import older_recipe
 from sdccore._methods import codes
 
 
@@ -94,11 +95,8 @@ def test_an_id_alone_changes_nothing(survey):
 def test_a_recipe_before_the_option_rebuilds_the_release_given_the_public_variables(survey):
     new = sdccore.protect(survey, "ipso", sensitive=["income"], exclude=["pid", "sex"], rng=5,
                           allow_unsafe="the test rebuilds recipes")
-    rec = json.loads(new.recipe_json())
-    assert rec["condition"] == "released" and rec["recipe_version"] == sdccore.RECIPE_VERSION == 6
-    rec["recipe_version"] = 5
-    del rec["condition"]
-    old = sdccore.Recipe.from_json(json.dumps(rec))
+    assert json.loads(new.recipe_json())["condition"] == "released" and sdccore.RECIPE_VERSION == 6
+    old = older_recipe(new, "condition", 5)
     assert old.options["condition"] == "public"
     public = sdccore.protect(survey, "ipso", sensitive=["income"], exclude=["pid", "sex"], rng=5, condition="public",
                              allow_unsafe="the test rebuilds recipes")

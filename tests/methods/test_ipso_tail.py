@@ -12,6 +12,7 @@ import numpy as np
 import pytest
 
 import sdccore
+from conftest import older_recipe
 from sdccore._methods import conditional_kernel as ck
 from sdccore._methods import residuals as rs
 
@@ -188,11 +189,8 @@ def test_a_recipe_before_the_option_rebuilds_the_guarded_release(tarragona):
     import json
 
     new = sdccore.protect(tarragona, "ipso", sensitive=["SALES"], rng=2)
-    rec = json.loads(new.recipe_json())
-    assert rec["top_band"] == "ranks" and rec["recipe_version"] == sdccore.RECIPE_VERSION == 6
-    rec["recipe_version"] = 4
-    del rec["top_band"]
-    old = sdccore.Recipe.from_json(json.dumps(rec))
+    assert json.loads(new.recipe_json())["top_band"] == "ranks" and sdccore.RECIPE_VERSION == 6
+    old = older_recipe(new, "top_band", 4)
     assert old.options["top_band"] == "guard"
     guarded = sdccore.protect(tarragona, "ipso", sensitive=["SALES"], rng=2, top_band="guard")
     assert sdccore.make_release(tarragona, old).csv() == sdccore.make_release(
