@@ -118,12 +118,14 @@ def keys_section(df):
                 help="The sum of the individual risks (Benedetti-Franconi, as sdcMicro)"
                      + ("" if w else "; without a sampling weight a record's risk is 1 / (records alike)") + ".")
     if r.household is not None:
-        m[3].metric("Persons in households at risk (expected)", f"{r.household_expected:.1f}")
+        m[3].metric("Household risk (persons)", f"{r.household_expected:.1f}",
+                    help="Expected re-identified persons when a household falls with any member.")
     st.markdown(r.summary().replace("\n", "  \n"))
     if r.below_k:
-        st.warning(f"{r.below_k:,} record(s) share their key values with fewer than {r.k - 1} other(s). Recoding "
-                   f"(age bands, merged rare categories) and local suppression are not in the tool yet: recode the "
-                   f"keys before loading, or leave the rarest out of the keys only if an intruder cannot know them.")
+        st.warning(f"{r.below_k:,} record(s) share their key values with fewer than {r.k - 1} other(s). This "
+                   f"page does not change the keys yet: recode them before loading (age bands, merged rare "
+                   f"categories), or blank the rare values with the library's sdccore.local_suppression(data, keys, "
+                   f"k={r.k}); leave a column out of the keys only if no intruder can know it.")
         st.caption("The rarest combinations (your own data, in this session only):")
         st.dataframe(r.combinations().head(20), hide_index=True, key="key_combinations_table")
 

@@ -654,7 +654,7 @@ def test_the_data_page_shows_who_the_key_variables_single_out(no_prefetch, app):
     _ok(app)
     got = {m.label: m.value for m in app.metric}
     assert got["Unique records"] == "330" and got["Fewer than 3 alike"] == "674"
-    assert got["Expected re-identifications"] == "24.8" and got["Persons in households at risk (expected)"] == "117.2"
+    assert got["Expected re-identifications"] == "24.8" and got["Household risk (persons)"] == "117.2"
     assert any("674 record(s) share their key values with fewer than 2 other(s)" in w.value for w in app.warning)
     table = next(d.value for d in app.dataframe if "fk" in d.value.columns)
     assert (table.fk == 1).all() and len(table) == 20

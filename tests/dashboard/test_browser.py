@@ -420,3 +420,30 @@ def test_one_session_stopping_never_breaks_another(server, context):
     print(f"one session cancelled, one closed: the third finished {took:.1f} s later")
     A.close()
     B.close()
+
+
+def test_the_keys_section_on_a_survey_file(server, context, tmp_path):
+    """Issue 40: a survey file uploaded as a custodian would (text codes, a household id, a
+    sampling weight): the Data page suggests the keys, the household and the weight and shows
+    who the keys single out, in the browser; removing a key lowers the count."""
+    d = sdccore.load_dataset("testdata")[["urbrur", "water", "sex", "age", "ori_hid", "sampling_weight", "income"]]
+    d = d.assign(sex=d.sex.map({1: "male", 2: "female"}))
+    src = tmp_path / "persons.csv"
+    d.to_csv(src, index=False)
+    page = _tab(context)
+    _upload_in(page, server, src)
+    page.get_by_text("Key variables: could someone be recognised?").wait_for(timeout=60000)
+    section = page.locator("[data-testid='stMetric']")
+    values = dict(zip(section.locator("[data-testid='stMetricLabel']").all_inner_texts(),
+                      section.locator("[data-testid='stMetricValue']").all_inner_texts()))
+    # the tutorial's keys (urbrur, water, sex, age) with ori_hid and sampling_weight: sdcMicro's figures
+    assert values["Unique records"] == "330" and values["Fewer than 3 alike"] == "674"
+    assert values["Expected re-identifications"] == "24.8" and values["Household risk (persons)"] == "117.2"
+    page.get_by_text("The rarest combinations").scroll_into_view_if_needed()
+    _shot(page, "keys_1_data")
+    page.get_by_role("button", name="Remove age").click()  # age out of the keys: far fewer stand out
+    _idle(page)
+    values = dict(zip(section.locator("[data-testid='stMetricLabel']").all_inner_texts(),
+                      section.locator("[data-testid='stMetricValue']").all_inner_texts()))
+    assert int(values["Unique records"].replace(",", "")) < 330
+    page.close()
