@@ -71,7 +71,7 @@ def flag(box, method, name, cfg, key):
     return int(box.checkbox(o.label, bool(cfg.get(name, o.default)), key=key, help=o.help))
 
 
-COMMON = ("exclude", "transform", "bounds", "rounding", "floors")  # set on the Configure page's other sections
+COMMON = ("exclude", "transform", "bounds", "rounding", "floors", "keys", "k_anonymity", "household")  # set on the Configure page's other sections
 
 
 def schema_widgets(box, method, cfg, prefix):

@@ -163,7 +163,23 @@ def _blanks(C, pos, k):
     return blank
 
 
-def local_suppression(data, keys, k=3, *, importance=None) -> Suppression:
+def _household_blanks(data, keys, blank, household):
+    """A key that every household shows one value of (a household variable: the water source,
+    the region) blanked for one member is blanked for every member: the others would show it."""
+    hh = pd.Series(pd.factorize(data[household].astype(object).where(data[household].notna(),
+                                                                       pd.Series(range(len(data)), index=data.index)
+                                                                       .map(lambda i: f"\0{i}")))[0])
+    for a, c in enumerate(keys):
+        if not blank[:, a].any():
+            continue
+        per = pd.Series(pd.factorize(data[c])[0]).groupby(hh.to_numpy()).nunique()
+        if (per <= 1).all():  # a household variable
+            hit = np.isin(hh.to_numpy(), hh.to_numpy()[blank[:, a]])
+            blank[:, a] |= hit & data[c].notna().to_numpy()
+    return blank
+
+
+def local_suppression(data, keys, k=3, *, importance=None, household=None) -> Suppression:
     """Blank key values until every record shares its keys with at least k - 1 others.
 
     Parameters
@@ -176,6 +192,9 @@ def local_suppression(data, keys, k=3, *, importance=None) -> Suppression:
     importance : list of str, optional
         The keys from most to least important: the least important are blanked first.
         Default: the keys with the most distinct values are blanked first.
+    household : str, optional
+        The household id: a key that is one value per household (a household variable)
+        blanked for one member is blanked for all, since the others would show it.
 
     Returns
     -------
@@ -192,7 +211,18 @@ def local_suppression(data, keys, k=3, *, importance=None) -> Suppression:
     data = check_dataframe(data)
     keys, order = _checked(data, keys, k, importance)
     C, _ = key_codes(data, keys)
-    blank = _blanks(C.copy(), [keys.index(c) for c in order], k)
+    if household is not None:
+        (household,) = check_names([household], list(data.columns), "household", "the columns of data")
+    pos = [keys.index(c) for c in order]
+    blank = np.zeros(C.shape, dtype=bool)
+    for _ in range(ROUNDS):  # a household's blanks take its members out of others' company: again until none
+        W = np.where(blank, -1, C)
+        blank |= _blanks(W, pos, k)
+        if household is None:
+            break
+        blank = _household_blanks(data, keys, blank, household)
+        if frequencies(np.where(blank, -1, C), np.ones(len(C)), strict=True)[0].min() >= k:
+            break
     out = data.copy()
     for a, c in enumerate(keys):
         if blank[:, a].any():

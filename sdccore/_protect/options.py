@@ -70,6 +70,17 @@ def _common(method):
         Option("weights", method, "column", OMIT, "Sampling weights",
                "A numeric column of positive sampling weights: released unchanged, and the weighted means kept "
                "(a constant shift per column; methods that release each column's own values cannot keep them)."),
+        Option("keys", method, "names", OMIT, "Key variables",
+               "Categorical key variables (quasi-identifiers: region, sex, age ...), never perturbed as data: made "
+               "k-anonymous by local suppression (sdccore.local_suppression: every record whose keys fewer than "
+               "k_anonymity records show gets a blank of its own, the least important key first; a blank matches every value)."),
+        Option("k_anonymity", method, "integer", 3, "k-anonymity",
+               "Every combination of key values shown by at least k records after the suppression.", low=2,
+               unit="records", when="with key variables", applies=lambda o, ctx: o.get("keys") is not None),
+        Option("household", method, "column", OMIT, "Household id",
+               "The household id: released unchanged; a key that is one value per household (a household variable "
+               "such as the water source) blanked for one member is blanked for every member, who would show it.",
+               when="with key variables", applies=lambda o, ctx: o.get("keys") is not None),
     ]
 
 
@@ -200,7 +211,7 @@ def option_schema(method):
     --------
     >>> import sdccore
     >>> [o.name for o in sdccore.option_schema("rankswap")]
-    ['p', 'exclude', 'transform', 'bounds', 'rounding', 'floors', 'weights']
+    ['p', 'exclude', 'transform', 'bounds', 'rounding', 'floors', 'weights', 'keys', 'k_anonymity', 'household']
     """
     if isinstance(method, str) and method in FUNCTIONS:
         return FUNCTIONS[method]()

@@ -15,7 +15,7 @@ from .._risk.intruders import change_structure
 from .prepare import _dependency_report, _prepare
 from .results import Decomposition, ProtectionResult  # noqa: F401  (re-exported)
 from .._risk.floors import RiskFloors, RiskProfile, UnsafeReleaseError, risk_profile  # noqa: F401  (RiskProfile re-exported)
-from .._core.validation import check_choice, numeric_columns, resolve_seed
+from .._core.validation import check_choice, check_names, numeric_columns, resolve_seed
 
 __all__ = ["protect", "decompose", "ProtectionResult", "Decomposition", "METHODS", "min_swap_percent"]
 
@@ -76,7 +76,18 @@ def _bind(data, method, sensitive, options, methods=None, seed=None):
     method = check_choice(method, globals()["methods"]() if methods is None else methods, "method")
     static = bind_static(method, options, selective=bool(sensitive))
     _check_design(data, method, sensitive, static.pop("strata", None), static.pop("weights", None))
-    prep = _prepare(data, sensitive, static["exclude"], static["transform"], seed)
+    if static.get("keys"):  # key variables are suppressed, never protected as measurements
+        keys = check_names(static["keys"], list(data.columns), "keys", "the columns of data")
+        if sensitive and set(keys) & set(sensitive):
+            raise ValueError(f"keys and sensitive share {', '.join(sorted(set(keys) & set(sensitive)))}; a key "
+                             f"variable is suppressed to k-anonymity, not perturbed: mark it as one or the other.")
+        hh = [static["household"]] if static.get("household") else []
+        if hh:
+            check_names(hh, list(data.columns), "household", "the columns of data")
+        exclude = list(dict.fromkeys(list(static.get("exclude") or []) + keys + hh))
+    else:
+        exclude = static["exclude"]
+    prep = _prepare(data, sensitive, exclude, static["transform"], seed)
     ctx = Context(bool(prep.sensitive_names), prep.X.shape[0], len(prep.keep), len(prep.numeric))
     return method, prep, bind_data(method, static, ctx)
 
@@ -262,7 +273,8 @@ def _check_released(data, res):
             f"release refused, {floors}{', '.join(map(str, same))} would be released unchanged in every record "
             f"(nothing was perturbed), which no allow_unsafe reason overrides. Use another method or stronger options "
             f"(a larger rank-swap window, other factors, more noise).", risk=res.risk)
-    changed = [c for c in numeric_columns(res.data) if not res.data[c].equals(data[c])]
+    blanks = set(res.options.get("keys") or ())  # key values blanked on purpose (local suppression)
+    changed = [c for c in numeric_columns(res.data) if c not in blanks and not res.data[c].equals(data[c])]
     # a missing cell of the original stays missing; any other non-finite value is a failure
     bad = [c for c in changed if (~np.isfinite(res.data[c].to_numpy(dtype=float))
                                   & ~np.isnan(data[c].to_numpy(dtype=float))).any()]
@@ -285,6 +297,9 @@ def _protect(data, method, sensitive, rng, options):
         rng = options.pop("seed")
     seed = resolve_seed(rng)
     strata = options.pop("strata", None)
+    if strata is not None and options.get("keys"):
+        raise ValueError("keys= with strata= is not built yet: suppress the keys first (sdccore.local_suppression), "
+                         "then protect within the strata, or leave strata out.")
     if strata is not None:  # each group protected on its own (_strata module docstring)
         from .strata import protect_strata
 
@@ -314,6 +329,13 @@ def _protect(data, method, sensitive, rng, options):
     else:
         released = Xp
     out = _assemble(prep.data, prep.numeric, released, as_int)
+    key_notes = []
+    if o.get("keys"):  # the keys blanked to k-anonymity (deterministic: a recipe rebuilds the same blanks)
+        from .._keys.suppression import local_suppression
+
+        sup = local_suppression(out, o["keys"], o["k_anonymity"], household=o.get("household"))
+        out = sup.data
+        key_notes.append(sup.summary())
     window = hook(method, "risk_window")
     risk = risk_profile(prep.X0, Xp, prep.numeric, prep.check, floors=o["floors"], planned_share=step.planned,
                         link_on=_link_columns(prep), structure=change_structure(prep, step.basis),
@@ -322,7 +344,7 @@ def _protect(data, method, sensitive, rng, options):
     own = hook(method, "release_check")  # the method's own check of the finished release (its module)
     if own is not None:
         risk = own(method, o, prep, plaus, risk)
-    notes = list(prep.notes) + list(step.notes)
+    notes = list(prep.notes) + list(step.notes) + key_notes
     for c, k in clipped.items():
         if k:
             notes.append(f"{prep.numeric[c]}: {k} value(s) outside the original's "

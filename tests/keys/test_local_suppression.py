@@ -79,3 +79,16 @@ def test_bad_arguments_are_named():
         sdccore.local_suppression(d.assign(j=1), ["k", "j"], importance=["k"])
     with pytest.raises(ValueError, match="keys"):
         sdccore.local_suppression(d, ["nope"])
+
+
+def test_a_household_variable_is_blanked_for_every_member():
+    # testdata: water is one value per household; the one water code blanked for 3-anonymity
+    # would be read off the other 5 members of its household
+    d = sdccore.load_dataset("testdata")
+    s = sdccore.local_suppression(d, KEYS, k=3, household="ori_hid")
+    assert s.per_key == {"urbrur": 0, "water": 6, "sex": 0, "age": 673}
+    half = s.data.groupby("ori_hid").water.apply(lambda x: x.isna().any() and x.notna().any())
+    assert not half.any()
+    assert _strict_fk(s.data, KEYS).min() >= 3
+    # age differs within households: a person variable, blanked for the person alone
+    assert s.per_key["age"] == sdccore.local_suppression(d, KEYS, k=3).per_key["age"]

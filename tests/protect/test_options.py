@@ -45,6 +45,9 @@ ENABLE = {
     ("pca", "noise_sd"): {"perturbation": "noise"},
     ("pca", "k"): {"perturbation": "microagg"},
     ("pca", "threshold"): {"components": "auto"},
+    # k-anonymity applies with key variables (issue 40), for every method
+    **{(m, "k_anonymity"): {"keys": [COLUMNS[-1]]} for m in METHODS},
+    **{(m, "household"): {"keys": [COLUMNS[-1]]} for m in METHODS},
 }
 # the enabling options that need sensitive variables
 NEEDS_SENSITIVE = {"factors": "auto", "components": "auto"}
