@@ -202,6 +202,9 @@ def scale_refusal(options):
         if options.get(key):
             return (f"{key} is not available with --engine dask yet; protect each group's files separately, or "
                     f"protect in memory.")
+    if options.get("keys"):  # local suppression needs every record's key combination at once
+        return ("keys (k-anonymity by local suppression) are not available with --engine dask yet; suppress the keys "
+                "in memory first (sdccore.local_suppression), or protect in memory.")
     if options.get("transform", "none") not in ("none", None, [], ()):
         return "transform (log scale) is not available with --engine dask; use transform='none'."
     if options.get("bounds") == "tail":

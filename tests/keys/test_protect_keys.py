@@ -61,3 +61,10 @@ def test_keys_are_checked(testdata):
         sdccore.protect(testdata, "magg", keys=KEYS, strata=["urbrur"], exclude=APART, rng=1)
     with pytest.raises(ValueError, match="keys"):
         sdccore.protect(testdata, "ipso", sensitive=["income"], keys=["nope"], exclude=APART, rng=1)
+
+
+def test_the_dask_engine_refuses_keys_with_the_fix():
+    # a recipe with keys run at scale would otherwise release the keys unsuppressed
+    why = sdccore.scale_refusal({"method": "fa", "keys": ["region"], "k_anonymity": 3})
+    assert why is not None and "keys (k-anonymity by local suppression) are not available with --engine dask" in why
+    assert sdccore.scale_refusal({"method": "fa"}) is None
