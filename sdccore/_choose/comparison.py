@@ -233,7 +233,8 @@ class Comparison:
             return None, self._none_safe(safe)
         kept_words = ""
         if require:
-            held = {c: self._worst_required(c, require) for c in ok}
+            summary = self.regression_summary()  # once: every configuration's slopes
+            held = {c: self._worst_required(c, require, summary) for c in ok}
             keeping = {c for c, (ok_all, _, _) in held.items() if ok_all}
             if not keeping:
                 best_c = max(held, key=lambda c: held[c][1])
@@ -260,7 +261,7 @@ class Comparison:
                       f"the floor (the run released is held to the floors too)")
         if require:
             kept_words = (f", keeps your required regression(s) (smallest slope overlap "
-                          f"{self._worst_required(best.config, require)[1]:.2f}, mean over the runs)")
+                          f"{held[best.config][1]:.2f}, mean over the runs)")
         why = (f"{best.config} {runs_words}"
                + (f", its risk {best.risk_hi:.3f} (upper end) is within the ceiling {max_risk:.2f}" if max_risk is not None else "")
                + kept_words
@@ -289,12 +290,11 @@ class Comparison:
             out[m] = check_number(t, f"require[{m!r}]", low=-1, high=1)
         return out
 
-    def _worst_required(self, label, require):
+    def _worst_required(self, label, require, summary):
         """(every required regression kept, the smallest margin's overlap, where) for one
         configuration: per model, the smallest mean overlap over its slopes (intercept left
         out, as the analysts' battery does)."""
-        t = self.regression_summary()
-        t = t[(t.config == label) & (t.term != "Intercept")]
+        t = summary[(summary.config == label) & (summary.term != "Intercept")]
         ok_all, worst, where, margin = True, np.inf, "", np.inf
         for m, need in require.items():
             sub = t[t.model == m]

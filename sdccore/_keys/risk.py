@@ -93,7 +93,7 @@ class KeyRisk:
     def combinations(self) -> pd.DataFrame:
         """The key combinations of complete records, rarest first: their values, fk and Fk."""
         r = self.records
-        return (r.assign(**{"_n": 1}).groupby(list(self.keys), dropna=True, sort=False)
+        return (r.groupby(list(self.keys), dropna=True, sort=False)
                 .agg(fk=("fk", "first"), Fk=("Fk", "first")).reset_index()
                 .sort_values(["fk", "Fk"], kind="stable").reset_index(drop=True))
 

@@ -28,7 +28,7 @@ import numpy as np
 import pandas as pd
 
 from .._core.validation import check_dataframe, check_names
-from .frequencies import frequencies, key_codes
+from .frequencies import _group_ids, frequencies, key_codes
 
 __all__ = ["Suppression", "local_suppression"]
 
@@ -76,16 +76,6 @@ class Suppression:
         return f"Suppression(k={self.k}, {self.cells} cells: {self.per_key})"
 
 
-def _matches(C, row):
-    """Records that show ``row``'s values (its own missing keys, -1, match everything; another
-    record's missing value matches nothing: module docstring)."""
-    ok = np.ones(len(C), dtype=bool)
-    for j, v in enumerate(row):
-        if v >= 0:
-            ok &= C[:, j] == v
-    return ok
-
-
 def _without(row, j):
     out = row.copy()
     out[j] = -1
@@ -114,20 +104,11 @@ def _checked(data, keys, k, importance):
 
 
 def _subset_counts(C, cols):
-    """For the key columns ``cols``: a function from a row to the number of records that show
-    its values there (records with a missing value in ``cols`` show nothing)."""
-    full = (C[:, cols] >= 0).all(axis=1) if len(cols) else np.ones(len(C), dtype=bool)
-    sub = C[full][:, cols]
-    radix = (C[:, cols].max(axis=0).astype(np.int64) + 2) if len(cols) else np.ones(0, np.int64)
-    if len(cols) and np.sum(np.log2(radix.astype(np.float64))) >= 62:
-        table = {}
-        for row in map(tuple, sub):
-            table[row] = table.get(row, 0) + 1
-        return lambda r: table.get(tuple(r[cols]), 0)
-    code = lambda M: (M @ np.cumprod(np.r_[1, radix[::-1][:-1]])[::-1]) if len(cols) else np.zeros(len(M), np.int64)  # noqa: E731
-    u, cnt = np.unique(code(sub + 1), return_counts=True)
-    lookup = dict(zip(u.tolist(), cnt.tolist()))
-    return lambda r: lookup.get(int(code((r[cols] + 1)[None, :])[0]), 0)
+    """Per record: the records that show its values in the key columns ``cols`` (a record
+    with a missing value there shows nothing), itself included."""
+    ids = _group_ids(C[:, cols])
+    full = (C[:, cols] >= 0).all(axis=1)
+    return np.bincount(ids[full], minlength=int(ids.max()) + 1 if len(ids) else 0)[ids]
 
 
 def _blanks(C, pos, k):
@@ -142,23 +123,23 @@ def _blanks(C, pos, k):
             break
         counts = {}
 
-        def company(row):
+        def company(i, row):  # the records showing record i's values where ``row`` shows them
             cols = tuple(int(j) for j in np.flatnonzero(row >= 0))
             if cols not in counts:
                 counts[cols] = _subset_counts(C0, list(cols))
-            return counts[cols](row)
+            return counts[cols][i]
 
         C0 = C.copy()
         for i in np.lexsort((np.arange(len(C)), fk)):  # rarest first
             if fk[i] >= k:
                 break
-            one = next((j for j in pos if C[i, j] >= 0 and company(_without(C[i], j)) >= k), None)
+            one = next((j for j in pos if C[i, j] >= 0 and company(i, _without(C[i], j)) >= k), None)
             for j in ([one] if one is not None else pos):
                 if C[i, j] < 0:
                     continue
                 C[i, j] = -1
                 blank[i, j] = True
-                if company(C[i]) >= k:
+                if company(i, C[i]) >= k:
                     break
     return blank
 
