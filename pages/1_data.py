@@ -105,12 +105,13 @@ def keys_section(df):
                       help="Persons of one household share it: a household is recognised if any member is.")
     k = c3.number_input("k", 2, 50, choice["k"], key="keys_k",
                         help="k-anonymity: every combination of key values shared by at least k records.")
-    session.set_key_choice(keys, hh, k)
+    recode = recodings(keys, session.design().get("weights"), k, choice["recode"])
+    session.set_key_choice(keys, hh, k, recode)
     if not keys:
         st.caption("No key variables chosen: choose the categories an intruder could know to see who stands out.")
         return
     w = session.design().get("weights")
-    r = compute.key_risk(keys, w, hh, k)
+    r, blanks = compute.key_view(keys, w, hh, k, recode)
     m = st.columns(4)
     m[0].metric("Unique records", f"{r.sample_uniques:,}", help="No other record shares their key values.")
     m[1].metric(f"Fewer than {r.k} alike", f"{r.below_k:,}", help=f"Records that break {r.k}-anonymity.")
@@ -122,12 +123,43 @@ def keys_section(df):
                     help="Expected re-identified persons when a household falls with any member.")
     st.markdown(r.summary().replace("\n", "  \n"))
     if r.below_k:
-        st.warning(f"{r.below_k:,} record(s) share their key values with fewer than {r.k - 1} other(s). This "
-                   f"page does not change the keys yet: recode them before loading (age bands, merged rare "
-                   f"categories), or blank the rare values with the library's sdccore.local_suppression(data, keys, "
-                   f"k={r.k}); leave a column out of the keys only if no intruder can know it.")
+        cells = sum(blanks.values())
+        per = ", ".join(f"{c} {v:,}" for c, v in blanks.items() if v)
+        st.warning(f"{r.below_k:,} record(s) share their key values with fewer than {r.k - 1} other(s)"
+                   f"{' after the recodings' if recode else ''}. Every release blanks {cells:,} key value(s) "
+                   f"({per}) so that each combination is shared by at least {r.k} records; a recoding below "
+                   f"blanks fewer. Leave a column out of the keys only if no intruder can know it.")
         st.caption("The rarest combinations (your own data, in this session only):")
         st.dataframe(r.combinations().head(20), hide_index=True, key="key_combinations_table")
+
+
+def recodings(keys, weights, k, chosen):
+    """The recodings of the keys the custodian picks among the suggested ones (what each saves
+    in blanks and loses in detail), as {key: Recoding dict}."""
+    if not keys:
+        return {}
+    sug = compute.recoding_suggestions(keys, weights, k)
+    opts = {o.description: o for o in sug.options}
+    by_rule = {(o.variable, str(o.recoding.to_dict())): o.description for o in sug.options}
+    ss = st.session_state
+    if "recode_select" not in ss:  # the choice kept from an earlier visit
+        ss["recode_select"] = [by_rule[(c, str(r))] for c, r in chosen.items() if (c, str(r)) in by_rule]
+    ss["recode_select"] = [d for d in ss["recode_select"] if d in opts]
+    with st.expander(f"Recode the keys ({len(sug.options)} suggestion(s): fewer blanks, less detail)",
+                     expanded=bool(ss["recode_select"])):
+        st.dataframe(sug.table()[["variable", "recoding", "records below k after", "suppressions needed after",
+                                  "entropy lost (bits)"]], hide_index=True, key="recoding_table")
+        picked = st.multiselect("Apply to every release (one recoding a key)", list(opts), key="recode_select",
+                                help="A published recoding: the intruder is assumed to know it and to recode what "
+                                     "it knows the same way.")
+    out = {}
+    for d in picked:
+        o = opts[d]
+        if o.variable in out:
+            st.error(f"Two recodings of {o.variable} picked; keep one.")
+            continue
+        out[o.variable] = o.recoding.to_dict()
+    return out
 
 
 def problems_section():

@@ -251,6 +251,7 @@ def pick_section(c, best):
                            f"zero amounts). Choose a method that keeps values positive (M-AGG, rank swapping) or "
                            f"another transformation.")
     sections.analyses_section(options[pick], "run_analyses_table")
+    sections.keys_section(options[pick], "run_keys_table")
     st.caption("Go to **5 Download** for the protected file, the recipe and the report.")
 
 

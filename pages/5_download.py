@@ -60,6 +60,7 @@ def body():
     rel = release.release_file(cfg, shuffle)
     _release_risk(res)
     sections.analyses_section(cfg, "release_analyses_table")
+    sections.keys_section(cfg, "release_keys_table")
     st.dataframe(rel.data.head(50), key="release_preview")
     name = session.data_name().rsplit(".", 1)[0]
     fmt = _data_download(rel, name)
@@ -170,7 +171,8 @@ def _report(label, res, ev, shape, book, name, cfg=None):
                                    c["result"] if c else None, res.dependencies, res.notes, res.risk, res.plausibility,
                                    res.unsafe_reason, regressions=release.release_regressions(res)[1], codebook=book,
                                    history=history.history(),
-                                   analyses=release.release_analyses(cfg) if cfg is not None else None)
+                                   analyses=release.release_analyses(cfg) if cfg is not None else None,
+                                   keys=release.release_keys(cfg) if cfg is not None else None)
     st.download_button("Download the report (HTML)", html_doc, f"{name}_report_{kind}.html", "text/html",
                        key="download_report")
 

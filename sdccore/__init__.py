@@ -26,7 +26,10 @@ The public names, by the step of the work they belong to:
   ``IntruderContext``;
 * key variables (survey files): ``key_risk``, ``KeyRisk`` (sample frequencies, individual and
   household risk, k-anonymity, as sdcMicro measures them), ``local_suppression``,
-  ``Suppression`` (blanks to k-anonymity);
+  ``Suppression`` (blanks to k-anonymity), ``pram``, ``Pram`` (post-randomisation with an
+  invariant transition matrix, as sdcMicro's ``pram``), ``recode``, ``Recoding`` (global
+  recoding: bands, merged categories, top and bottom codes) and ``suggest_recodings``
+  (``RecodingSuggestions``, ``RecodingOption``: what each recoding saves and loses);
 * measuring: ``evaluate``, ``Evaluation``, ``Scores``, ``dbrl``, ``interval_disclosure``,
   ``ID_REFERENCES``, ``ID_REFERENCE_TEXT``, ``default_id_reference``, ``pil``,
   ``propensity_score``, ``propensity_score_shape``, ``selectivity``, ``UTILITY_METRICS``,
@@ -80,6 +83,9 @@ if TYPE_CHECKING:  # pragma: no cover
     from ._measures.analyses import AnalysisInfo, analyses, analysis_info, register_analysis, unregister_analysis
     from ._risk.settings import RiskFloors, UnsafeReleaseError
     from ._keys.risk import KeyRisk, key_risk
+    from ._keys.pram import Pram, pram
+    from ._keys.recoding import Recoding, recode
+    from ._keys.suggest import RecodingOption, RecodingSuggestions, suggest_recodings
     from ._keys.suppression import Suppression, local_suppression
     from ._measures.utility import pil, propensity_score, propensity_score_shape, selectivity
 
@@ -92,6 +98,13 @@ _EXPORTS = {
     "KeyRisk": "_keys.risk",
     "key_risk": "_keys.risk",
     "Suppression": "_keys.suppression",
+    "Pram": "_keys.pram",
+    "pram": "_keys.pram",
+    "Recoding": "_keys.recoding",
+    "recode": "_keys.recoding",
+    "RecodingOption": "_keys.suggest",
+    "RecodingSuggestions": "_keys.suggest",
+    "suggest_recodings": "_keys.suggest",
     "local_suppression": "_keys.suppression",
     "analyses": "_measures.analyses",
     "analysis_info": "_measures.analyses",
@@ -222,7 +235,8 @@ __all__ = [
     "IntruderContext", "IntruderInfo", "RiskFloors", "RiskProfile", "UnsafeReleaseError",
     "intruder_info", "intruders", "register_intruder", "unregister_intruder",
     # key variables
-    "KeyRisk", "Suppression", "key_risk", "local_suppression",
+    "KeyRisk", "Pram", "Recoding", "RecodingOption", "RecodingSuggestions", "Suppression", "key_risk",
+    "local_suppression", "pram", "recode", "suggest_recodings",
     # measuring
     "AnalysisInfo", "AnalysisValidity", "AnalystChecks", "Evaluation", "ID_REFERENCES", "ID_REFERENCE_TEXT", "RegressionCheck",
     "Scores", "UTILITY_METRICS",

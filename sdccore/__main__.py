@@ -138,7 +138,7 @@ def _protect(args):
     src = _read(args.input)
     excl = options.get("exclude")
     excl = {c for c in excl if isinstance(c, str)} if isinstance(excl, (list, tuple)) else set()  # validated later
-    for key in ("strata", "weights"):  # design columns are released unchanged
+    for key in ("strata", "weights", "keys", "household", "pram"):  # design and key columns: their own steps
         val = options.get(key)
         names = [val] if isinstance(val, str) else val if isinstance(val, (list, tuple)) else []  # validated later
         excl |= {c for c in names if isinstance(c, str)}
@@ -149,7 +149,8 @@ def _protect(args):
     recipe = Recipe(options, tuple(drop), tuple(keep), recipe.shuffle, recipe.version, recipe.versions)
     rel = make_release(data, recipe, allow_unsafe=args.allow_unsafe)
     res, out = rel.result, rel.data
-    _check_roles(data, drop, keep, res.options.get("exclude"), src.value_labels)  # after the data's own checks
+    _check_roles(data, drop, keep, list(res.options.get("exclude") or []) + sorted(excl), src.value_labels,
+                 keys=res.options.get("keys"), note_keys=True)  # after the data's own checks
     fmt = _out_format(args.out, src.format)
     body = rel.to_bytes(fmt, labels=src.labels, value_labels=src.value_labels, sep=src.sep or ",",
                         decimal=src.decimal or ".")

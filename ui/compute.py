@@ -14,7 +14,7 @@ import streamlit as st
 import sdccore
 from ui import imports
 from ui.common import _key
-from ui.session import data, excluded, plausible, protect_columns, seed, sensitive, token, with_floors, work_frame
+from ui.session import KEY_OPTIONS, data, excluded, plausible, protect_columns, seed, sensitive, token, with_floors, work_frame
 
 
 _WARM = threading.Event()
@@ -123,6 +123,30 @@ def key_risk(keys, weights, household, k):
     """The identity risk of the key variables chosen on the Data page (cached)."""
     cols = list(dict.fromkeys(list(keys) + [c for c in (weights, household) if c]))
     return cached(_key_risk_call, data()[cols], list(keys), weights, household, int(k))
+
+
+def _key_view_call(df, keys, weights, household, k, recode):
+    rules = {c: sdccore.Recoding.from_dict(r) for c, r in recode.items()}
+    d = sdccore.recode(df, rules) if rules else df
+    sup = sdccore.local_suppression(d, keys, k, household=household)
+    return sdccore.key_risk(d, keys, weights=weights, household=household, k=k), sup.per_key
+
+
+def key_view(keys, weights, household, k, recode):
+    """(identity risk after the chosen recodings, values the release blanks per key): the Data
+    page's keys as the release will treat them (cached)."""
+    cols = list(dict.fromkeys(list(keys) + [c for c in (weights, household) if c]))
+    return cached(_key_view_call, data()[cols], list(keys), weights, household, int(k), dict(recode or {}))
+
+
+def _suggest_call(df, keys, k, weights):
+    return sdccore.suggest_recodings(df, keys, k, weights=weights)
+
+
+def recoding_suggestions(keys, weights, k):
+    """``sdccore.suggest_recodings`` for the Data page's keys (cached)."""
+    cols = list(dict.fromkeys(list(keys) + ([weights] if weights else [])))
+    return cached(_suggest_call, data()[cols], list(keys), int(k), weights)
 
 
 @st.cache_data(scope="session", max_entries=64, show_spinner=False)
@@ -240,7 +264,7 @@ def recommendation():
 
 
 def decompose(method: str, options: dict):
-    opts = {k: v for k, v in with_floors(options).items() if k != "method"}
+    opts = {k: v for k, v in with_floors(options).items() if k != "method" and k not in KEY_OPTIONS}
     return cached(_decompose_call, data()[protect_columns()], method, sensitive(), opts)
 
 

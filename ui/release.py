@@ -121,6 +121,30 @@ def release_analyses(config: dict):
     return cached(_analyses_body, work_frame(), *_release_args(config))
 
 
+def _keys_body(df, method, sens, options, seed_, exclude, reason=None):
+    """What the release of this configuration did to its key variables: the identity risk
+    before and after (``sdccore.key_risk``) and the values blanked per key, or None (no keys,
+    or a refused release)."""
+    keys = list(options.get("keys") or [])
+    if not keys:
+        return None
+    res, _, _ = cached(_release_body, df, method, sens, options, seed_, exclude, reason)
+    if res is None:
+        return None
+    args = dict(weights=options.get("weights"), household=options.get("household"), k=int(options["k_anonymity"]))
+    before, after = sdccore.key_risk(df, keys, **args), sdccore.key_risk(res.data, keys, **args)
+    blank = res.data[keys].isna() & df[keys].notna()
+    table = pd.DataFrame({"Key variable": keys, "Distinct values": [int(df[c].nunique()) for c in keys],
+                          "Values blanked": [int(blank[c].sum()) for c in keys],
+                          "Share blanked": [f"{blank[c].mean():.1%}" for c in keys]})
+    return {"before": before, "after": after, "table": table, "cells": int(blank.to_numpy().sum())}
+
+
+def release_keys(config: dict):
+    """``_keys_body`` for the configuration, from the session's cache."""
+    return cached(_keys_body, work_frame(), *_release_args(config))
+
+
 def codebook(rel) -> pd.DataFrame:
     """The codebook of the release on the Download page (per variable of the original)."""
     return rel.codebook(data(), labels()[0])

@@ -122,6 +122,21 @@ def _analyses_html(checks):
             + (f"<p>Not applicable here: {html.escape(why)}</p>" if why else ""))
 
 
+def _keys_html(keys):
+    """What the release did to the key variables (``ui.release.release_keys``)."""
+    if keys is None:
+        return ""
+    b, a = keys["before"], keys["after"]
+    rows = pd.DataFrame({"original": [b.sample_uniques, b.below_k, round(b.expected_reidentifications, 1)],
+                         "release": [a.sample_uniques, a.below_k, round(a.expected_reidentifications, 1)]},
+                        index=["unique records", f"records with fewer than {a.k} alike",
+                               "expected re-identifications"])
+    return (f"<h2>Key variables</h2><p>{html.escape(', '.join(b.keys))}: {keys['cells']:,} value(s) blanked so that "
+            f"every combination of key values is shared by at least {a.k} records (a blank matches every value; "
+            f"identity risk as sdcMicro measures it).</p>" + _table(rows)
+            + _table(keys["table"].set_index("Key variable")))
+
+
 def _regressions_html(regressions, comparison):
     esc = html.escape
     reg_html = ""
@@ -143,7 +158,7 @@ def _regressions_html(regressions, comparison):
 
 def build_report(kind, data_name, shape, roles, label, options, evaluation, comparison=None, dependencies=None,
                  notes=(), risk=None, plausibility=None, unsafe_reason=None, regressions=(), codebook=None,
-                 history=(), analyses=None):
+                 history=(), analyses=None, keys=None):
     internal = kind == "internal"
     opts = dict(options)
     if not internal:
@@ -207,6 +222,7 @@ ID assumes an intruder who centres the intervals on {esc(id_intruder(evaluation)
 {_table(scores)}
 {validity_html}
 {_analyses_html(analyses)}
+{_keys_html(keys)}
 {cmp_html}
 {reg_html}
 {book_html}

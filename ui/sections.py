@@ -26,3 +26,21 @@ def analyses_section(cfg, key):
     why = figures.analyses_not_applying(checks)
     if why:
         st.caption("Not applicable here: " + why)
+
+
+def keys_section(cfg, key):
+    """What the release of ``cfg`` did to the key variables (local suppression to k)."""
+    out = release.release_keys(cfg)
+    if out is None:
+        return
+    b, a = out["before"], out["after"]
+    st.markdown(f"**Key variables** ({', '.join(b.keys)}): {out['cells']:,} value(s) blanked so that every "
+                f"combination is shared by at least {a.k} records (a blank matches every value)")
+    m = st.columns(3)
+    m[0].metric(f"Fewer than {a.k} alike", f"{a.below_k:,}", delta=f"{a.below_k - b.below_k:,} from the original",
+                delta_color="inverse", help="Records whose key values fewer than k records share, as sdcMicro counts.")
+    m[1].metric("Unique records", f"{a.sample_uniques:,}", delta=f"{a.sample_uniques - b.sample_uniques:,}",
+                delta_color="inverse")
+    m[2].metric("Expected re-identifications", f"{a.expected_reidentifications:.1f}",
+                delta=f"{a.expected_reidentifications - b.expected_reidentifications:.1f}", delta_color="inverse")
+    st.dataframe(out["table"], key=key, hide_index=True)

@@ -224,15 +224,24 @@ def set_max_risk(value: float):
 
 
 def with_floors(config: dict) -> dict:
-    """A configuration with the session's risk floors, plausible-value choices and survey
-    design (strata for the methods that take them, sampling weights)."""
+    """A configuration with the session's risk floors, plausible-value choices, survey
+    design (strata for the methods that take them, sampling weights) and key variables (made
+    k-anonymous by local suppression, with the household id)."""
     cfg = {**config, **plausible(), "floors": floors()}
     d = design()
     if d.get("strata") and config.get("method") in sdccore.methods(strata=True):  # the registry, asked now
         cfg["strata"] = list(d["strata"])
     if d.get("weights"):
         cfg["weights"] = d["weights"]
+    kc = key_choice()
+    if kc["keys"]:  # the Data page's key variables: every release made k-anonymous on them
+        cfg.update(keys=list(kc["keys"]), k_anonymity=kc["k"], **({"household": kc["household"]} if kc["household"]
+                                                                    else {}), **({"recode": kc["recode"]} if
+                                                                                 kc["recode"] else {}))
     return cfg
+
+
+KEY_OPTIONS = ("keys", "k_anonymity", "household", "recode")  # what a release does to the keys (not a decomposition's)
 
 
 def design() -> dict:
@@ -249,8 +258,12 @@ def design() -> dict:
 
 
 def design_columns() -> list:
+    """The columns the releases use beside those protected: strata, sampling weight, key
+    variables and household id (released unchanged, the keys blanked to k-anonymity)."""
     d = design()
-    return list(dict.fromkeys(list(d.get("strata", [])) + ([d["weights"]] if d.get("weights") else [])))
+    kc = key_choice()
+    keys = list(kc["keys"]) + ([kc["household"]] if kc["keys"] and kc["household"] else [])
+    return list(dict.fromkeys(list(d.get("strata", [])) + ([d["weights"]] if d.get("weights") else []) + keys))
 
 
 def plausible() -> dict:
@@ -301,12 +314,15 @@ def key_choice() -> dict:
     changed): {'keys': [...], 'household': name or None, 'k': int}."""
     cols = set(data().columns)
     got = st.session_state.get("key_choice") or {**st.session_state.get("key_suggestion", {}), "k": 3}
-    return {"keys": [c for c in got.get("keys", []) if c in cols],
-            "household": got.get("household") if got.get("household") in cols else None, "k": int(got.get("k", 3))}
+    keys = [c for c in got.get("keys", []) if c in cols]
+    return {"keys": keys, "household": got.get("household") if got.get("household") in cols else None,
+            "k": int(got.get("k", 3)), "recode": {c: r for c, r in (got.get("recode") or {}).items() if c in keys}}
 
 
-def set_key_choice(keys, household, k):
-    st.session_state["key_choice"] = {"keys": list(keys), "household": household, "k": int(k)}
+def set_key_choice(keys, household, k, recode=None):
+    """Keep the Data page's keys, household id, k and recodings ({key: Recoding dict})."""
+    st.session_state["key_choice"] = {"keys": list(keys), "household": household, "k": int(k),
+                                      "recode": dict(recode or {})}
 
 
 def required() -> tuple:

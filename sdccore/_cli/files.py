@@ -52,11 +52,17 @@ def _names(text):
     return [c.strip() for c in (text or "").split(",") if c.strip()]
 
 
-def _check_roles(data, drop, keep, exclude, value_labels=None):
-    """Identifier-like and text columns need an explicit role: dropped or kept unchanged."""
+def _check_roles(data, drop, keep, exclude, value_labels=None, keys=None, note_keys=False):
+    """Identifier-like and text columns need an explicit role: dropped or kept unchanged; with
+    ``note_keys``, key variables the file seems to have but the recipe does not name are
+    pointed out."""
     from .._data.roles import suggest_roles
     sug = suggest_roles(data, value_labels=value_labels)
-    decided = set(drop) | set(keep) | set(exclude or ())
+    decided = set(drop) | set(keep) | set(exclude or ()) | set(keys or ())
+    if note_keys and sug.keys and not keys:
+        shown = ", ".join(f'"{c}"' for c in sug.keys)
+        print(f"note: possible key variables (what an intruder may know of a person): {', '.join(sug.keys)}; make "
+              f"the release 3-anonymous on them with --set 'keys=[{shown}]'", file=sys.stderr)
     ids = [c for c, f in sug.flags.items() if f == "identifier" and c not in decided]
     text = [c for c, f in sug.flags.items() if f == "text" and c not in decided]
     if ids:

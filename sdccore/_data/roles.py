@@ -118,7 +118,7 @@ def suggest_roles(data, *, preset=None, value_labels=None) -> RoleSuggestion:
     for c in data.columns:
         s = data[c]
         distinct = int(s.nunique(dropna=True))
-        design = _design_role(c, s, distinct, n, c in num)
+        design = _design_role(c, s, distinct, n, c in num, body=_body_measures(data.columns))
         if c in preset.get("identifier", ()):
             role, why, flag = "identifier", "the sample's documented identifier", "identifier"
         elif design is not None:
@@ -148,17 +148,38 @@ WEIGHT_CONTEXT = {"sampling", "sample", "survey", "design", "household", "hh", "
 MAX_HOUSEHOLD = 30  # a household id: on average at most this many records share a value
 
 
-def _design_role(c, s, distinct, n, numeric):
+BODY_WORDS = {"height", "bmi", "waist", "hip", "kg", "cm", "lbs", "stature", "bp", "cholesterol", "glucose"}
+MIN_GROSSING = 500  # a bare 'weight' averaging more than this is no body weight (kg or lb): it grosses up to a population
+
+
+def _body_measures(columns):
+    """Whether the file has body measurements beside a 'weight' (then it is the body weight)."""
+    return any(set(_tokens(c)) & BODY_WORDS for c in columns)
+
+
+def _design_role(c, s, distinct, n, numeric, body=False):
     """A sampling weight or a household id, by its name and values (checked before the other
     rules: a household id named hh_id is no identifier to drop, a constant sampling weight is
-    still the weight); None for other columns.  A column named only 'weight' is left alone: in
-    a health file it is the body weight, a measurement to protect."""
+    still the weight); None for other columns.  A column named only 'weight' is a sampling
+    weight only by its values: constant, normalised to a mean of 1, or grossing up (a mean
+    above 500, which no body weight in kg or lb reaches), and with no body measurement beside
+    it (height, BMI ...): in a health file it is the body weight, a measurement to protect."""
     words = set(_tokens(c))
-    if numeric and (words & WEIGHT_WORDS or ({"weight", "weights"} & words and words & WEIGHT_CONTEXT)):
+    named = words & WEIGHT_WORDS or ({"weight", "weights"} & words and words & WEIGHT_CONTEXT)
+    bare = {"weight", "weights"} & words and not named and not body
+    if numeric and (named or bare):
         x = pd.to_numeric(s, errors="coerce").to_numpy(dtype=float)
         if x.size and np.isfinite(x).all() and (x > 0).all():
-            return ("excluded", "a sampling weight (its name and positive values): never perturbed as data, released "
-                    "unchanged; the risk of the key variables and the weighted analyses use it", "weight")
+            m = float(x.mean())
+            if named:
+                return ("excluded", "a sampling weight (its name and positive values): never perturbed as data, "
+                        "released unchanged; the risk of the key variables and the weighted analyses use it", "weight")
+            if distinct <= 1 or abs(m - 1) < 0.01 or m > MIN_GROSSING:
+                how = ("constant" if distinct <= 1 else "normalised to a mean of 1" if abs(m - 1) < 0.01 else
+                       f"averaging {m:,.0f}, so grossing up to a population; no body weight")
+                return ("excluded", f"a sampling weight (named weight, positive values {how}): never perturbed as "
+                        f"data, released unchanged; the risk of the key variables and the weighted analyses use it. "
+                        f"If it is a measurement, make it public or sensitive", "weight")
     if words & HOUSEHOLD_WORDS and n >= 4 and n / MAX_HOUSEHOLD <= distinct < n:
         if not numeric or _whole(s):
             return ("excluded", f"a household id ({distinct} households, {n / distinct:.1f} persons each on average): "

@@ -29,6 +29,21 @@ def key_codes(data, keys):
     return (np.column_stack(codes) if codes else np.empty((len(data), 0), np.int64)), levels
 
 
+def joint_codes(original, released, keys):
+    """(original codes, released codes): each key coded on the levels of both files at once
+    (records x keys, missing -1), so that equal values get equal codes in either file."""
+    n = len(original)
+    A, B = [], []
+    for k in keys:
+        c, _ = pd.factorize(pd.concat([original[k].astype(object), released[k].astype(object)],
+                                      ignore_index=True), use_na_sentinel=True)
+        A.append(c[:n])
+        B.append(c[n:])
+    if not keys:
+        return np.empty((n, 0), np.int64), np.empty((len(released), 0), np.int64)
+    return np.column_stack(A).astype(np.int64), np.column_stack(B).astype(np.int64)
+
+
 def _group_ids(C):
     """A group id per row of the integer matrix C of codes >= -1 (rows equal -> same id): the
     row as one mixed-radix number where the radices fit in 62 bits (a sort of n numbers),

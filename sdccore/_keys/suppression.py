@@ -12,7 +12,8 @@ person is 87 and finds one 87-year-old in the cell beside a few blanks (and who 
 blanks are made for rare records) picks the 87-year-old.  So a record here counts only the
 records that show its own values (sdcMicro's alpha = 0; its own blanks match everything):
 every record at risk is given a blank of its own, in the least important key that lifts it
-to k alone (else several, least important first), until none is left (a blank can take a record out of another
+to k alone, else the set of up to three keys that spares the more important ones (then the
+fewest), else blanks least important first until it is lifted, until none is left (a blank can take a record out of another
 rare record's company, hence rounds).  That needs one blank per record at risk at least: 674
 on the tutorial file, as sdcMicro's ``kAnon`` (which blanks them key by key, 667 ages and 7
 water codes).
@@ -23,6 +24,7 @@ values are blanked first (age before sex), as sdcMicro's default does."""
 from __future__ import annotations
 
 from dataclasses import dataclass
+from itertools import combinations
 
 import numpy as np
 import pandas as pd
@@ -133,15 +135,35 @@ def _blanks(C, pos, k):
         for i in np.lexsort((np.arange(len(C)), fk)):  # rarest first
             if fk[i] >= k:
                 break
-            one = next((j for j in pos if C[i, j] >= 0 and company(i, _without(C[i], j)) >= k), None)
-            for j in ([one] if one is not None else pos):
+            pick = _fewest(C[i], pos, lambda row: company(i, row) >= k)
+            for j in (pick if pick is not None else pos):
                 if C[i, j] < 0:
                     continue
                 C[i, j] = -1
                 blank[i, j] = True
-                if company(i, C[i]) >= k:
+                if pick is None and company(i, C[i]) >= k:
                     break
     return blank
+
+
+SEARCH = 3  # blanks a record's set is searched up to (then the keys in order, least important first)
+
+
+def _fewest(row, pos, lifts):
+    """The keys of a record to blank so that it is lifted to k (``lifts``): among the sets of
+    up to SEARCH of its shown keys, those that spare the more important keys first (the set
+    whose most important member is least important), then the fewest, then the least important
+    (``pos`` is least important first); None when no such set does."""
+    shown = [j for j in pos if row[j] >= 0]
+    for t in range(len(shown)):  # sets whose most important key is shown[t]
+        for m in range(1, min(SEARCH, t + 1) + 1):
+            for rest in combinations(shown[:t], m - 1):
+                combo = list(rest) + [shown[t]]
+                r = row.copy()
+                r[combo] = -1
+                if lifts(r):
+                    return combo
+    return None
 
 
 def _household_blanks(data, keys, blank, household):
@@ -160,7 +182,7 @@ def _household_blanks(data, keys, blank, household):
     return blank
 
 
-def local_suppression(data, keys, k=3, *, importance=None, household=None) -> Suppression:
+def local_suppression(data, keys, k=3, *, importance=None, household=None, strata=None) -> Suppression:
     """Blank key values until every record shares its keys with at least k - 1 others.
 
     Parameters
@@ -176,6 +198,10 @@ def local_suppression(data, keys, k=3, *, importance=None, household=None) -> Su
     household : str, optional
         The household id: a key that is one value per household (a household variable)
         blanked for one member is blanked for all, since the others would show it.
+    strata : str or list of str, optional
+        Columns whose groups (e.g. regions released as separate files, or protected on their
+        own) are each made k-anonymous on their own: a record's look-alikes are counted within
+        its group, which is what an intruder who knows the group sees.  Never blanked.
 
     Returns
     -------
@@ -191,9 +217,11 @@ def local_suppression(data, keys, k=3, *, importance=None, household=None) -> Su
     """
     data = check_dataframe(data)
     keys, order = _checked(data, keys, k, importance)
-    C, _ = key_codes(data, keys)
     if household is not None:
         (household,) = check_names([household], list(data.columns), "household", "the columns of data")
+    if strata is not None:
+        return _by_stratum(data, keys, k, importance, household, strata, order)
+    C, _ = key_codes(data, keys)
     pos = [keys.index(c) for c in order]
     blank = np.zeros(C.shape, dtype=bool)
     for _ in range(ROUNDS):  # a household's blanks take its members out of others' company: again until none
@@ -213,3 +241,33 @@ def local_suppression(data, keys, k=3, *, importance=None, household=None) -> Su
             out.loc[blank[:, a], c] = pd.NA if str(out[c].dtype) in ("Float64", "boolean", "string") else np.nan
     return Suppression(data=out, suppressed=pd.DataFrame(blank, columns=keys, index=data.index), keys=tuple(keys),
                        k=int(k), order=tuple(order))
+
+
+def _by_stratum(data, keys, k, importance, household, strata, order):
+    """``local_suppression`` within each group of the strata columns (a record's look-alikes
+    counted in its own group), put together in the file's order."""
+    strata = [strata] if isinstance(strata, str) else list(strata)
+    strata = check_names(strata, list(data.columns), "strata", "the columns of data")
+    both = sorted(set(strata) & set(keys))
+    if both:
+        raise ValueError(f"strata and keys share {', '.join(both)}: a stratum column is never blanked; leave it out "
+                         f"of the keys (its groups are counted apart already).")
+    if data[strata].isna().any().any():
+        raise ValueError(f"strata column(s) {', '.join(c for c in strata if data[c].isna().any())} have missing "
+                         f"values; give those records a group of their own (e.g. 'unknown') or drop them.")
+    groups = data.reset_index(drop=True).groupby(strata, sort=True).indices
+    small = [(g, len(ix)) for g, ix in groups.items() if len(ix) < k]
+    if small:
+        raise ValueError(f"strata: {len(small)} group(s) have fewer than k={k} records (e.g. {small[0][0]!r}: "
+                         f"{small[0][1]}); no blank makes them {k}-anonymous. Merge small groups or lower k.")
+    out = data.copy()
+    blank = pd.DataFrame(False, index=data.index, columns=keys)
+    for ix in groups.values():
+        part = local_suppression(data.iloc[ix], keys, k, importance=importance, household=household)
+        for c in keys:
+            if part.suppressed[c].any():
+                if str(out[c].dtype) != str(part.data[c].dtype):
+                    out[c] = out[c].astype(part.data[c].dtype)
+                out.iloc[ix, out.columns.get_loc(c)] = part.data[c].to_numpy()
+        blank.iloc[ix] = part.suppressed.to_numpy()
+    return Suppression(data=out, suppressed=blank, keys=tuple(keys), k=int(k), order=tuple(order))

@@ -81,6 +81,26 @@ def _common(method):
                "The household id: released unchanged; a key that is one value per household (a household variable "
                "such as the water source) blanked for one member is blanked for every member, who would show it.",
                when="with key variables", applies=lambda o, ctx: o.get("keys") is not None),
+        Option("household_ids", method, "choice", "kept", "Household ids",
+               "kept: released as they are; new: each household given a new random number (1 to the number of "
+               "households, from the seed), so that the ids link to no other file; persons of a household still "
+               "share theirs.", choices=("kept", "new"), when="with a household id",
+               applies=lambda o, ctx: o.get("household") is not None),
+        Option("recode", method, "recodings", OMIT, "Recodings of the keys",
+               "A dict key variable -> its global recoding (sdccore.Recoding or its dict: age bands, merged rare "
+               "categories, a top code), applied before the suppression; sdccore.suggest_recodings shows what each "
+               "saves and loses.", when="with key variables", applies=lambda o, ctx: o.get("keys") is not None),
+        Option("pram", method, "names", OMIT, "PRAM",
+               "Categorical columns (keys or columns set apart) post-randomised with an invariant transition "
+               "matrix (sdccore.pram, as sdcMicro's pram): the expected count of every category kept, no single "
+               "category to be trusted; before the suppression."),
+        Option("pram_pd", method, "number", 0.8, "PRAM: least chance to keep a category",
+               "Each category's chance to stay unchanged before the invariance step is drawn in [pram_pd, 1] "
+               "(sdcMicro's pd).", low=0, high=1, low_open=True, when="with PRAM",
+               applies=lambda o, ctx: o.get("pram") is not None),
+        Option("pram_alpha", method, "number", 0.5, "PRAM: share of the randomisation",
+               "The invariant matrix mixed with keeping the value: alpha R + (1 - alpha) I (sdcMicro's alpha).",
+               low=0, high=1, when="with PRAM", applies=lambda o, ctx: o.get("pram") is not None),
     ]
 
 
@@ -210,8 +230,8 @@ def option_schema(method):
     Examples
     --------
     >>> import sdccore
-    >>> [o.name for o in sdccore.option_schema("rankswap")]
-    ['p', 'exclude', 'transform', 'bounds', 'rounding', 'floors', 'weights', 'keys', 'k_anonymity', 'household']
+    >>> [o.name for o in sdccore.option_schema("rankswap")][:8]
+    ['p', 'exclude', 'transform', 'bounds', 'rounding', 'floors', 'weights', 'keys']
     """
     if isinstance(method, str) and method in FUNCTIONS:
         return FUNCTIONS[method]()
@@ -294,11 +314,34 @@ def _static_value(opt, value, selective):
             raise TypeError(f"{arg} must be " + ("'auto', 'none' or " if opt.kind == "transform" else "")
                             + "a list of column names.")
         return list(value)
-    if opt.kind == "floors":
-        from .._risk.settings import RiskFloors
-
-        return RiskFloors.from_value(value)
+    if opt.kind in _STRUCTURED:
+        return _STRUCTURED[opt.kind](value, arg)
     raise AssertionError(opt.kind)  # pragma: no cover -- the table's kinds are listed above
+
+
+def _recodings(value, arg):
+    """A dict key -> Recoding (or its dict), as JSON-safe dicts (a recipe's form)."""
+    from .._keys.recoding import Recoding
+
+    if not isinstance(value, dict) or not all(isinstance(c, str) for c in value):
+        raise TypeError(f"{arg} must be a dict of key variable -> recoding, e.g. {arg}={{'age': "
+                        f"{{'kind': 'bands', 'breaks': [0, 20, 40, 60, 'inf']}}}}.")
+    out = {}
+    for c, r in value.items():
+        try:
+            out[c] = (r if isinstance(r, Recoding) else Recoding.from_dict(r)).to_dict()
+        except (TypeError, ValueError) as e:
+            raise type(e)(f"{arg}[{c!r}]: {e}") from None
+    return out
+
+
+def _floors(value, arg):
+    from .._risk.settings import RiskFloors
+
+    return RiskFloors.from_value(value)
+
+
+_STRUCTURED = {"recodings": _recodings, "floors": _floors}  # option kinds whose value is a structure
 
 
 def _check_selective(opt, value, selective):

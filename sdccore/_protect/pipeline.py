@@ -76,20 +76,79 @@ def _bind(data, method, sensitive, options, methods=None, seed=None):
     method = check_choice(method, globals()["methods"]() if methods is None else methods, "method")
     static = bind_static(method, options, selective=bool(sensitive))
     _check_design(data, method, sensitive, static.pop("strata", None), static.pop("weights", None))
-    if static.get("keys"):  # key variables are suppressed, never protected as measurements
-        keys = check_names(static["keys"], list(data.columns), "keys", "the columns of data")
-        if sensitive and set(keys) & set(sensitive):
-            raise ValueError(f"keys and sensitive share {', '.join(sorted(set(keys) & set(sensitive)))}; a key "
-                             f"variable is suppressed to k-anonymity, not perturbed: mark it as one or the other.")
-        hh = [static["household"]] if static.get("household") else []
-        if hh:
-            check_names(hh, list(data.columns), "household", "the columns of data")
-        exclude = list(dict.fromkeys(list(static.get("exclude") or []) + keys + hh))
-    else:
-        exclude = static["exclude"]
+    exclude = static["exclude"]
+    if static.get("keys") or static.get("pram"):  # keys and PRAM'd codes: never protected as measurements
+        exclude = list(dict.fromkeys(list(exclude or []) + _key_columns(data, static, sensitive)))
     prep = _prepare(data, sensitive, exclude, static["transform"], seed)
     ctx = Context(bool(prep.sensitive_names), prep.X.shape[0], len(prep.keep), len(prep.numeric))
     return method, prep, bind_data(method, static, ctx)
+
+
+def _key_columns(data, static, sensitive):
+    """The key variables, the household id and the PRAM'd columns, checked (released by the
+    keys' own steps, never perturbed as data)."""
+    cols = list(data.columns)
+    keys = check_names(static.get("keys") or [], cols, "keys", "the columns of data")
+    pram = check_names(static.get("pram") or [], cols, "pram", "the columns of data")
+    for what, names in (("keys", keys), ("pram", pram)):
+        if sensitive and set(names) & set(sensitive):
+            raise ValueError(f"{what} and sensitive share {', '.join(sorted(set(names) & set(sensitive)))}; a key "
+                             f"variable is recoded, post-randomised or suppressed, not perturbed as an amount: mark "
+                             f"it as one or the other.")
+    other = [c for c in (static.get("recode") or {}) if c not in keys]
+    if other:
+        raise ValueError(f"recode names {', '.join(other)}, which {'is' if len(other) == 1 else 'are'} not among the "
+                         f"keys ({', '.join(keys)}); add {'it' if len(other) == 1 else 'them'} to keys or leave "
+                         f"{'it' if len(other) == 1 else 'them'} out of recode.")
+    hh = [static["household"]] if static.get("household") else []
+    check_names(hh, cols, "household", "the columns of data")
+    return list(dict.fromkeys(keys + pram + hh))
+
+
+def _keys_step(original, out, o, seed):
+    """The keys' own steps on the assembled release ``out``, in order: the published recodings
+    (deterministic), PRAM (the seed's "pram" stream), local suppression to k (deterministic).
+    Returns (the release, notes, the key codes as the intruder reads them in the original
+    (recoded as published) and as released, or None without keys)."""
+    notes, view = [], original
+    if o.get("recode"):
+        from .._keys.recoding import Recoding, recode
+
+        rules = {c: Recoding.from_dict(r) for c, r in o["recode"].items()}
+        out, view = recode(out, rules), recode(original, rules)
+        notes += [f"{c} recoded: {r.describe(original[c])}" for c, r in rules.items()]
+    if o.get("pram"):
+        from .._core.streams import child_seeds
+        from .._keys.pram import pram
+
+        pr = pram(out, o["pram"], pd=o["pram_pd"], alpha=o["pram_alpha"], rng=child_seeds(seed, "pram"))
+        out = pr.data
+        notes.append(pr.summary())
+    if not o.get("keys"):
+        return out, notes, None
+    from .._keys.frequencies import joint_codes
+    from .._keys.suppression import local_suppression
+
+    sup = local_suppression(out, o["keys"], o["k_anonymity"], household=o.get("household"))
+    notes.append(sup.summary())
+    out = sup.data
+    if o.get("household") and o.get("household_ids") == "new":
+        out = _new_household_ids(out, o["household"], seed)
+        notes.append(f"{o['household']}: each household given a new random number (its persons still share it)")
+    return out, notes, joint_codes(view, sup.data, o["keys"])
+
+
+def _new_household_ids(out, household, seed):
+    """The household ids replaced by a random numbering 1..H (the seed's "household" stream);
+    a missing id stays missing."""
+    from .._core.streams import child_rng
+
+    codes, uniq = pd.factorize(out[household], use_na_sentinel=True)
+    new = child_rng(seed, "household").permutation(len(uniq)) + 1
+    ids = pd.Series(np.where(codes >= 0, new[np.maximum(codes, 0)], 0), index=out.index)
+    out = out.copy()
+    out[household] = ids.astype("Int64").where(codes >= 0, pd.NA) if (codes < 0).any() else ids.astype(np.int64)
+    return out
 
 
 def _check_design(data, method, sensitive, strata, weights):
@@ -273,7 +332,7 @@ def _check_released(data, res):
             f"release refused, {floors}{', '.join(map(str, same))} would be released unchanged in every record "
             f"(nothing was perturbed), which no allow_unsafe reason overrides. Use another method or stronger options "
             f"(a larger rank-swap window, other factors, more noise).", risk=res.risk)
-    blanks = set(res.options.get("keys") or ())  # key values blanked on purpose (local suppression)
+    blanks = set(res.options.get("keys") or ()) | set(res.options.get("pram") or ())  # changed on purpose
     changed = [c for c in numeric_columns(res.data) if c not in blanks and not res.data[c].equals(data[c])]
     # a missing cell of the original stays missing; any other non-finite value is a failure
     bad = [c for c in changed if (~np.isfinite(res.data[c].to_numpy(dtype=float))
@@ -297,9 +356,11 @@ def _protect(data, method, sensitive, rng, options):
         rng = options.pop("seed")
     seed = resolve_seed(rng)
     strata = options.pop("strata", None)
-    if strata is not None and options.get("keys"):
-        raise ValueError("keys= with strata= is not built yet: suppress the keys first (sdccore.local_suppression), "
-                         "then protect within the strata, or leave strata out.")
+    if strata is not None and options.get("keys"):  # a stratum column is never blanked
+        both = sorted(set([strata] if isinstance(strata, str) else strata) & set(options["keys"]))
+        if both:
+            raise ValueError(f"strata and keys share {', '.join(both)}: a stratum column is released unchanged and "
+                             f"never blanked; leave it out of the keys (each group is made k-anonymous on its own).")
     if strata is not None:  # each group protected on its own (_strata module docstring)
         from .strata import protect_strata
 
@@ -329,17 +390,12 @@ def _protect(data, method, sensitive, rng, options):
     else:
         released = Xp
     out = _assemble(prep.data, prep.numeric, released, as_int)
-    key_notes = []
-    if o.get("keys"):  # the keys blanked to k-anonymity (deterministic: a recipe rebuilds the same blanks)
-        from .._keys.suppression import local_suppression
-
-        sup = local_suppression(out, o["keys"], o["k_anonymity"], household=o.get("household"))
-        out = sup.data
-        key_notes.append(sup.summary())
+    out, key_notes, key_codes = _keys_step(prep.data, out, o, seed)  # recoded, post-randomised, suppressed
     window = hook(method, "risk_window")
     risk = risk_profile(prep.X0, Xp, prep.numeric, prep.check, floors=o["floors"], planned_share=step.planned,
                         link_on=_link_columns(prep), structure=change_structure(prep, step.basis),
-                        observed=observed, window=window(method, o) if window else None, method=method)
+                        observed=observed, window=window(method, o) if window else None, method=method,
+                        keys=key_codes)
     plaus = pl.report(prep.numeric, prep.X0, Xp, {prep.numeric[j] for j in prep.log_cols}, clipped, dec, o["bounds"])
     own = hook(method, "release_check")  # the method's own check of the finished release (its module)
     if own is not None:

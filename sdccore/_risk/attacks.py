@@ -65,11 +65,25 @@ def regression(ctx):
 def priors(ctx):
     """{model: leave-one-out estimate} of the target from what the intruder knows (the
     original alone: kept per data set)."""
-    if not ctx.known:
-        return {}
     x = ctx.original[:, ctx.target]
-    return cached(("prior", ctx.key, ctx.target, tuple(ctx.known), ctx.selective),
-                  lambda: prior_estimates(ctx.original, x, list(ctx.known), boosting=ctx.selective))
+    out = {} if not ctx.known else cached(("prior", ctx.key, ctx.target, tuple(ctx.known), ctx.selective),
+                                          lambda: prior_estimates(ctx.original, x, list(ctx.known),
+                                                                  boosting=ctx.selective))
+    if ctx.keys is not None:  # what the keys alone give (the intruder knows them)
+        from .keymatch import key_prior
+
+        kp = cached(("key prior", ctx.key, ctx.target, _keys_key(ctx)), lambda: key_prior(ctx))
+        if kp is not None:
+            out = {**out, "key cell mean": kp}
+    return out
+
+
+def _keys_key(ctx):
+    """The cache key of the original's key codes (None without keys)."""
+    if ctx.keys is None:
+        return None
+    K = np.ascontiguousarray(ctx.keys[0])
+    return (K.shape, hash(K.tobytes()))
 
 
 def found_identity(ctx):
@@ -99,7 +113,7 @@ def prior_hits(ctx):
     p = priors(ctx)
     models = list(p)
     x = ctx.original[:, ctx.target]
-    PH = cached(("prior hits", ctx.key, ctx.target, tuple(ctx.known), ctx.selective, ctx.tolerance),
+    PH = cached(("prior hits", ctx.key, ctx.target, tuple(ctx.known), ctx.selective, ctx.tolerance, _keys_key(ctx)),
                 lambda: np.array([close(x, p[m], ctx.tolerance) for m in models]).reshape(len(models), len(x)))
     return models, PH
 

@@ -76,7 +76,7 @@ def _thread_limits(user_api):
 
 
 def risk_profile(X, Y, names, check, *, floors=None, planned_share=None, link_on=None, structure=None, observed=None,
-                 whole=None, window=None, method=None):
+                 whole=None, window=None, method=None, keys=None):
     """See ``_risk_profile``.  The battery alternates small least-squares fits with the parallel
     linking kernel, and the threads of each pool spin for a while after their call: on
     Tarragona a link interleaved with an SVD took 9.4 ms instead of 0.5 ms, 3.4 ms with BLAS on
@@ -87,14 +87,15 @@ def risk_profile(X, Y, names, check, *, floors=None, planned_share=None, link_on
     cells = min(n, LINK_SAMPLE) * n
     with _thread_limits(None if cells < SMALL_LINK else "blas"):
         return _risk_profile(X, Y, names, check, floors=floors, planned_share=planned_share, link_on=link_on,
-                             structure=structure, observed=observed, whole=whole, window=window, method=method)
+                             structure=structure, observed=observed, whole=whole, window=window, method=method,
+                             keys=keys)
 
 
 SMALL_LINK = 50_000_000  # original x released distance cells of one link below which it runs on one thread
 
 
 def _risk_profile(X, Y, names, check, *, floors=None, planned_share=None, link_on=None, structure=None,
-                  observed=None, whole=None, window=None, method=None):
+                  observed=None, whole=None, window=None, method=None, keys=None):
     """Disclosure risk of release ``Y`` of original ``X`` (numpy arrays, rows aligned) for the
     columns ``check`` (indices) as what the release ADDS to what an intruder already knows,
     against ``floors``.
@@ -134,7 +135,10 @@ def _risk_profile(X, Y, names, check, *, floors=None, planned_share=None, link_o
     its whole-file share WITH the release (an upper bound of its share beyond the prior), the
     rest of the battery on the sample.  ``method`` (optional): the protection method, so that
     each violation's fix names that method's own setting (p for rank swapping, k for M-AGG,
-    the factors for FA).  Internal: the public entry points are ``protect``
+    the factors for FA).  ``keys`` (optional): the key variables' integer codes (records x
+    keys, -1 missing) as the intruder reads them in the original and as released (a blank
+    matches every value): the key-matching intruder and the keys' own prior
+    (``_risk.keymatch``).  Internal: the public entry points are ``protect``
     (``result.risk``) and ``evaluate`` (``evaluation.risk``).
     """
     floors = RiskFloors.from_value(floors)
@@ -160,7 +164,8 @@ def _risk_profile(X, Y, names, check, *, floors=None, planned_share=None, link_o
                link_on=list(link_on) if link_on else None, selective=bool(link_on), shared=shared, loo=loo,
                proxies=proxies, key=intr.data_key(Xr),  # the priors depend on the original alone: fitted once per data set
                scaled=scaled, structure=structure, observed=observed, whole=whole,
-               win=None if window is None else int(np.ceil(window * n)), planned_share=planned_share, method=method)
+               win=None if window is None else int(np.ceil(window * n)), planned_share=planned_share, method=method,
+               keys=keys if keys is not None and np.shape(keys[0])[1] else None)
     var_rows, band_rows, violations, failing, intr_rows = [], [], [], [], []
     for a, j in enumerate(check):
         row, bands_j, intr_j, v = _variable_risk(ctx, a, j)

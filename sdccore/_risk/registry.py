@@ -69,6 +69,10 @@ class IntruderContext:
         Which cells of the file are released (None: every one).  A plug-in intruder sees
         the cells that are not released as NaN in ``original`` and ``released`` (it knows
         no value nobody knows); the built-in ones work on the completed files with this mask.
+    keys : tuple of two ndarrays or None
+        With key variables (survey files): every record's key values as integer codes (records
+        x keys, -1 missing), as the intruder reads them in the original (after the published
+        recodings) and as released (a suppressed value is -1: it matches every value).
     whole_original, scaled, structure, key : internal
         The built-in intruders' means: the whole original file, the linked records on the
         protection scale, the span of the perturbed factors (FA, PCA) and the priors' cache
@@ -89,6 +93,7 @@ class IntruderContext:
     observed: Any = None
     tolerance: float = 0.05
     cells: Any = field(default=None, repr=False)            # which cells are released (records x columns), or None
+    keys: Any = field(default=None, repr=False)             # (original, released) key codes, or None
     whole_original: Any = field(default=None, repr=False)   # the full original (the battery's own intruders)
     scaled: Any = field(default=None, repr=False)           # the linked records on the protection scale
     structure: Any = field(default=None, repr=False)        # the perturbed factors' span (FA, PCA)
@@ -253,6 +258,12 @@ REGISTRY = {i.name: i for i in (
                  knows="the other variables' original values; the release's regression between the variables",
                  fix=_FIX, selective=False, held_in_general=False, short="own + correction",
                  absent="selective protection (the known variables are released unchanged)"),
+    # survey files (issue 40): the keys released unperturbed narrow the search
+    IntruderInfo("key_match", "the key-matching intruder (keeps the released records whose key variables agree "
+                 "with the target's, a blank agreeing with every value, and links on what it knows among them)",
+                 "sdccore._risk.keymatch:key_match",
+                 knows="the target's key variables (region, sex, age ...) and the known variables; the published "
+                 "recodings", fix=_FIX, short="key match", absent="no key variables in the release"),
 )}
 BUILT_IN = tuple(REGISTRY)  # every process knows these without a register call
 
@@ -275,7 +286,7 @@ def intruders(*, selective=None, method=None) -> tuple:
     --------
     >>> import sdccore
     >>> sdccore.intruders(selective=True)
-    ('own', 'linked', 'reconstruction', 'assignment', 'identity', 'residual', 'residual_size', 'shrinkage', 'release_fit')
+    ('own', 'linked', 'reconstruction', 'assignment', 'identity', 'residual', 'residual_size', 'shrinkage', 'release_fit', 'key_match')
     """
     if selective is None:
         return tuple(i.name for i in REGISTRY.values() if method is None or i.methods is None or method in i.methods)

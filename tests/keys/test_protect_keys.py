@@ -2,6 +2,7 @@
 protected by the method and the keys made k-anonymous by local suppression, in one release
 and one recipe; the keys are never perturbed, the household id is kept."""
 import numpy as np
+import pandas as pd
 import pytest
 
 import sdccore
@@ -57,7 +58,7 @@ def test_keys_are_checked(testdata):
         sdccore.protect(testdata, "ipso", sensitive=["income", "age"], keys=KEYS, exclude=APART, rng=1)
     with pytest.raises(ValueError, match="option 'k_anonymity' does not apply here"):
         sdccore.protect(testdata, "ipso", sensitive=["income"], k_anonymity=3, exclude=APART, rng=1)
-    with pytest.raises(ValueError, match="keys= with strata= is not built yet"):
+    with pytest.raises(ValueError, match="strata and keys share urbrur"):
         sdccore.protect(testdata, "magg", keys=KEYS, strata=["urbrur"], exclude=APART, rng=1)
     with pytest.raises(ValueError, match="keys"):
         sdccore.protect(testdata, "ipso", sensitive=["income"], keys=["nope"], exclude=APART, rng=1)
@@ -68,3 +69,76 @@ def test_the_dask_engine_refuses_keys_with_the_fix():
     why = sdccore.scale_refusal({"method": "fa", "keys": ["region"], "k_anonymity": 3})
     assert why is not None and "keys (k-anonymity by local suppression) are not available with --engine dask" in why
     assert sdccore.scale_refusal({"method": "fa"}) is None
+
+
+def test_keys_within_strata(testdata):
+    # each urbrur group made 3-anonymous on its own: the same blanks as urbrur as a key that is never blanked
+    keys = ["water", "sex", "age"]
+    r = sdccore.protect(testdata, "fa", keys=keys, strata=["urbrur"], weights="sampling_weight", exclude=APART,
+                        rng=3, allow_unsafe="test: the keys only")
+    alone = sdccore.local_suppression(testdata, keys, 3, strata="urbrur")
+    assert r.data[keys].isna().equals(alone.suppressed) and alone.cells == 674
+    for _, g in r.data.groupby("urbrur"):
+        C, _ = key_codes(g, keys)
+        assert frequencies(C, np.ones(len(C)), strict=True)[0].min() >= 3
+    assert sum("key value(s) blanked" in n for n in r.notes) == 2
+    assert r.options["keys"] == keys and r.options["strata"] == ["urbrur"]
+
+
+def test_recoding_pram_and_suppression_in_one_release(testdata):
+    # age in 10-year bands (published), roof post-randomised, then 3-anonymity: the bands leave far fewer
+    # records to blank than the 674 of the exact ages
+    bands = sdccore.Recoding.bands([0, 10, 20, 30, 40, 50, 60, 70, 80, float("inf")], right=False)
+    r = sdccore.protect(testdata, "ipso", sensitive=["income"], keys=KEYS, recode={"age": bands}, pram=["roof"],
+                        household="ori_hid", weights="sampling_weight", exclude=APART, rng=12345)
+    recoded = sdccore.recode(testdata, {"age": bands})
+    alone = sdccore.local_suppression(recoded, KEYS, 3, household="ori_hid")
+    assert r.data[KEYS].isna().equals(alone.suppressed) and alone.cells == 47 < 674
+    C, _ = key_codes(r.data, KEYS)
+    assert frequencies(C, np.ones(len(C)), strict=True)[0].min() >= 3
+    assert set(r.data.age.dropna().astype(str)) == {"0-9", "10-19", "20-29", "30-39", "40-49", "50-59", "60-69",
+                                                    "70-79", "80+"}
+    # PRAM: roof changed for some records, its category counts kept in expectation (here within 4 sd)
+    changed = int((r.data.roof != testdata.roof).sum())
+    assert 100 < changed < 400
+    for cat, cnt in testdata.roof.value_counts().items():
+        assert abs(int((r.data.roof == cat).sum()) - cnt) < 4 * np.sqrt(changed) + 5, cat
+    # everything is in the recipe and rebuilt byte for byte (PRAM from the seed's own stream)
+    assert r.options["recode"]["age"]["breaks"][-1] == "inf" and r.options["pram"] == ["roof"]
+    recipe = sdccore.Recipe.from_json(r.recipe_json())
+    assert sdccore.make_release(testdata, recipe).csv() == sdccore.make_release(testdata, recipe).csv()
+    assert any(n.startswith("age recoded: age in bands of 10") for n in r.notes)
+    # the intruder matches on the published bands (it knows the recoding): the key match is measured
+    I = r.risk.intruders
+    assert ((I.intruder == "key_match") & (I.band == "all")).sum() == 1
+
+
+def test_recode_and_pram_are_checked(testdata):
+    with pytest.raises(ValueError, match="recode names roof, which is not among the keys"):
+        sdccore.protect(testdata, "ipso", sensitive=["income"], keys=KEYS, recode={"roof": {"kind": "merge",
+                        "mapping": [[1, 2]]}}, exclude=APART, rng=1)
+    with pytest.raises(ValueError, match="pram and sensitive share income"):
+        sdccore.protect(testdata, "ipso", sensitive=["income"], pram=["income"], exclude=APART, rng=1)
+    with pytest.raises(ValueError, match="option 'recode' does not apply here"):
+        sdccore.protect(testdata, "ipso", sensitive=["income"], recode={"age": {"kind": "top", "value": 80}},
+                        exclude=APART, rng=1)
+    with pytest.raises(TypeError, match="recode must be a dict"):
+        sdccore.protect(testdata, "ipso", sensitive=["income"], keys=KEYS, recode=["age"], exclude=APART, rng=1)
+
+
+def test_new_household_ids_keep_the_households_together(testdata):
+    r = sdccore.protect(testdata, "ipso", sensitive=["income"], keys=KEYS, household="ori_hid",
+                        household_ids="new", weights="sampling_weight", exclude=APART, rng=12345)
+    old, new = testdata.ori_hid, r.data.ori_hid
+    pairs = pd.DataFrame({"old": old, "new": new}).drop_duplicates()
+    h = old.nunique()
+    assert len(pairs) == h == new.nunique() and sorted(new.unique()) == list(range(1, h + 1))  # one-to-one
+    assert (pairs.old != pairs.new).mean() > 0.9  # the numbering links to nothing
+    kept = sdccore.protect(testdata, "ipso", sensitive=["income"], keys=KEYS, household="ori_hid",
+                           weights="sampling_weight", exclude=APART, rng=12345)
+    assert kept.data.ori_hid.equals(old) and kept.options["household_ids"] == "kept"
+    assert r.data.drop(columns="ori_hid").equals(kept.data.drop(columns="ori_hid"))  # nothing else moves
+    recipe = sdccore.Recipe.from_json(r.recipe_json())
+    assert sdccore.make_release(testdata, recipe).data.ori_hid.equals(new)
+    with pytest.raises(ValueError, match="household_ids"):
+        sdccore.protect(testdata, "ipso", sensitive=["income"], keys=KEYS, household_ids="new", exclude=APART, rng=1)

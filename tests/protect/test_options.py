@@ -48,6 +48,9 @@ ENABLE = {
     # k-anonymity applies with key variables (issue 40), for every method
     **{(m, "k_anonymity"): {"keys": [COLUMNS[-1]]} for m in METHODS},
     **{(m, "household"): {"keys": [COLUMNS[-1]]} for m in METHODS},
+    **{(m, "recode"): {"keys": [COLUMNS[-1]]} for m in METHODS},
+    **{(m, "household_ids"): {"keys": [COLUMNS[-1]], "household": COLUMNS[-2]} for m in METHODS},
+    **{(m, o): {"pram": [COLUMNS[-1]]} for m in METHODS for o in ("pram_pd", "pram_alpha")},
 }
 # the enabling options that need sensitive variables
 NEEDS_SENSITIVE = {"factors": "auto", "components": "auto"}
@@ -79,6 +82,9 @@ def _invalid(opt):
         out += [(5, TypeError), (["a"], TypeError), ("no_such_column", ValueError)]
     elif opt.kind == "transform":
         out += [("bogus", ValueError), (5, TypeError), ([None], TypeError), (["no_such_column"], ValueError)]
+    elif opt.kind == "recodings":
+        out += [("x", TypeError), ({5: {}}, TypeError), ({"e": 5}, ValueError), ({"e": {"kind": "bogus"}}, ValueError),
+                ({"e": {"kind": "bands", "breaks": [3, 1]}}, ValueError)]
     elif opt.kind == "floors":
         out += [("x", TypeError), ({"no_such_floor": 1}, ValueError), ({"max_abs_cor": 2}, ValueError),
                 ({"max_abs_cor": math.nan}, ValueError), ({"top_records": 2.5}, ValueError),

@@ -96,7 +96,7 @@ def test_where_an_intruder_applies(registered, tarragona):
     wild = TENFOLD.guess
     registered(sdccore.IntruderInfo("swapper", "the swap intruder", wild, methods=("rankswap",)))
     registered(sdccore.IntruderInfo("gen", "the general intruder", wild, selective=False))
-    assert sdccore.intruders(selective=True, method="ipso")[-1] == "release_fit"
+    assert sdccore.intruders(selective=True, method="ipso")[-1] == "key_match"
     assert sdccore.intruders(selective=True, method="rankswap")[-1] == "swapper"
     assert sdccore.intruders(selective=False, method="fa")[-1] == "gen"
     sel = sdccore.protect(tarragona, "ipso", sensitive=["SALES"], rng=2).risk.intruders
