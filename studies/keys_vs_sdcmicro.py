@@ -48,7 +48,7 @@ d <- read.csv(args[1])
 keys <- strsplit(args[2], ",")[[1]]
 k <- as.integer(args[3])
 imp <- if (args[5] == "none") NULL else as.integer(strsplit(args[5], ",")[[1]])
-for (v in keys) d[[v]] <- as.factor(d[[v]])
+for (v in keys) if (!(args[4] == "bands" && v == "age")) d[[v]] <- as.factor(d[[v]])  # age banded below
 sdc <- createSdcObj(d, keyVars = keys, w = "sampling_weight", hhId = "ori_hid")
 if (args[4] == "bands") sdc <- globalRecode(sdc, column = "age", breaks = c(-1, 9, 19, 29, 39, 49, 59, 69, 79, Inf))
 r <- sdc@risk

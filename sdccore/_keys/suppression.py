@@ -113,7 +113,7 @@ def _subset_counts(C, cols):
     return np.bincount(ids[full], minlength=int(ids.max()) + 1 if len(ids) else 0)[ids]
 
 
-def _blanks(C, pos, k):
+def _blanks(C, pos, k, avoid=()):
     """The mask of blanks (module docstring), in rounds: each record below k, rarest first,
     gets the blank(s) that lift it to k by the counts at the round's start (one blank: the least
     important key that does; else blanks in that order until it is lifted); the next round
@@ -135,7 +135,7 @@ def _blanks(C, pos, k):
         for i in np.lexsort((np.arange(len(C)), fk)):  # rarest first
             if fk[i] >= k:
                 break
-            pick = _fewest(C[i], pos, lambda row: company(i, row) >= k)
+            pick = _fewest(C[i], pos, lambda row: company(i, row) >= k, avoid)
             for j in (pick if pick is not None else pos):
                 if C[i, j] < 0:
                     continue
@@ -149,35 +149,47 @@ def _blanks(C, pos, k):
 SEARCH = 3  # blanks a record's set is searched up to (then the keys in order, least important first)
 
 
-def _fewest(row, pos, lifts):
+def _fewest(row, pos, lifts, avoid=()):
     """The keys of a record to blank so that it is lifted to k (``lifts``): among the sets of
     up to SEARCH of its shown keys, those that spare the more important keys first (the set
     whose most important member is least important), then the fewest, then the least important
-    (``pos`` is least important first); None when no such set does."""
-    shown = [j for j in pos if row[j] >= 0]
-    for t in range(len(shown)):  # sets whose most important key is shown[t]
-        for m in range(1, min(SEARCH, t + 1) + 1):
-            for rest in combinations(shown[:t], m - 1):
-                combo = list(rest) + [shown[t]]
-                r = row.copy()
-                r[combo] = -1
-                if lifts(r):
-                    return combo
+    (``pos`` is least important first); first without the keys in ``avoid`` (household
+    variables: a blank there is a blank for every member), then with them; None when no such
+    set does."""
+    for allowed in ([j for j in pos if j not in set(avoid)], pos) if avoid else (pos,):
+        shown = [j for j in allowed if row[j] >= 0]
+        for t in range(len(shown)):  # sets whose most important key is shown[t]
+            for m in range(1, min(SEARCH, t + 1) + 1):
+                for rest in combinations(shown[:t], m - 1):
+                    combo = list(rest) + [shown[t]]
+                    r = row.copy()
+                    r[combo] = -1
+                    if lifts(r):
+                        return combo
     return None
+
+
+def _households(data, household):
+    """A household number per record (a record with a missing id is a household of its own)."""
+    return pd.Series(pd.factorize(data[household].astype(object).where(data[household].notna(),
+                                                                         pd.Series(range(len(data)), index=data.index)
+                                                                         .map(lambda i: f"\0{i}")))[0])
+
+
+def _household_keys(data, keys, household):
+    """The keys that are household variables: one value in every household (the water source,
+    the region)."""
+    hh = _households(data, household).to_numpy()
+    return [c for c in keys if (pd.Series(pd.factorize(data[c])[0]).groupby(hh).nunique() <= 1).all()]
 
 
 def _household_blanks(data, keys, blank, household):
     """A key that every household shows one value of (a household variable: the water source,
     the region) blanked for one member is blanked for every member: the others would show it."""
-    hh = pd.Series(pd.factorize(data[household].astype(object).where(data[household].notna(),
-                                                                       pd.Series(range(len(data)), index=data.index)
-                                                                       .map(lambda i: f"\0{i}")))[0])
+    hh = _households(data, household).to_numpy()
     for a, c in enumerate(keys):
-        if not blank[:, a].any():
-            continue
-        per = pd.Series(pd.factorize(data[c])[0]).groupby(hh.to_numpy()).nunique()
-        if (per <= 1).all():  # a household variable
-            hit = np.isin(hh.to_numpy(), hh.to_numpy()[blank[:, a]])
+        if blank[:, a].any() and c in _household_keys(data, [c], household):
+            hit = np.isin(hh, hh[blank[:, a]])
             blank[:, a] |= hit & data[c].notna().to_numpy()
     return blank
 
@@ -223,10 +235,12 @@ def local_suppression(data, keys, k=3, *, importance=None, household=None, strat
         return _by_stratum(data, keys, k, importance, household, strata, order)
     C, _ = key_codes(data, keys)
     pos = [keys.index(c) for c in order]
+    # a household variable's blank is one for every member: blanked only where no other set lifts a record
+    avoid = [keys.index(c) for c in _household_keys(data, keys, household)] if household is not None else []
     blank = np.zeros(C.shape, dtype=bool)
     for _ in range(ROUNDS):  # a household's blanks take its members out of others' company: again until none
         W = np.where(blank, -1, C)
-        blank |= _blanks(W, pos, k)
+        blank |= _blanks(W, pos, k, avoid)
         if household is None:
             break
         blank = _household_blanks(data, keys, blank, household)
