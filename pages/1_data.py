@@ -105,13 +105,22 @@ def keys_section(df):
                       help="Persons of one household share it: a household is recognised if any member is.")
     k = c3.number_input("k", 2, 50, choice["k"], key="keys_k",
                         help="k-anonymity: every combination of key values shared by at least k records.")
+    ids = choice["household_ids"]
+    if hh:
+        labels = {"drop": "not released (safe)", "new": "new random numbers", "kept": "kept as they are"}
+        ids = st.radio("Household ids in the release", list(labels), index=list(labels).index(ids), horizontal=True,
+                       key="household_ids_choice", format_func=labels.get,
+                       help="Released ids show each household's make-up (its size and its members' keys), which "
+                            "few households share: anyone who knows who lives there finds them. With new or kept "
+                            "ids the household size counts as a key, and a release in which some household's "
+                            "make-up is unique breaks a floor.")
     recode = recodings(keys, session.design().get("weights"), k, choice["recode"])
-    session.set_key_choice(keys, hh, k, recode)
+    session.set_key_choice(keys, hh, k, recode, ids)
     if not keys:
         st.caption("No key variables chosen: choose the categories an intruder could know to see who stands out.")
         return
     w = session.design().get("weights")
-    r, blanks = compute.key_view(keys, w, hh, k, recode)
+    r, blanks = compute.key_view(keys, w, hh, k, recode, ids)
     m = st.columns(4)
     m[0].metric("Unique records", f"{r.sample_uniques:,}", help="No other record shares their key values.")
     m[1].metric(f"Fewer than {r.k} alike", f"{r.below_k:,}", help=f"Records that break {r.k}-anonymity.")
@@ -121,6 +130,9 @@ def keys_section(df):
     if r.household is not None:
         m[3].metric("Household risk (persons)", f"{r.household_expected:.1f}",
                     help="Expected re-identified persons when a household falls with any member.")
+        if r.household_uniques:
+            st.caption(f"{r.household_uniques:,} persons live in a household whose make-up (size and every member's "
+                       f"key values) no other household shares: releasing the household ids would single them out.")
     st.markdown(r.summary().replace("\n", "  \n"))
     if r.below_k:
         cells = sum(blanks.values())
@@ -165,7 +177,11 @@ def recodings(keys, weights, k, chosen):
 def problems_section():
     probs = compute.problems()
     st.subheader("Checks")
-    if not probs:
+    open_decision = (session.passthrough_text() or session.unresolved_identifiers()) \
+        and not session.passthrough_confirmed()
+    if not probs and open_decision:  # never a green all-clear under an open decision (issue 41)
+        st.info("The columns to protect have no problems; the decision about the columns above is still open.")
+    elif not probs:
         st.success("No problems found in the columns to protect.")
     for i, p in enumerate(probs):
         (st.error if p.blocking else st.info)(f"{p.message}. **Fix:** {p.fix}.")

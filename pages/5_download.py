@@ -11,39 +11,42 @@ st.title("Download")
 
 def _choice():
     label, cfg = release.release_choice()
+    if cfg is not None:
+        return label, cfg
     c = runs.comparison()
-    if cfg is None and c is not None:
+    if c is not None:
         # the comparison decides: its suggestion with the method's current settings, or why none
         best, why = c["result"].suggest(session.max_risk(), require=session.required_models(c["result"]))
         if best is None:
             st.error(f"No release: {why}.")
             return None, None
-        if common.method_of(best) is not None:
-            cfg = session.current_configs([common.method_of(best)])[best]
-        else:
-            cfg = c["configs"][best]
-        st.info(f"No configuration was picked on page 4, so the comparison's suggestion is used: {best}.")
-        return best, cfg
-    if cfg is None:
+        label, follow = best, common.method_of(best) is not None
+        cfg = session.current_configs([common.method_of(best)])[best] if follow else c["configs"][best]
+        what = f"the comparison's suggestion, {best}"
+    else:
         rec = compute.recommendation()
         if rec.method is None:
             st.error("No method meets the risk floors with its default settings on these data: " + rec.reasons[-1])
             return None, None
-        label = f"{rec.label} (recommended, as configured)"
-        cfg = session.config(rec.method)
-        st.info("No configuration was picked on page 4, so the recommended method is used as configured on page 3.")
-    return label, cfg
+        label, cfg, follow = rec.label, session.config(rec.method), True
+        what = f"the recommended method, {rec.label}, as configured on page 3"
+    # nothing is protected (nor added to the history) until the custodian asks for it
+    st.info(f"No release was picked on page 4. Prepare {what}?")
+    if st.button(f"Prepare the release: {label}", key="prepare_release", type="primary"):
+        release.choose_release(label, cfg, follow=follow)
+        st.rerun()
+    return None, None
 
 
 def body():
     if not compute.ready():
         return
-    label, cfg = _choice()
-    if cfg is None:
-        return
     blockers = session.release_blockers()
     for b in blockers:
         st.error(f"Download blocked: {b}.")
+    label, cfg = _choice()
+    if cfg is None:
+        return
     res, ev, refused = release.release(cfg)
     if refused is not None:
         _refused(refused, label)

@@ -20,10 +20,12 @@ import tempfile
 import time
 from pathlib import Path
 
+import numpy as np
 import pandas as pd
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 import sdccore  # noqa: E402
+from sdccore._keys.frequencies import compatible_counts, frequencies, joint_codes  # noqa: E402
 
 OUT = Path(__file__).resolve().parent / "output"
 KEYS = ["urbrur", "water", "sex", "age"]
@@ -57,9 +59,18 @@ for (i in 1:3) {
   t0 <- proc.time(); s <- kAnon(sdc, k = k, importance = imp); t1 <- proc.time()
   best <- min(best, (t1 - t0)[1] + (t1 - t0)[2])
 }
+write.csv(extractManipData(s), args[6], row.names = FALSE)
 cat(sum(r$individual[, "fk"] == 1), sum(r$individual[, "fk"] < k), sprintf("%.10f", sum(r$individual[, "risk"])),
     sprintf("%.10f", r$global$hier_risk_ER), sum(s@localSuppression$totalSupps), best, "\n")
 """
+
+
+def left(truth, released, keys, k):
+    """(records whose own released key values fewer than k records show, persons whose true keys
+    fewer than k released records agree with), a blank agreeing with every value."""
+    T, R = joint_codes(truth, released, keys)
+    own = frequencies(R, np.ones(len(R)), strict=True)[0]
+    return int((own < k).sum()), int((compatible_counts(T, R) < k).sum())
 
 
 def ours(d, keys, k, bands, importance):
@@ -73,7 +84,7 @@ def ours(d, keys, k, bands, importance):
         best = min(best, time.process_time() - t0)
     assert sdccore.key_risk(s.data, keys, k=k).below_k == 0
     return (r.sample_uniques, r.below_k, r.expected_reidentifications, r.household_expected, s.cells, best,
-            s.per_key)
+            s.per_key, left(d, s.data, keys, k))
 
 
 def theirs(d, keys, k, bands, importance, path):
@@ -82,13 +93,18 @@ def theirs(d, keys, k, bands, importance, path):
     imp = "none" if importance is None else ",".join(str(1 + importance.index(c)) for c in keys)
     with tempfile.NamedTemporaryFile("w", suffix=".R", delete=False) as f:
         f.write(R_SCRIPT)
-    run = subprocess.run(["Rscript", f.name, str(path), ",".join(keys), str(k), "bands" if bands else "exact", imp],
-                         capture_output=True, text=True, timeout=1800)
+    out = Path(path).with_name("sdcmicro_out.csv")
+    run = subprocess.run(["Rscript", f.name, str(path), ",".join(keys), str(k), "bands" if bands else "exact", imp,
+                          str(out)], capture_output=True, text=True, timeout=1800)
     if run.returncode != 0:
         print(f"sdcMicro failed: {run.stderr.strip()[-300:]}", file=sys.stderr)
         return None
     u, b, s, h, c, t = run.stdout.split()
-    return int(u), int(b), float(s), float(h), int(c), float(t)
+    truth = sdccore.recode(d, {"age": sdccore.Recoding.bands(TENS, right=False)}) if bands else d
+    rel = pd.read_csv(out)
+    if bands:  # sdcMicro's bands as labels: the same groups, coded apart
+        rel["age"] = truth["age"].astype(object).where(rel["age"].notna(), None)
+    return int(u), int(b), float(s), float(h), int(c), float(t), left(truth, rel, keys, k)
 
 
 def main():
@@ -112,12 +128,17 @@ def main():
                             "sdcmicro": src})
             rows.append(row)
             per = ", ".join(f"{c} {v}" for c, v in a[6].items() if v)
+            row.update(own_left=a[7][0], target_left=a[7][1])
             line = (f"{name}: uniques {a[0]}, below k {a[1]}, risk sum {a[2]:.6f}, household {a[3]:.6f}; "
-                    f"suppression {a[4]} cells ({per}) in {a[5]:.3f} CPU-s")
+                    f"suppression {a[4]} cells ({per}) in {a[5]:.3f} CPU-s, leaving {a[7][0]} records whose own "
+                    f"values and {a[7][1]} persons whose true keys fewer than k records show")
             if b is not None:
                 line += (f" | sdcMicro ({src}): uniques {b[0]}, below k {b[1]}, risk sum {b[2]:.6f}"
                          + (f", household {b[3]:.6f}" if b[3] is not None else "")
-                         + f"; kAnon {b[4]} cells in {b[5]:.3f} CPU-s")
+                         + f"; kAnon {b[4]} cells in {b[5]:.3f} CPU-s"
+                         + (f", leaving {b[6][0]} and {b[6][1]}" if len(b) > 6 else ""))
+                if len(b) > 6:
+                    row.update(sdcmicro_own_left=b[6][0], sdcmicro_target_left=b[6][1])
             print(line, flush=True)
             lines.append(line)
     pd.DataFrame(rows).to_csv(OUT / "keys_vs_sdcmicro.csv", index=False)

@@ -125,18 +125,20 @@ def key_risk(keys, weights, household, k):
     return cached(_key_risk_call, data()[cols], list(keys), weights, household, int(k))
 
 
-def _key_view_call(df, keys, weights, household, k, recode):
+def _key_view_call(df, keys, weights, household, k, recode, size):
     rules = {c: sdccore.Recoding.from_dict(r) for c, r in recode.items()}
     d = sdccore.recode(df, rules) if rules else df
-    sup = sdccore.local_suppression(d, keys, k, household=household)
+    sup = sdccore.local_suppression(d, keys, k, household=household, household_size=size)
     return sdccore.key_risk(d, keys, weights=weights, household=household, k=k), sup.per_key
 
 
-def key_view(keys, weights, household, k, recode):
+def key_view(keys, weights, household, k, recode, household_ids="drop"):
     """(identity risk after the chosen recodings, values the release blanks per key): the Data
-    page's keys as the release will treat them (cached)."""
+    page's keys as the release will treat them (with released household ids the household size
+    is a key too; cached)."""
     cols = list(dict.fromkeys(list(keys) + [c for c in (weights, household) if c]))
-    return cached(_key_view_call, data()[cols], list(keys), weights, household, int(k), dict(recode or {}))
+    return cached(_key_view_call, data()[cols], list(keys), weights, household, int(k), dict(recode or {}),
+                  bool(household) and household_ids != "drop")
 
 
 def _suggest_call(df, keys, k, weights):

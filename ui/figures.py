@@ -8,6 +8,7 @@ import plotly.graph_objects as go
 import plotly.io as pio
 from plotly.subplots import make_subplots
 
+import sdccore
 from ui.common import SCORE_NAMES  # {score: label}, live from sdccore's analyses' registry
 
 # A template passed per figure is deep-copied and validated every time (25 ms a figure);
@@ -301,7 +302,18 @@ def risk_table(variables: pd.DataFrame) -> pd.DataFrame:
         if c in t:
             t[c] = t[c].astype(float).map(lambda v: "" if v != v else f"{v:.3f}")
     t["ok"] = t["ok"].map({True: "yes", False: "NO"}) if t["ok"].dtype == bool else t["ok"]
+    for c in ("intruder", "intruders"):  # the intruders' headings, not their internal names
+        if c in t:
+            t[c] = t[c].map(lambda v: ", ".join(intruder_heading(n.strip()) for n in str(v).split(",") if n.strip()))
     return t.rename(columns=risk_columns())
+
+
+def intruder_heading(name) -> str:
+    """An intruder's heading in words (its name when it is no longer registered)."""
+    try:
+        return sdccore.intruder_info(name).heading
+    except ValueError:
+        return str(name)
 
 
 def analyses_table(checks) -> pd.DataFrame:

@@ -67,9 +67,49 @@ def _risk_html(risk, internal, unsafe_reason):
             + _table(figures.intruder_table(risk.intruders))
             # the bands' limits are original values (the largest record's exact value among them):
             # internal only
-            + _table((risk.bands if internal else risk.bands.drop(columns=["lo", "hi"]))
-                     .set_index(["variable", "band"]))
+            + _table(_band_table(risk.bands, internal))
             + "".join(f"<p>{esc(v)}</p>" for v in risk.violations))
+
+
+BAND_HEADINGS = {"variable": "Variable", "band": "Size band", "lo": "Smallest value", "hi": "Largest value",
+                 "records": "Records", "close_own": "Own record (beyond prior)",
+                 "close_reconstructed": "Reconstructed (beyond prior)", "prior": "Prior alone",
+                 "intruder": "Strongest intruder", "with_release": "With the release",
+                 "beyond_prior": "Added by the release", "median_rel_error": "Median change (relative)",
+                 "ok": "Meets the floor", "reported_only": "Measured, not held to the floors"}
+
+
+def _band_table(bands, internal):
+    """The size bands' figures with plain headings (the bands' limits are original values, the
+    largest record's exact value among them: internal reports only)."""
+    b = bands if internal else bands.drop(columns=["lo", "hi"])
+    b = b.assign(ok=b.ok.map({True: "yes", False: "NO"})) if "ok" in b else b
+    if "intruder" in b:
+        b = b.assign(intruder=b.intruder.map(figures.intruder_heading))
+    return b.rename(columns=BAND_HEADINGS).set_index(["Variable", "Size band"])
+
+
+def option_rows(method, options):
+    """The release's settings as (label, value in words) pairs: the option schema's labels, lists
+    joined, the floors and recodings in words, never a Python repr."""
+    labels = {o.name: o.label for o in sdccore.option_schema(method)} if method in sdccore.methods() else {}
+    labels.update(method="Method", seed="Seed", sensitive="Sensitive variables")
+    rows = []
+    for k, v in sorted(options.items()):
+        if k == "floors" and isinstance(v, dict):
+            words = "; ".join(f"{f.replace('_', ' ')} {w}" for f, w in v.items())
+        elif k == "recode" and isinstance(v, dict):
+            words = "; ".join(sdccore.Recoding.from_dict(r).describe() for r in v.values())
+        elif isinstance(v, (list, tuple)):
+            words = ", ".join(map(str, v)) if v else "none"
+        elif isinstance(v, dict):
+            words = "; ".join(f"{a}: {b}" for a, b in v.items()) or "none"
+        elif v is None:
+            words = "none"
+        else:
+            words = str(v)
+        rows.append((labels.get(k, k.replace("_", " ")), words))
+    return rows
 
 
 def _dependencies_html(dependencies):
@@ -105,7 +145,12 @@ def _validity_html(evaluation):
               "2006, R&sup2; kept), its correlations and its distribution (Wasserstein distance in sds); "
               "the release's analysis validity is its worst variable's.</p>"
             + _table(vt[["overlap", "r2_kept", "cor_kept", "marginal_kept", "validity", "r2_original",
-                         "r2_protected"]]))
+                         "r2_protected"]].rename(columns=VALIDITY_HEADINGS)))
+
+
+VALIDITY_HEADINGS = {"overlap": "Interval overlap", "r2_kept": "R² kept", "cor_kept": "Correlations kept",
+                     "marginal_kept": "Distribution kept", "validity": "Validity (worst)",
+                     "r2_original": "R² original", "r2_protected": "R² release"}
 
 
 def _analyses_html(checks):
@@ -211,7 +256,7 @@ table.t{{border-collapse:collapse}} table.t td,table.t th{{padding:4px 10px;bord
 <h2>Data</h2><p>{esc(str(data_name))}: {shape[0]:,} records x {shape[1]} columns.</p>
 <table class="t"><tr><th>column</th><th>role</th></tr>{role_rows}</table>
 <h2>Method</h2><p><b>{esc(str(label))}</b></p>
-<table class="t">{''.join(f'<tr><td>{esc(str(k))}</td><td>{esc(str(v))}</td></tr>' for k, v in sorted(opts.items()))}</table>
+<table class="t">{''.join(f'<tr><td>{esc(k)}</td><td>{esc(v)}</td></tr>' for k, v in option_rows(opts.get("method"), opts))}</table>
 {'<h3>Exact linear combinations rebuilt from protected columns</h3><ul>' + dep + '</ul>' if dep else ''}
 {'<h3>Notes</h3><ul>' + note_html + '</ul>' if note_html else ''}
 {risk_html}

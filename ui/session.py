@@ -235,13 +235,13 @@ def with_floors(config: dict) -> dict:
         cfg["weights"] = d["weights"]
     kc = key_choice()
     if kc["keys"]:  # the Data page's key variables: every release made k-anonymous on them
-        cfg.update(keys=list(kc["keys"]), k_anonymity=kc["k"], **({"household": kc["household"]} if kc["household"]
-                                                                    else {}), **({"recode": kc["recode"]} if
-                                                                                 kc["recode"] else {}))
+        cfg.update(keys=list(kc["keys"]), k_anonymity=kc["k"],
+                   **({"household": kc["household"], "household_ids": kc["household_ids"]} if kc["household"] else {}),
+                   **({"recode": kc["recode"]} if kc["recode"] else {}))
     return cfg
 
 
-KEY_OPTIONS = ("keys", "k_anonymity", "household", "recode")  # what a release does to the keys (not a decomposition's)
+KEY_OPTIONS = ("keys", "k_anonymity", "household", "household_ids", "recode")  # what a release does to the keys (not a decomposition's)
 
 
 def design() -> dict:
@@ -316,13 +316,15 @@ def key_choice() -> dict:
     got = st.session_state.get("key_choice") or {**st.session_state.get("key_suggestion", {}), "k": 3}
     keys = [c for c in got.get("keys", []) if c in cols]
     return {"keys": keys, "household": got.get("household") if got.get("household") in cols else None,
-            "k": int(got.get("k", 3)), "recode": {c: r for c, r in (got.get("recode") or {}).items() if c in keys}}
+            "k": int(got.get("k", 3)), "recode": {c: r for c, r in (got.get("recode") or {}).items() if c in keys},
+            "household_ids": got.get("household_ids", "drop")}
 
 
-def set_key_choice(keys, household, k, recode=None):
-    """Keep the Data page's keys, household id, k and recodings ({key: Recoding dict})."""
+def set_key_choice(keys, household, k, recode=None, household_ids="drop"):
+    """Keep the Data page's keys, household id, k, recodings ({key: Recoding dict}) and what the
+    release does with the household ids (drop, new, kept)."""
     st.session_state["key_choice"] = {"keys": list(keys), "household": household, "k": int(k),
-                                      "recode": dict(recode or {})}
+                                      "recode": dict(recode or {}), "household_ids": household_ids}
 
 
 def required() -> tuple:

@@ -92,3 +92,27 @@ def frequencies(C, w, strict=False):
             fk[ra] += cnt[ia]
             Fk[ra] += wsum[ia]
     return fk, Fk
+
+
+def compatible_counts(T, R):
+    """For each record, the released records compatible with its TRUE key values: those whose
+    released value of every key is that true value or a blank (-1), itself included (``T``:
+    records x keys of true codes, a value missing in the original matching every value as the
+    intruder does not know it either; ``R``: the released codes, rows aligned).  What an
+    intruder who knows a person's keys sees: the candidates it cannot tell apart.  One group-by
+    per pair of blank patterns (release) and missing patterns (truth)."""
+    n = len(T)
+    out = np.zeros(n, dtype=np.int64)
+    if n == 0:
+        return out
+    rb, tb = R < 0, T < 0
+    rpat, tpat = _group_ids(rb.astype(np.int64)), _group_ids(tb.astype(np.int64))
+    for p in np.unique(rpat):
+        rows = np.flatnonzero(rpat == p)
+        for q in np.unique(tpat):
+            targets = np.flatnonzero(tpat == q)
+            cols = np.flatnonzero(~rb[rows[0]] & ~tb[targets[0]])
+            ids = _group_ids(np.vstack([R[rows][:, cols], T[targets][:, cols]]))
+            cnt = np.bincount(ids[:len(rows)], minlength=int(ids.max()) + 1)
+            out[targets] += cnt[ids[len(rows):]]
+    return out

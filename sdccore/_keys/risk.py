@@ -87,6 +87,12 @@ class KeyRisk:
         return float(self.records.household_risk.sum()) if "household_risk" in self.records else None
 
     @property
+    def household_uniques(self) -> int | None:
+        """Persons whose household's make-up (size and every member's keys) no other household
+        shares (None without a household column)."""
+        return int(self.records.household_unique.sum()) if "household_unique" in self.records else None
+
+    @property
     def household_global(self) -> float | None:
         return float(self.records.household_risk.mean()) if "household_risk" in self.records else None
 
@@ -108,7 +114,9 @@ class KeyRisk:
                  + (" (no sampling weights: a record's risk is 1 / fk)" if self.unweighted else "") + "."]
         if self.household is not None:
             lines.append(f"Households ({self.household}): a household falls if any member does; expected "
-                         f"re-identified persons {self.household_expected:.2f} ({100 * self.household_global:.2f} %).")
+                         f"re-identified persons {self.household_expected:.2f} ({100 * self.household_global:.2f} %); "
+                         f"{self.household_uniques:,} persons live in a household whose make-up (size and every "
+                         f"member's keys) no other household shares.")
         return "\n".join(lines)
 
     def __repr__(self):
@@ -126,6 +134,24 @@ def individual_risk(fk, Fk):
     q = p / (1.0 - p)
     r = np.where(fk > 2, p / (fk - (1.0 - p)), np.where(fk == 2, q - q * q * np.log(1.0 / p), q * np.log(1.0 / p)))
     return np.where(flat, 1.0 / fk, r), bool(flat.any())
+
+
+def household_unique(C, hh):
+    """Per record: whether its household's make-up (its size and the key values of every member,
+    a blank as a value of its own) is shared by no other household.  Released household ids
+    show the make-up: anyone who knows who lives in a household (a neighbour: their sexes and
+    ages) finds it, whatever each member's own k-anonymity."""
+    if len(C) == 0:
+        return np.zeros(0, dtype=bool)
+    order = np.lexsort(tuple(C[:, j] for j in reversed(range(C.shape[1]))) + (hh,))
+    rows = [tuple(r) for r in C[order].tolist()]
+    members = {}
+    for h, r in zip(hh[order].tolist(), rows):
+        members.setdefault(h, []).append(r)
+    make_up = {h: tuple(m) for h, m in members.items()}  # members sorted by their keys: a multiset
+    count = pd.Series(list(make_up.values())).value_counts()
+    unique_h = {h for h, m in make_up.items() if count[m] == 1}
+    return np.array([h in unique_h for h in hh.tolist()])
 
 
 def key_risk(data, keys, *, weights=None, household=None, k=3) -> KeyRisk:
@@ -191,4 +217,5 @@ def key_risk(data, keys, *, weights=None, household=None, k=3) -> KeyRisk:
         surv = np.ones(codes.max() + 1 if n else 0)
         np.multiply.at(surv, codes, 1.0 - risk)
         rec["household_risk"] = 1.0 - surv[codes]
+        rec["household_unique"] = household_unique(C, codes)
     return KeyRisk(keys=tuple(keys), k=int(k), records=rec, weights=weights, household=household, unweighted=flat)

@@ -13,10 +13,17 @@ blanks are made for rare records) picks the 87-year-old.  So a record here count
 records that show its own values (sdcMicro's alpha = 0; its own blanks match everything):
 every record at risk is given a blank of its own, in the least important key that lifts it
 to k alone, else the set of up to three keys that spares the more important ones (then the
-fewest), else blanks least important first until it is lifted, until none is left (a blank can take a record out of another
-rare record's company, hence rounds).  That needs one blank per record at risk at least: 674
-on the tutorial file, as sdcMicro's ``kAnon`` (which blanks them key by key, 667 ages and 7
-water codes).
+fewest), else blanks least important first until it is lifted, until none is left (a blank
+can take a record out of another rare record's company, hence rounds).  That needs one blank
+per record at risk at least: 674 on the tutorial file, as sdcMicro's ``kAnon`` (which blanks
+them key by key, 667 ages and 7 water codes).
+
+And from the target's side (``_compatible_repair``): an intruder who knows a person's true keys
+keeps the released records that agree with them, a blank agreeing with every value; a rare
+person blanked alone can still be the only such record (sdcMicro's tutorial release leaves one:
+the only record with its sex blanked).  So every person's true keys must meet k released
+records too: the records nearest to them (differing in the least important keys) get those
+keys blanked until they do; 676 blanks on the tutorial file.
 
 The importance order: given (most important first), else the keys with the most distinct
 values are blanked first (age before sex), as sdcMicro's default does."""
@@ -30,7 +37,7 @@ import numpy as np
 import pandas as pd
 
 from .._core.validation import check_dataframe, check_names
-from .frequencies import _group_ids, frequencies, key_codes
+from .frequencies import _group_ids, compatible_counts, frequencies, key_codes
 
 __all__ = ["Suppression", "local_suppression"]
 
@@ -146,6 +153,36 @@ def _blanks(C, pos, k, avoid=()):
     return blank
 
 
+def _compatible_repair(C, blank, pos, k, avoid=()):
+    """The intruder who knows a person's true keys (``C``) keeps the released records that
+    agree with them, a blank agreeing with every value (``compatible_counts``): a rare record
+    blanked alone is still the only candidate for its own true values.  So while a record has
+    fewer than k candidates, the records nearest to its true values (differing in the least
+    important keys, then in the fewest; household variables last) get those keys blanked until
+    k records are candidates; rarest first."""
+    n = len(C)
+    rank = np.empty(C.shape[1], dtype=np.int64)
+    rank[pos] = np.arange(len(pos))  # 0: the least important key
+    hh = np.zeros(C.shape[1], dtype=bool)
+    hh[list(avoid)] = True
+    W = np.where(blank, -1, C)
+    counts = compatible_counts(C, W)
+    for i in np.lexsort((np.arange(n), counts)):
+        if counts[i] >= k:
+            break
+        known = C[i] >= 0  # a key the original leaves missing matches every value
+        mism = (W >= 0) & (W != C[i]) & known
+        cand = int((~mism.any(axis=1)).sum())
+        if cand >= k:  # lifted by the blanks given to the records before it
+            continue
+        worst = np.where(mism, rank, -1).max(axis=1)
+        order = np.lexsort((np.arange(n), mism.sum(axis=1), worst, (mism & hh).any(axis=1)))
+        donors = order[mism[order].any(axis=1)][:k - cand]
+        blank[donors] |= mism[donors]
+        W[donors] = np.where(mism[donors], -1, W[donors])
+    return blank
+
+
 SEARCH = 3  # blanks a record's set is searched up to (then the keys in order, least important first)
 
 
@@ -194,7 +231,8 @@ def _household_blanks(data, keys, blank, household):
     return blank
 
 
-def local_suppression(data, keys, k=3, *, importance=None, household=None, strata=None) -> Suppression:
+def local_suppression(data, keys, k=3, *, importance=None, household=None, strata=None,
+                      household_size=False) -> Suppression:
     """Blank key values until every record shares its keys with at least k - 1 others.
 
     Parameters
@@ -214,6 +252,9 @@ def local_suppression(data, keys, k=3, *, importance=None, household=None, strat
         Columns whose groups (e.g. regions released as separate files, or protected on their
         own) are each made k-anonymous on their own: a record's look-alikes are counted within
         its group, which is what an intruder who knows the group sees.  Never blanked.
+    household_size : bool
+        With ``household``: the household's size counts as a key that is never blanked (released
+        household ids show it; sizes shared by fewer than k persons grouped with the next size).
 
     Returns
     -------
@@ -224,13 +265,15 @@ def local_suppression(data, keys, k=3, *, importance=None, household=None, strat
     >>> import sdccore
     >>> d = sdccore.load_dataset("testdata")
     >>> s = sdccore.local_suppression(d, ["urbrur", "water", "sex", "age"], k=3)
-    >>> s.cells, s.per_key["age"]  # sdcMicro's kAnon: 674 too, 667 of them ages
-    (674, 673)
+    >>> s.cells, s.per_key["age"]  # sdcMicro's kAnon: 674, 667 of them ages (one person left identifiable)
+    (676, 673)
     """
     data = check_dataframe(data)
     keys, order = _checked(data, keys, k, importance)
     if household is not None:
         (household,) = check_names([household], list(data.columns), "household", "the columns of data")
+    if household is not None and household_size:
+        return _with_household_size(data, keys, k, importance, household, strata, order)
     if strata is not None:
         return _by_stratum(data, keys, k, importance, household, strata, order)
     C, _ = key_codes(data, keys)
@@ -238,13 +281,15 @@ def local_suppression(data, keys, k=3, *, importance=None, household=None, strat
     # a household variable's blank is one for every member: blanked only where no other set lifts a record
     avoid = [keys.index(c) for c in _household_keys(data, keys, household)] if household is not None else []
     blank = np.zeros(C.shape, dtype=bool)
-    for _ in range(ROUNDS):  # a household's blanks take its members out of others' company: again until none
+    for _ in range(ROUNDS):  # each step can take records out of another's company: again until none
+        blank |= _blanks(np.where(blank, -1, C), pos, k, avoid)
+        if household is not None:
+            blank = _household_blanks(data, keys, blank, household)
+        blank = _compatible_repair(C, blank, pos, k, avoid)
+        if household is not None:
+            blank = _household_blanks(data, keys, blank, household)
         W = np.where(blank, -1, C)
-        blank |= _blanks(W, pos, k, avoid)
-        if household is None:
-            break
-        blank = _household_blanks(data, keys, blank, household)
-        if frequencies(np.where(blank, -1, C), np.ones(len(C)), strict=True)[0].min() >= k:
+        if frequencies(W, np.ones(len(C)), strict=True)[0].min() >= k and compatible_counts(C, W).min() >= k:
             break
     out = data.copy()
     for a, c in enumerate(keys):
@@ -285,3 +330,28 @@ def _by_stratum(data, keys, k, importance, household, strata, order):
                 out.iloc[ix, out.columns.get_loc(c)] = part.data[c].to_numpy()
         blank.iloc[ix] = part.suppressed.to_numpy()
     return Suppression(data=out, suppressed=blank, keys=tuple(keys), k=int(k), order=tuple(order))
+
+
+SIZE = "\0household size"  # the household size's column while it counts as a key
+
+
+def household_sizes(data, household, k):
+    """Each record's household size (a missing id: a household of one), sizes that fewer than
+    k persons share grouped with the next larger size (the largest with the next smaller)."""
+    ids = data[household]
+    size = ids.map(ids.value_counts()).where(ids.notna(), 1).astype(np.int64).to_numpy()
+    while True:
+        vals, counts = np.unique(size, return_counts=True)
+        small = np.flatnonzero(counts < k)
+        if not len(small) or len(vals) == 1:
+            return size
+        i = small[0]
+        size[size == vals[i]] = vals[i + 1] if i + 1 < len(vals) else vals[i - 1]
+
+
+def _with_household_size(data, keys, k, importance, household, strata, order):
+    """``local_suppression`` with the household size as a key that is never blanked (a stratum)."""
+    work = data.assign(**{SIZE: household_sizes(data, household, k)})
+    strata = [strata] if isinstance(strata, str) else list(strata or [])
+    s = _by_stratum(work, keys, k, importance, household, strata + [SIZE], order)
+    return Suppression(data=s.data.drop(columns=SIZE), suppressed=s.suppressed, keys=s.keys, k=s.k, order=s.order)

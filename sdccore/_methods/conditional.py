@@ -88,7 +88,7 @@ def _ipso(prep, Xk, o, gen):
                   spread={"guard": False, "spread": True, "ranks": "ranks"}[o["top_band"]], extra=extra)
     given = "the public ones" + (f" and the codes released unchanged ({codes.words(used)})" if used else "")
     return Xpk, [f"the sensitive variables' OLS on {given} is kept exactly (fit + residuals passed "
-                 f"between records of similar predicted size, in {o['classes']} classes)" + _missing_words(
+                 f"between records of similar predicted size, in {o['classes']} class{'' if o['classes'] == 1 else 'es'})" + _missing_words(
                      prep, o, rows, left, len(pub))] + (
         [f"not conditioned on {', '.join(left_out)}: too many levels for the records (at most one indicator per "
          f"{codes.RECORDS_PER_COLUMN} records); their domain means are close, not exact"] if left_out else [])

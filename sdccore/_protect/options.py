@@ -81,10 +81,13 @@ def _common(method):
                "The household id: released unchanged; a key that is one value per household (a household variable "
                "such as the water source) blanked for one member is blanked for every member, who would show it.",
                when="with key variables", applies=lambda o, ctx: o.get("keys") is not None),
-        Option("household_ids", method, "choice", "kept", "Household ids",
-               "kept: released as they are; new: each household given a new random number (1 to the number of "
-               "households, from the seed), so that the ids link to no other file; persons of a household still "
-               "share theirs.", choices=("kept", "new"), when="with a household id",
+        Option("household_ids", method, "choice", "drop", "Household ids",
+               "drop: no household link released (the column left empty): the safe default, since released ids "
+               "show each household's make-up (its size and its members' keys), which few households share; "
+               "new: each household given a new random number (shuffle the rows as make_release does, or their "
+               "order gives the old ids back); kept: as they are. With new or kept the household size counts as a "
+               "key of the suppression, and households whose make-up no other household shares break a floor.",
+               choices=("drop", "new", "kept"), when="with a household id",
                applies=lambda o, ctx: o.get("household") is not None),
         Option("recode", method, "recodings", OMIT, "Recodings of the keys",
                "A dict key variable -> its global recoding (sdccore.Recoding or its dict: age bands, merged rare "

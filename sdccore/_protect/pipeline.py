@@ -129,13 +129,42 @@ def _keys_step(original, out, o, seed):
     from .._keys.frequencies import joint_codes
     from .._keys.suppression import local_suppression
 
-    sup = local_suppression(out, o["keys"], o["k_anonymity"], household=o.get("household"))
+    hh = o.get("household")
+    linked = hh is not None and o.get("household_ids") != "drop"  # the release shows who lives together
+    sup = local_suppression(out, o["keys"], o["k_anonymity"], household=hh, household_size=linked)
     notes.append(sup.summary())
     out = sup.data
-    if o.get("household") and o.get("household_ids") == "new":
-        out = _new_household_ids(out, o["household"], seed)
-        notes.append(f"{o['household']}: each household given a new random number (its persons still share it)")
+    if hh is not None and o.get("household_ids") == "new":
+        out = _new_household_ids(out, hh, seed)
+        notes.append(f"{hh}: each household given a new random number (its persons still share it)")
+    elif hh is not None and not linked:
+        out = out.assign(**{hh: pd.Series(pd.NA, index=out.index, dtype=object)})
+        notes.append(f"{hh}: no household link released (the column is empty); the household variables were "
+                     f"blanked for whole households")
     return out, notes, joint_codes(view, sup.data, o["keys"])
+
+
+def _household_floor(risk, o, codes, data):
+    """With household ids released, a household whose make-up (its size and every member's keys as
+    released) no other household shares is found by anyone who knows who lives there: a floor,
+    named with the fix."""
+    hh = o.get("household")
+    if codes is None or hh is None or o.get("household_ids") == "drop":
+        return risk
+    from dataclasses import replace as _replace
+
+    from .._keys.risk import household_unique
+
+    ids = pd.factorize(data[hh].astype(object).where(data[hh].notna(), pd.Series(
+        [f"\0row{i}" for i in range(len(data))], index=data.index)))[0]
+    persons = int(household_unique(codes[1], ids).sum())
+    if not persons:
+        return risk
+    v = (f"{hh}: {persons:,} persons live in households whose make-up (size and every member's released "
+         f"{', '.join(o['keys'])}) no other household shares: anyone who knows who lives there finds them, "
+         f"whatever each person's k-anonymity (floor: none); fix: household_ids='drop' (no household link "
+         f"released), or coarser keys (recode)")
+    return _replace(risk, violations=tuple(risk.violations) + (v,), failing=tuple(risk.failing) + (hh,))
 
 
 def _new_household_ids(out, household, seed):
@@ -397,6 +426,7 @@ def _protect(data, method, sensitive, rng, options):
                         observed=observed, window=window(method, o) if window else None, method=method,
                         keys=key_codes)
     plaus = pl.report(prep.numeric, prep.X0, Xp, {prep.numeric[j] for j in prep.log_cols}, clipped, dec, o["bounds"])
+    risk = _household_floor(risk, o, key_codes, data)
     own = hook(method, "release_check")  # the method's own check of the finished release (its module)
     if own is not None:
         risk = own(method, o, prep, plaus, risk)

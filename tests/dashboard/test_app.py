@@ -539,6 +539,12 @@ def test_download_page_protects_its_configuration_once(app, monkeypatch):
     calls.clear()
     app.switch_page("pages/5_download.py").run()
     _ok(app)
+    # issue 41: nothing picked on page 4, so nothing is protected (nor added to the history) until asked
+    assert not calls and not app.get("download_button")
+    assert "history" not in app.session_state or not [e for e in app.session_state["history"] if e["kind"] == "release"]
+    assert any("No release was picked on page 4. Prepare the recommended method" in i.value for i in app.info)
+    app.button(key="prepare_release").click().run()
+    _ok(app)
     assert any(b.label == "Download the protected CSV" for b in app.get("download_button"))
     assert len(calls) == 1, f"protected {len(calls)} times"
 
@@ -597,6 +603,7 @@ def test_download_page_shows_what_analysts_keep(app, monkeypatch):
         fut.result(timeout=120)
     calls.clear()
     app.switch_page("pages/5_download.py").run()
+    app.button(key="prepare_release").click().run()
     _ok(app)
     table = next(d.value for d in app.dataframe if "Analysis" in d.value.columns).set_index("Analysis")
     assert table.loc["OLS regression", "Kept"] == "yes"
@@ -672,7 +679,7 @@ def test_recoding_the_keys_on_the_data_page_and_the_keys_of_the_release(no_prefe
     app.selectbox(key="sample_choice").set_value("testdata").run()
     app.multiselect(key="keys_select").set_value(["urbrur", "water", "sex", "age"]).run()
     _ok(app)
-    assert any("Every release blanks 675 key value(s) (sex 1, age 674)" in w.value for w in app.warning)
+    assert any("Every release blanks 677 key value(s) (sex 3, age 674)" in w.value for w in app.warning)
     table = next(d.value for d in app.dataframe if "suppressions needed after" in d.value.columns)
     assert len(table) == 5 and set(table.variable) == {"age", "water"}
     tens = next(o for o in app.multiselect(key="recode_select").options if "age in bands of 10" in o)
@@ -680,7 +687,7 @@ def test_recoding_the_keys_on_the_data_page_and_the_keys_of_the_release(no_prefe
     _ok(app)
     got = {m.label: m.value for m in app.metric}
     assert got["Unique records"] == "21" and got["Fewer than 3 alike"] == "43"
-    assert any("Every release blanks 44 key value(s) (sex 1, age 43)" in w.value for w in app.warning)
+    assert any("Every release blanks 64 key value(s) (sex 3, age 61)" in w.value for w in app.warning)
     assert app.session_state["key_choice"]["recode"]["age"]["kind"] == "bands"
     app.switch_page("pages/4_run.py").run()
     app.multiselect(key="run_methods").set_value(["Rank swap"]).run()
@@ -692,6 +699,35 @@ def test_recoding_the_keys_on_the_data_page_and_the_keys_of_the_release(no_prefe
     app.radio(key="release_pick").set_value("Rank swap").run()
     assert not app.exception, [e.value for e in app.exception]
     keys = next(d.value for d in app.dataframe if "Key variable" in d.value.columns).set_index("Key variable")
-    assert keys.loc["age", "Values blanked"] == 43 and keys.loc["sex", "Values blanked"] == 1
+    assert keys.loc["age", "Values blanked"] == 61 and keys.loc["sex", "Values blanked"] == 3
+    assert cfg["household_ids"] == "drop"  # no household link by default
     got = {m.label: m.value for m in app.metric}
     assert got["Fewer than 3 alike"] == "0"
+
+
+def test_the_data_page_never_gives_an_all_clear_under_an_open_decision(no_prefetch, app):
+    """Issue 41: EIA has text columns released unchanged until the custodian confirms: the red
+    'Decide before release' and a green 'No problems found' together read as a contradiction."""
+    app.selectbox(key="sample_choice").set_value("eia").run()
+    assert not app.exception
+    assert any(e.value.startswith("Decide before release") for e in app.error)
+    assert not any("No problems found" in s.value for s in app.success)
+    assert any("the decision about the columns above is still open" in i.value for i in app.info)
+    app.checkbox(key="confirm_passthrough").check().run()
+    assert not any(e.value.startswith("Decide before release") for e in app.error)
+    assert any("No problems found in the columns to protect" in s.value for s in app.success)
+
+
+def test_released_household_ids_are_the_custodians_choice_with_the_make_up_shown(no_prefetch, app):
+    """Issue 40 after the outside audit: the Data page says how many persons a released household
+    link would single out, releases no link by default, and with the ids kept counts the household
+    size as a key (2,840 blanks on testdata's tutorial keys)."""
+    app.selectbox(key="sample_choice").set_value("testdata").run()
+    app.multiselect(key="keys_select").set_value(["urbrur", "water", "sex", "age"]).run()
+    _ok(app)
+    assert app.radio(key="household_ids_choice").value == "drop"
+    assert any("4,548 persons live in a household whose make-up" in c.value for c in app.caption)
+    app.radio(key="household_ids_choice").set_value("kept").run()
+    _ok(app)
+    assert any("Every release blanks 2,840 key value(s)" in w.value for w in app.warning)
+    assert app.session_state["key_choice"]["household_ids"] == "kept"

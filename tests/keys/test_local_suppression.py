@@ -7,7 +7,7 @@ import pandas as pd
 import pytest
 
 import sdccore
-from sdccore._keys.frequencies import frequencies, key_codes
+from sdccore._keys.frequencies import compatible_counts, frequencies, key_codes
 
 KEYS = ["urbrur", "water", "sex", "age"]
 
@@ -24,13 +24,15 @@ def test_testdata_to_3_anonymity_with_sdcmicros_count():
     d = sdccore.load_dataset("testdata")
     before = _strict_fk(d, KEYS)
     s = sdccore.local_suppression(d, KEYS, k=3)
-    assert s.cells == 674 == int((before < 3).sum())  # one blank per record at risk: the fewest possible
-    assert s.per_key == {"urbrur": 0, "water": 1, "sex": 0, "age": 673} and s.order[0] == "age"
+    # one blank per record at risk (674: the fewest possible), and 2 water codes more: the one person whose
+    # water was blanked alone would be the only candidate for her true keys (test_testdata_from_the_targets_side_too)
+    assert int((before < 3).sum()) == 674 and s.cells == 676
+    assert s.per_key == {"urbrur": 0, "water": 3, "sex": 0, "age": 673} and s.order[0] == "age"
     assert _strict_fk(s.data, KEYS).min() >= 3
     assert sdccore.key_risk(s.data, KEYS).below_k == 0  # sdcMicro's count agrees
     # every record at risk got a blank of its own; nothing else changed
     mask = s.suppressed.to_numpy()
-    assert (mask.any(axis=1) == (before < 3)).all()
+    assert (mask.any(axis=1) == (before < 3)).all()  # the 2 more water codes are on records at risk
     for c in d.columns:
         keep = ~s.suppressed[c] if c in KEYS else pd.Series(True, index=d.index)
         assert (d.loc[keep, c].astype(float) == s.data.loc[keep, c].astype(float)).all(), c
@@ -39,11 +41,12 @@ def test_testdata_to_3_anonymity_with_sdcmicros_count():
 
 def test_another_records_blank_is_no_look_alike():
     # a and b are the only (x, 1) records, c-f fill (x, 2); k = 3: blanking a's second key
-    # would, counted as sdcMicro counts, make b 3-anonymous through a's blank; here b gets its own
+    # would, counted as sdcMicro counts, make b 3-anonymous through a's blank; here b gets its own,
+    # and c one too: an intruder who knows a's (x, 1) would otherwise find only a and b
     d = pd.DataFrame({"k1": ["x"] * 6, "k2": [1, 1, 2, 2, 2, 2]})
     s = sdccore.local_suppression(d, ["k1", "k2"], k=3)
-    assert s.suppressed["k2"].tolist() == [True, True, False, False, False, False] and s.cells == 2
-    assert s.data.k2.isna().tolist() == [True, True, False, False, False, False]
+    assert s.suppressed["k2"].tolist() == [True, True, True, False, False, False] and s.cells == 3
+    assert s.data.k2.isna().tolist() == [True, True, True, False, False, False]
 
 
 def test_importance_decides_which_key_is_blanked():
@@ -87,20 +90,22 @@ def test_a_household_variable_is_blanked_for_every_member_or_not_at_all():
     # "water", "sex", "age"), w = "sampling_weight", hhId = "ori_hid"), k = 3); extractManipData) blanks 7
     # water codes in households 332 (3 of 6), 477 (1 of 7), 481 (2 of 7) and 490 (1 of 3): every one of them
     # shown by another member. Here the household variables are blanked last: the record whose water would
-    # have gone gets its sex and age blanked instead (675 cells, no household half-blanked)
+    # have gone gets its sex and age blanked instead (677 cells with the 2 sexes that give her true keys 3
+    # candidates; no household half-blanked)
     d = sdccore.load_dataset("testdata")
     s = sdccore.local_suppression(d, KEYS, k=3, household="ori_hid")
-    assert s.per_key == {"urbrur": 0, "water": 0, "sex": 1, "age": 674} and s.cells == 675
+    assert s.per_key == {"urbrur": 0, "water": 0, "sex": 3, "age": 674} and s.cells == 677
     assert _strict_fk(s.data, KEYS).min() >= 3
     # where only a household variable lifts a record, it is blanked for the whole household: household 3 is
     # the only one in region b (2 persons)
     h = pd.DataFrame({"hh": [1, 1, 1, 2, 2, 2, 3, 3, 4, 4, 4], "region": list("aaaaaabbccc"),
                       "sex": list("mfmfmfmfmff")})
     t = sdccore.local_suppression(h, ["region", "sex"], k=3, household="hh")
-    assert t.suppressed.region.tolist() == [False] * 6 + [True, True] + [False] * 3
+    assert t.suppressed.region[h.hh == 3].all()  # household 3's region, for both members
     half = t.data.groupby("hh").region.apply(lambda x: x.isna().any() and x.notna().any())
     assert not half.any() and _strict_fk(t.data, ["region", "sex"]).min() >= 3
-    assert t.suppressed.sex.tolist() == [False] * 8 + [True] * 3  # household 4: sex alone lifts its members
+    C, _ = key_codes(h, ["region", "sex"])
+    assert compatible_counts(C, np.where(t.suppressed.to_numpy(), -1, C)).min() >= 3
 
 
 def test_within_strata_counts_look_alikes_in_the_group():
@@ -109,7 +114,7 @@ def test_within_strata_counts_look_alikes_in_the_group():
     keys = ["water", "sex", "age"]
     within = sdccore.local_suppression(d, keys, k=3, strata="urbrur")
     as_key = sdccore.local_suppression(d, keys + ["urbrur"], k=3, importance=["urbrur", "sex", "water", "age"])
-    assert within.cells == as_key.cells == 674 and as_key.per_key["urbrur"] == 0
+    assert within.cells == as_key.cells == 676 and as_key.per_key["urbrur"] == 0
     for _, g in within.data.groupby("urbrur"):
         assert _strict_fk(g, keys).min() >= 3
     assert within.data.drop(columns=keys).equals(d.drop(columns=keys))
@@ -129,11 +134,46 @@ def test_age_kept_as_the_most_important_key_on_testdata():
     #                       hhId = "ori_hid"); s <- kAnon(sdc, k = 3, importance = c(3, 2, 4, 1))
     #   s@localSuppression$supps   # urbrur 146, water 140, sex 403, age 10: 699 cells
     #   but in extractManipData(s) 177 records' own key values are shown by fewer than 3 records (its blanks
-    #   count as look-alikes of every value)
+    #   count as look-alikes of every value), and 303 persons' true keys are met by fewer than 3 released
+    #   records
     d = sdccore.load_dataset("testdata")
     s = sdccore.local_suppression(d, KEYS, k=3, importance=["age", "water", "urbrur", "sex"])
     assert s.per_key["age"] == 10  # as few ages as sdcMicro blanks
-    assert s.cells == 753 and _strict_fk(s.data, KEYS).min() >= 3  # every record's own values shown by 3
+    assert s.cells == 851 and _strict_fk(s.data, KEYS).min() >= 3  # every record's own values shown by 3
     # a record is lifted by the set that spares the more important keys: no record loses its age where
     # blanking less important keys (up to three of them) would lift it
     assert int((s.suppressed["age"] & s.suppressed[["urbrur", "water", "sex"]].any(axis=1)).sum()) <= 10
+
+
+def test_a_blanked_rare_record_needs_look_alikes_for_its_true_values():
+    # an intruder who knows the person is 55 keeps the records that show 55 or a blank age: the 55-year-old
+    # blanked alone is the only one (outside audit of issue 40: sdcMicro's testdata kAnon leaves 1 such
+    # person, record 1546, the only record with a blank sex). Two of the 30-year-olds get their age blanked
+    # too, then the third (who would show 30 alone): 4 blanks, every true (g, age) met by 3 released records
+    h = pd.DataFrame({"g": ["a"] * 7, "age": [30, 30, 30, 40, 40, 40, 55]})
+    s = sdccore.local_suppression(h, ["g", "age"], 3)
+    assert s.suppressed.age.tolist() == [True, True, True, False, False, False, True]
+    C, _ = key_codes(h, ["g", "age"])
+    assert compatible_counts(C, np.where(s.suppressed.to_numpy(), -1, C)).min() >= 3
+    assert _strict_fk(s.data, ["g", "age"]).min() >= 3
+
+
+def test_testdata_from_the_targets_side_too():
+    # R 4.2, sdcMicro 5.8.1: kAnon(createSdcObj(testdata, keyVars = c("urbrur", "water", "sex", "age"), ...),
+    # k = 3); extractManipData(): 674 blanks, but 1 person's true keys are met by fewer than 3 released
+    # records; with importance = c(3, 2, 4, 1): 303 persons; nine categorical keys: 356
+    d = sdccore.load_dataset("testdata")
+    for keys, kw, cells in ((KEYS, {}, 676), (KEYS, {"household": "ori_hid"}, 677),
+                            (KEYS, {"importance": ["age", "water", "urbrur", "sex"]}, 851)):
+        s = sdccore.local_suppression(d, keys, 3, **kw)
+        C, _ = key_codes(d, keys)
+        W = np.where(s.suppressed.to_numpy(), -1, C)
+        assert compatible_counts(C, W).min() >= 3 and _strict_fk(s.data, keys).min() >= 3
+        assert s.cells == cells, (kw, s.cells)
+
+
+def test_compatible_counts_by_hand():
+    # true keys vs released (blank -1): r0 (1, 5), r1 (1, blank), r2 (2, 5), r3 (blank, blank)
+    R = np.array([[1, 5], [1, -1], [2, 5], [-1, -1]])
+    T = np.array([[1, 5], [1, 7], [2, 5], [3, -1]])  # the last record's second key unknown in the original
+    assert compatible_counts(T, R).tolist() == [3, 2, 2, 1]

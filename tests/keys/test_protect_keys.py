@@ -1,6 +1,8 @@
 """Key variables in protect (issue 40): protect(..., keys=[...], k_anonymity=3) releases the amounts
 protected by the method and the keys made k-anonymous by local suppression, in one release
 and one recipe; the keys are never perturbed, the household id is kept."""
+import json
+
 import numpy as np
 import pandas as pd
 import pytest
@@ -29,28 +31,29 @@ def test_testdata_keys_and_amounts_in_one_release(testdata, released):
     blanks = r.data[KEYS].isna()
     # sdcMicro's kAnon count (674) and the household's other 5 members' water (a household variable: they
     # would show the blanked value)
-    assert int(blanks.to_numpy().sum()) == 675 and int(blanks["water"].sum()) == 0 and int(blanks["sex"].sum()) == 1
-    half = r.data.groupby("ori_hid").water.apply(lambda x: x.isna().any() and x.notna().any())
+    assert int(blanks.to_numpy().sum()) == 677 and int(blanks["water"].sum()) == 0 and int(blanks["sex"].sum()) == 3
+    half = r.data.groupby(testdata.ori_hid).water.apply(lambda x: x.isna().any() and x.notna().any())
     assert not half.any()
+    assert r.data.ori_hid.isna().all() and r.options["household_ids"] == "drop"  # no household link by default
     C, _ = key_codes(r.data, KEYS)
     assert frequencies(C, np.ones(len(C)), strict=True)[0].min() >= 3  # each record's own values shown by >= 3
     assert sdccore.key_risk(r.data, KEYS).below_k == 0  # and by sdcMicro's count
-    # the keys are blanked, never perturbed; the household id and the codes set apart kept as they were
+    # the keys are blanked, never perturbed; the codes set apart kept as they were
     for c in KEYS:
         keep = ~blanks[c]
         assert (r.data.loc[keep, c].astype(float) == testdata.loc[keep, c].astype(float)).all(), c
-    for c in [a for a in APART if a != "ori_hid"] + ["ori_hid", "sampling_weight", "expend", "savings"]:
+    for c in [a for a in APART if a != "ori_hid"] + ["sampling_weight", "expend", "savings"]:
         assert r.data[c].equals(testdata[c]), c
     assert not np.allclose(r.data["income"], testdata["income"])
     assert r.options["keys"] == KEYS and r.options["k_anonymity"] == 3
-    assert any("675 key value(s) blanked for 3-anonymity" in n for n in r.notes)
+    assert any("677 key value(s) blanked for 3-anonymity" in n for n in r.notes)
 
 
 def test_the_recipe_rebuilds_the_release_byte_for_byte(testdata, released):
     recipe = sdccore.Recipe.from_json(released.recipe_json())
     a = sdccore.make_release(testdata, recipe).csv()
     assert a == sdccore.make_release(testdata, sdccore.Recipe.from_json(released.recipe_json())).csv()
-    assert sdccore.make_release(testdata, recipe).data[KEYS].isna().to_numpy().sum() == 675
+    assert sdccore.make_release(testdata, recipe).data[KEYS].isna().to_numpy().sum() == 677
 
 
 def test_keys_are_checked(testdata):
@@ -77,7 +80,7 @@ def test_keys_within_strata(testdata):
     r = sdccore.protect(testdata, "fa", keys=keys, strata=["urbrur"], weights="sampling_weight", exclude=APART,
                         rng=3, allow_unsafe="test: the keys only")
     alone = sdccore.local_suppression(testdata, keys, 3, strata="urbrur")
-    assert r.data[keys].isna().equals(alone.suppressed) and alone.cells == 674
+    assert r.data[keys].isna().equals(alone.suppressed) and alone.cells == 676
     for _, g in r.data.groupby("urbrur"):
         C, _ = key_codes(g, keys)
         assert frequencies(C, np.ones(len(C)), strict=True)[0].min() >= 3
@@ -93,7 +96,7 @@ def test_recoding_pram_and_suppression_in_one_release(testdata):
                         household="ori_hid", weights="sampling_weight", exclude=APART, rng=12345)
     recoded = sdccore.recode(testdata, {"age": bands})
     alone = sdccore.local_suppression(recoded, KEYS, 3, household="ori_hid")
-    assert r.data[KEYS].isna().equals(alone.suppressed) and alone.cells == 43 < 674
+    assert r.data[KEYS].isna().equals(alone.suppressed) and alone.cells == 61 < 677
     C, _ = key_codes(r.data, KEYS)
     assert frequencies(C, np.ones(len(C)), strict=True)[0].min() >= 3
     assert set(r.data.age.dropna().astype(str)) == {"0-9", "10-19", "20-29", "30-39", "40-49", "50-59", "60-69",
@@ -126,19 +129,39 @@ def test_recode_and_pram_are_checked(testdata):
         sdccore.protect(testdata, "ipso", sensitive=["income"], keys=KEYS, recode=["age"], exclude=APART, rng=1)
 
 
-def test_new_household_ids_keep_the_households_together(testdata):
+def test_released_household_ids_show_each_households_make_up(testdata):
+    # outside audit of issue 40: with the ids released, 3,975 of 4,580 persons were singled out by their
+    # household's make-up (size and the members' sexes and ages). Kept or new ids: the size counts as a key
+    # and households no other household matches break a floor (named, with the fix); dropped: no link
+    for ids in ("new", "kept"):
+        with pytest.raises(sdccore.UnsafeReleaseError, match="ori_hid: 3,455 persons live in households whose "
+                                                             "make-up .* fix: household_ids='drop'"):
+            sdccore.protect(testdata, "ipso", sensitive=["income"], keys=KEYS, household="ori_hid",
+                            household_ids=ids, weights="sampling_weight", exclude=APART, rng=12345)
     r = sdccore.protect(testdata, "ipso", sensitive=["income"], keys=KEYS, household="ori_hid",
-                        household_ids="new", weights="sampling_weight", exclude=APART, rng=12345)
+                        household_ids="new", weights="sampling_weight", exclude=APART, rng=12345,
+                        allow_unsafe="test: the renumbering")
     old, new = testdata.ori_hid, r.data.ori_hid
     pairs = pd.DataFrame({"old": old, "new": new}).drop_duplicates()
     h = old.nunique()
     assert len(pairs) == h == new.nunique() and sorted(new.unique()) == list(range(1, h + 1))  # one-to-one
     assert (pairs.old != pairs.new).mean() > 0.9  # the numbering links to nothing
-    kept = sdccore.protect(testdata, "ipso", sensitive=["income"], keys=KEYS, household="ori_hid",
-                           weights="sampling_weight", exclude=APART, rng=12345)
-    assert kept.data.ori_hid.equals(old) and kept.options["household_ids"] == "kept"
-    assert r.data.drop(columns="ori_hid").equals(kept.data.drop(columns="ori_hid"))  # nothing else moves
+    # the household size counted as a key that is never blanked: within each size, 3 records per combination
+    sizes = old.map(old.value_counts())
+    assert r.data[KEYS].isna().to_numpy().sum() == sdccore.local_suppression(
+        testdata, KEYS, 3, household="ori_hid", household_size=True).cells == 2840
+    for _, g in r.data.groupby(sizes.clip(upper=sizes[sizes.map(sizes.value_counts()) >= 3].max())):
+        C, _ = key_codes(g, KEYS)
+        assert frequencies(C, np.ones(len(C)), strict=True)[0].min() >= 3
     recipe = sdccore.Recipe.from_json(r.recipe_json())
-    assert sdccore.make_release(testdata, recipe).data.ori_hid.equals(new)
+    assert sdccore.make_release(testdata, recipe, allow_unsafe="test").data.ori_hid.equals(new)
     with pytest.raises(ValueError, match="household_ids"):
         sdccore.protect(testdata, "ipso", sensitive=["income"], keys=KEYS, household_ids="new", exclude=APART, rng=1)
+
+
+def test_a_recipe_with_keys_of_an_older_format_is_not_rebuilt(testdata, released):
+    old = json.loads(released.recipe_json())
+    old["recipe_version"] = 6
+    del old["household_ids"]
+    with pytest.raises(ValueError, match=r"format 6\) suppresses key variables by a rule that left persons"):
+        sdccore.Recipe.from_dict(old)

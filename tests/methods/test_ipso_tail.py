@@ -189,7 +189,7 @@ def test_a_recipe_before_the_option_rebuilds_the_guarded_release(tarragona):
     import json
 
     new = sdccore.protect(tarragona, "ipso", sensitive=["SALES"], rng=2)
-    assert json.loads(new.recipe_json())["top_band"] == "ranks" and sdccore.RECIPE_VERSION == 6
+    assert json.loads(new.recipe_json())["top_band"] == "ranks" and sdccore.RECIPE_VERSION == 7
     old = older_recipe(new, "top_band", 4)
     assert old.options["top_band"] == "guard"
     guarded = sdccore.protect(tarragona, "ipso", sensitive=["SALES"], rng=2, top_band="guard")

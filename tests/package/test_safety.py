@@ -276,6 +276,7 @@ def test_text_passthrough_blocks_download_until_confirmed():
     at.checkbox(key="confirm_passthrough").check().run()
     assert at.session_state["passthrough_confirmed"] is True
     at.switch_page("pages/5_download.py").run()
+    at.button(key="prepare_release").click().run()  # nothing is protected until asked (issue 41)
     assert not at.exception and not any("Download blocked" in e.value for e in at.error)
     assert [b for b in at.get("download_button") if b.label == "Download the protected CSV"]
 
