@@ -91,9 +91,16 @@ def results_section(c):
         st.warning(f"Changed since this comparison ran: {', '.join(changed)}. Its figures and its suggestion are for "
                    f"the settings it ran with; run it again to compare the current ones. A release picked below "
                    f"uses the current settings.")
+    # the decision first (issue 41): what to release and why, or what blocks a release; the evidence below
+    best, why = res.suggest(session.max_risk(), require=session.required_models(res))
+    if best:
+        st.success(f"Suggested release: **{best}**. {why}.")
+    else:
+        st.error(f"No configuration can be suggested: {why}.")
+        stronger_section()
     key = "overall" if sens else "summary"
-    for label, why in res.errors.items():
-        st.warning(f"{label} was not run on these data and is left out of the comparison: {why}")
+    for label, why_not in res.errors.items():
+        st.warning(f"{label} was not run on these data and is left out of the comparison: {why_not}")
     st.caption(f"{len(res.runs)} runs, seeds derived from {session.seed()} (master {res.seed}); "
                f"time: protect {res.seconds['protect']:.1f} s, evaluate {res.seconds['evaluate']:.1f} s. "
                f"{figures.SCORE_NAMES['id']} centres its intervals on {session.id_intruder()}.")
@@ -145,12 +152,10 @@ def results_section(c):
         regression_section(reg, f"Protected coefficients and intervals are averaged over the runs of each method; "
                                 f"'CI overlap' is the mean over runs (Karr et al. 2006: 1 = the same interval, "
                                 f"below 0 = apart).", "comparison")
-    max_risk = st.slider("Risk ceiling for the suggested release (disclosure risk = mean of DBRL and ID, upper end of "
-                         "its interval)", 0.0, 1.0, session.max_risk(), 0.05, key="max_risk_input")
-    session.set_max_risk(max_risk)
-    best, why = res.suggest(max_risk, require=session.required_models(res))
+    st.slider("Risk ceiling for the suggested release (disclosure risk = mean of DBRL and ID, upper end of its "
+              "interval)", 0.0, 1.0, session.max_risk(), 0.05, key="max_risk_input",
+              on_change=lambda: session.set_max_risk(st.session_state["max_risk_input"]))
     if best:
-        st.success(f"Suggested release: **{best}**. {why}.")
         try:
             rec = compute.recommendation()
         except ValueError:  # e.g. too few records for a recommendation: the Explore page says why
@@ -159,9 +164,6 @@ def results_section(c):
             st.caption(f"The Explore page recommends {rec.label} from the simulated map (evidence about data like "
                        f"yours); this suggestion comes from the runs on your own data (risk floors, the risk ceiling, "
                        f"then the best analysis validity), which decide the release.")
-    else:
-        st.error(f"No configuration can be suggested: {why}.")
-        stronger_section()
     return best
 
 

@@ -10,12 +10,23 @@ from __future__ import annotations
 
 import html
 from datetime import datetime, timezone
+from pathlib import Path
 
 import pandas as pd
 
 import sdccore
 
 from ui import figures
+
+
+PLOTLY_BASIC = Path(__file__).resolve().parent / "static" / "plotly-basic.min.js"
+
+
+def _plotly_basic() -> str:
+    """plotly.js's basic bundle (scatter and bar charts: every chart of the report; 1.2 MB, the
+    same plotly.js version as the plotly package's, MIT licence beside it), embedded once so that
+    the report opens offline and stays small enough to e-mail (the full bundle is 4.6 MB)."""
+    return PLOTLY_BASIC.read_text(encoding="utf-8").replace("</script", "<\\/script")
 
 
 def _table(df: pd.DataFrame) -> str:
@@ -217,9 +228,7 @@ def build_report(kind, data_name, shape, roles, label, options, evaluation, comp
                                                 "utility_loss", refused))
         figs.append(figures.measures_figure(comparison.summary))
     figs.append(figures.own_correlation_figure(evaluation.details["ic"]))
-    parts = []
-    for i, f in enumerate(figs):
-        parts.append(f.to_html(full_html=False, include_plotlyjs="inline" if i == 0 else False))
+    parts = [f.to_html(full_html=False, include_plotlyjs=False) for f in figs]
     esc = html.escape
     role_rows = "".join(f"<tr><td>{esc(str(c))}</td><td>{esc(r)}</td></tr>" for c, r in roles.items())
     scores = pd.DataFrame({"score": list(evaluation.scores.values())},
@@ -227,7 +236,8 @@ def build_report(kind, data_name, shape, roles, label, options, evaluation, comp
     validity_html = _validity_html(evaluation)
     cmp_html = ""
     if comparison is not None:
-        tab = comparison.summary.pivot(index="config", columns="score", values="mean")
+        tab = (comparison.summary.pivot(index="config", columns="score", values="mean")
+               .rename(columns=figures.SCORE_NAMES).rename_axis(index="method", columns=None))
         cmp_html = f"<h2>Comparison ({int(comparison.summary.reps.max())} runs per method)</h2>{_table(tab)}"
     dep = _dependencies_html(dependencies)
     note_html = "".join(f"<li>{esc(n)}</li>" for n in notes)
@@ -236,7 +246,7 @@ def build_report(kind, data_name, shape, roles, label, options, evaluation, comp
         fl = risk.floors
         risk_html = _risk_html(risk, internal, unsafe_reason)
         figs.append(figures.band_risk_figure(risk.bands, fl.max_close_share, fl.tolerance))
-        parts.append(figs[-1].to_html(full_html=False, include_plotlyjs="inline" if not parts else False))
+        parts.append(figs[-1].to_html(full_html=False, include_plotlyjs=False))
     if unsafe_reason and internal:
         risk_html += f"<p><b>Released despite broken floors, because:</b> {esc(unsafe_reason)}</p>"
     if plausibility is not None:
@@ -250,6 +260,7 @@ def build_report(kind, data_name, shape, roles, label, options, evaluation, comp
 <style>body{{font-family:system-ui,sans-serif;max-width:1100px;margin:2em auto;color:#222}}
 table.t{{border-collapse:collapse}} table.t td,table.t th{{padding:4px 10px;border-bottom:1px solid #ddd;text-align:right}}
 .tag{{display:inline-block;padding:2px 8px;border-radius:4px;background:{'#fde2e1' if internal else '#e1f0fd'}}}</style>
+<script>{_plotly_basic()}</script>
 </head><body>
 <h1>Disclosure control report</h1>
 <p><span class="tag">{'INTERNAL - contains the seed, do not publish' if internal else 'External'}</span> &middot; {stamp}</p>

@@ -447,3 +447,31 @@ def test_the_keys_section_on_a_survey_file(server, context, tmp_path):
                       section.locator("[data-testid='stMetricValue']").all_inner_texts()))
     assert int(values["Unique records"].replace(",", "")) < 330
     page.close()
+
+
+def test_the_report_is_small_and_its_charts_draw_offline(browser, tmp_path):
+    """Issue 41: the report embeds plotly.js's basic bundle once (every chart is a scatter or bar
+    chart), so that it is under 1.5 MB for Tarragona with a comparison, opens without a network
+    and draws every chart with no script error."""
+    from ui import report
+
+    d = sdccore.load_dataset("tarragona")
+    r = sdccore.protect(d, "ipso", sensitive=["SALES"], rng=1)
+    ev = sdccore.evaluate(d, r.data, sensitive=["SALES"])
+    c = sdccore.compare(d, {"IPSO": {"method": "ipso"}, "Rank swap": {"method": "rankswap"}}, sensitive=["SALES"],
+                        reps=2, rng=1)
+    roles = {col: ("sensitive" if col == "SALES" else "public") for col in d.columns}
+    for kind in ("internal", "external"):
+        h = report.build_report(kind, "tarragona", d.shape, roles, "IPSO", r.options, ev, c, r.dependencies,
+                                r.notes, r.risk, r.plausibility, None)
+        assert len(h.encode()) < 1_500_000 and h.count("plotly.js (basic - minified)") == 1
+        path = tmp_path / f"{kind}.html"
+        path.write_text(h, encoding="utf-8")
+        ctx = browser.new_context(offline=True)
+        page = ctx.new_page()
+        errors = []
+        page.on("pageerror", lambda e: errors.append(str(e)))
+        page.goto(path.as_uri())
+        page.locator(".js-plotly-plot .main-svg").first.wait_for(timeout=30000)
+        assert page.locator(".js-plotly-plot").count() == 4 and not errors
+        ctx.close()
