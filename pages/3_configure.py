@@ -4,7 +4,7 @@ loading plots."""
 import streamlit as st
 
 import sdccore
-from ui import common, compute, figures, runs, session, shell, widgets
+from ui import common, compute, figures, runs, session, shell, widgets, words
 shell.enter()  # a page opened on its own is run inside app.py (ui/shell.py)
 st.title("Configure")
 st.caption("Each method's settings are remembered. The plots show what will be perturbed before anything runs.")
@@ -106,8 +106,12 @@ def risk_preview(method, cfg):
             if not note.startswith(("protected on the log scale", "sampling weights")):
                 st.info(note)
     st.subheader("Residual risk of this configuration (one run, seed " + str(session.seed()) + ")")
+    known = words.prior_warning(risk)
+    if known:
+        st.warning(known)
     if risk.ok:
-        st.success("Every " + ("sensitive " if sens else "") + "variable meets the risk floors in this run.")
+        st.success("Every " + ("sensitive " if sens else "") + "variable meets the risk floors in this run"
+                   + (" (but see above: most of it was known already)." if known else "."))
     else:
         for v in risk.violations[:4]:
             st.error(v)

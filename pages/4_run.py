@@ -6,7 +6,7 @@ import time
 import streamlit as st
 
 import sdccore
-from ui import common, compute, figures, release, runs, sections, session, shell
+from ui import common, compute, figures, release, runs, sections, session, shell, words
 shell.enter()  # a page opened on its own is run inside app.py (ui/shell.py)
 st.title("Run and compare")
 
@@ -225,6 +225,9 @@ def pick_section(c, best):
         st.dataframe(figures.risk_table(refused.risk.variables), key="refused_risk_table")
         st.markdown(figures.risk_sentences(refused.risk))
         return
+    known = words.prior_warning(res.risk)
+    if known:
+        st.warning(known)
     items = list(ev.scores.items())
     for at in range(0, len(items), 5):  # at most 5 a row: 9 or 10 in one row cut labels and values to "0.0..."
         for col, (k, v) in zip(st.columns(5), items[at:at + 5]):

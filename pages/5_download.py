@@ -4,7 +4,7 @@ import streamlit as st
 
 import sdccore
 
-from ui import common, compute, figures, history, release, report, runs, sections, session, shell
+from ui import common, compute, figures, history, release, report, runs, sections, session, shell, words
 shell.enter()  # a page opened on its own is run inside app.py (ui/shell.py)
 st.title("Download")
 
@@ -92,8 +92,12 @@ def _release_risk(res):
     lowered = res.risk.floors.lowered_text()
     if lowered:
         st.warning(f"The {lowered}; released because: {res.unsafe_reason}. The report and the codebook say so.")
+    known = words.prior_warning(res.risk)
+    if known:
+        st.warning(known)
     st.success("Every " + ("sensitive " if session.sensitive() else "") + "variable meets the risk floors in this release"
-               + (" (as lowered)." if lowered else "."))
+               + (" (as lowered)" if lowered else "") + (" (but see above: most of it was known already)." if known
+                                                        else "."))
     c3, c4 = st.columns(2)
     c3.dataframe(figures.risk_table(res.risk.variables), key="release_risk_table")
     c4.plotly_chart(figures.band_risk_figure(res.risk.bands, res.risk.floors.max_close_share, res.risk.floors.tolerance),

@@ -10,6 +10,7 @@ from plotly.subplots import make_subplots
 
 import sdccore
 from ui.common import SCORE_NAMES  # {score: label}, live from sdccore's analyses' registry
+from ui.words import intruder_heading
 
 # A template passed per figure is deep-copied and validated every time (25 ms a figure);
 # the default template is applied once, at serialisation.
@@ -162,8 +163,9 @@ def risk_utility_figure(ru: pd.DataFrame, spread="runs", utility="utility_loss",
     """Risk against a utility loss per configuration (``utility``: 'utility_loss', the mean
     of PIL and PS, or 'validity_loss', 1 - analysis validity); whiskers: the range of single
     runs (default: a user releases one run) or the interval of the mean (``spread='mean'``).
-    Configurations in ``refused`` (some run broke a risk floor) are drawn hollow and named
-    so: they cannot be released."""
+    Configurations in ``refused`` (some run broke a risk floor) are drawn as open crosses in
+    their colour and named so in the legend: they cannot be released.  The legend names every
+    point (labels on the chart collide when configurations lie close)."""
     lo, hi, what = SPREADS[spread]
     if utility not in ru:
         utility = "utility_loss"
@@ -175,10 +177,10 @@ def risk_utility_figure(ru: pd.DataFrame, spread="runs", utility="utility_loss",
         ulo, uhi = getattr(r, utility + lo), getattr(r, utility + hi)
         bad = r.config in set(refused)
         name = f"{r.config} (refused)" if bad else r.config
-        fig.add_scatter(x=[r.risk], y=[u], mode="markers+text", text=[name], textposition="top center",
-                        name=name, marker=dict(size=14, color="white" if bad else _color(r.config, i),
+        fig.add_scatter(x=[r.risk], y=[u], mode="markers",
+                        name=name, marker=dict(size=16 if bad else 14, color=_color(r.config, i),
                                                line=dict(width=2, color=_color(r.config, i)),
-                                               symbol="x-open" if bad else "circle"),
+                                               symbol="x-thin-open" if bad else "circle"),
                         error_x=dict(type="data", symmetric=False, array=[rhi - r.risk], arrayminus=[r.risk - rlo]),
                         error_y=dict(type="data", symmetric=False, array=[uhi - u], arrayminus=[u - ulo]),
                         hovertemplate=(f"{name}<br>risk %{{x:.3f}} [{rlo:.3f}, {rhi:.3f}]<br>"
@@ -306,14 +308,6 @@ def risk_table(variables: pd.DataFrame) -> pd.DataFrame:
         if c in t:
             t[c] = t[c].map(lambda v: ", ".join(intruder_heading(n.strip()) for n in str(v).split(",") if n.strip()))
     return t.rename(columns=risk_columns())
-
-
-def intruder_heading(name) -> str:
-    """An intruder's heading in words (its name when it is no longer registered)."""
-    try:
-        return sdccore.intruder_info(name).heading
-    except ValueError:
-        return str(name)
 
 
 def analyses_table(checks) -> pd.DataFrame:

@@ -16,7 +16,7 @@ import pandas as pd
 
 import sdccore
 
-from ui import figures
+from ui import figures, words
 
 
 PLOTLY_BASIC = Path(__file__).resolve().parent / "static" / "plotly-basic.min.js"
@@ -96,7 +96,7 @@ def _band_table(bands, internal):
     b = bands if internal else bands.drop(columns=["lo", "hi"])
     b = b.assign(ok=b.ok.map({True: "yes", False: "NO"})) if "ok" in b else b
     if "intruder" in b:
-        b = b.assign(intruder=b.intruder.map(figures.intruder_heading))
+        b = b.assign(intruder=b.intruder.map(words.intruder_heading))
     return b.rename(columns=BAND_HEADINGS).set_index(["Variable", "Size band"])
 
 

@@ -248,6 +248,12 @@ def test_figure_builders_are_pure_and_labelled(tarragona):
     fig = figures.risk_utility_figure(ru)
     assert fig.data[0].x[0] == pytest.approx(ru.risk.iloc[0])
     assert "DBRL" in fig.layout.xaxis.title.text
+    # issue 41: a refused configuration is a marker of its own style, in its colour, with a legend entry
+    # (it was a white open cross, invisible, with a text label that collided with the others')
+    fig = figures.risk_utility_figure(ru, refused=["PCA"])
+    m = fig.data[0].marker
+    assert fig.data[0].name == "PCA (refused)" and fig.data[0].mode == "markers" and m.symbol == "x-thin-open"
+    assert m.color != "white" and m.color == m.line.color
     fig = figures.bw_map_figure(sdccore.load_bw_map(), (0.3, 0.4))
     assert fig.data[-1].name == "your data"
 
@@ -731,3 +737,20 @@ def test_released_household_ids_are_the_custodians_choice_with_the_make_up_shown
     _ok(app)
     assert any("Every release blanks 2,840 key value(s)" in w.value for w in app.warning)
     assert app.session_state["key_choice"]["household_ids"] == "kept"
+
+
+def test_a_green_verdict_says_first_what_was_known_already(no_prefetch, app):
+    """Issue 41: EIA with RESREVENUE sensitive: the public columns already predict it within 5 %
+    for most utilities, so a release meeting the floors protects nothing; the page says that
+    first, in the warning colour, with what to do."""
+    app.selectbox(key="sample_choice").set_value("eia").run()
+    app.checkbox(key="confirm_passthrough").check().run()
+    app.multiselect(key="sensitive_select").set_value(["RESREVENUE"]).run()
+    app.switch_page("pages/3_configure.py").run()
+    app.radio(key="config_method").set_value("IPSO").run()
+    assert not app.exception, [e.value for e in app.exception]
+    warn = [w.value for w in app.warning if w.value.startswith("Already revealed before any release")]
+    assert warn and "RESREVENUE for" in warn[0] and "Mark the variables that determine them sensitive" in warn[0]
+    import re
+    share = int(re.search(r"RESREVENUE for (\d+)% of records", warn[0]).group(1))
+    assert share > 50

@@ -443,8 +443,12 @@ def test_the_keys_section_on_a_survey_file(server, context, tmp_path):
     _shot(page, "keys_1_data")
     page.get_by_role("button", name="Remove age").click()  # age out of the keys: far fewer stand out
     _idle(page)
-    values = dict(zip(section.locator("[data-testid='stMetricLabel']").all_inner_texts(),
-                      section.locator("[data-testid='stMetricValue']").all_inner_texts()))
+    for _ in range(60):  # the rerun may land after the page looked idle on a busy machine
+        values = dict(zip(section.locator("[data-testid='stMetricLabel']").all_inner_texts(),
+                          section.locator("[data-testid='stMetricValue']").all_inner_texts()))
+        if int(values["Unique records"].replace(",", "")) < 330:
+            break
+        page.wait_for_timeout(500)
     assert int(values["Unique records"].replace(",", "")) < 330
     page.close()
 
