@@ -19,6 +19,18 @@ import pandas as pd
 __all__ = []
 
 
+def named_columns(value, data, arg, what, example):
+    """A column name or a list of them, checked against ``data``'s columns: the list, or a
+    ValueError naming ``arg`` with ``what`` they are and an ``example``."""
+    from .._core.validation import check_names
+
+    if isinstance(value, str):
+        value = [value]
+    if not isinstance(value, (list, tuple)) or not value:
+        raise ValueError(f"{arg}={value!r}: name the {what} as a list of columns, e.g. {arg}={example!r}.")
+    return check_names(list(value), list(data.columns), arg, "the columns of data")
+
+
 def key_codes(data, keys):
     """(n x len(keys) integer codes, missing as -1; per key, its levels in order of appearance)."""
     codes, levels = [], []

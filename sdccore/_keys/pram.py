@@ -43,6 +43,7 @@ import numpy as np
 import pandas as pd
 
 from .._core.validation import check_dataframe, check_names, check_number, make_rng
+from .frequencies import named_columns
 
 __all__ = ["Pram", "pram"]
 
@@ -195,12 +196,8 @@ def _check_alpha(x, arg):
 
 
 def _checked(data, variables, pd_, alpha, strata):
-    if isinstance(variables, str):
-        variables = [variables]
-    if not isinstance(variables, (list, tuple)) or not variables:
-        raise ValueError(f"variables={variables!r}: name the categorical variables to post-randomise as a list "
-                         f"of columns, e.g. variables=['water', 'roof'].")
-    variables = check_names(list(variables), list(data.columns), "variables", "the columns of data")
+    variables = named_columns(variables, data, "variables", "categorical variables to post-randomise",
+                              ["water", "roof"])
     strata = check_names(strata, list(data.columns), "strata", "the columns of data")
     both = [c for c in strata if c in variables]
     if both:

@@ -26,7 +26,7 @@ import numpy as np
 import pandas as pd
 
 from .._core.validation import check_dataframe, check_names
-from .frequencies import frequencies, key_codes
+from .frequencies import frequencies, key_codes, named_columns
 
 __all__ = ["KeyRisk", "key_risk"]
 
@@ -184,12 +184,7 @@ def key_risk(data, keys, *, weights=None, household=None, k=3) -> KeyRisk:
     (330, 674, 24.7839)
     """
     data = check_dataframe(data)
-    if isinstance(keys, str):
-        keys = [keys]
-    if not isinstance(keys, (list, tuple)) or not keys:
-        raise ValueError(f"keys={keys!r}: name the key variables as a list of columns, e.g. keys=['region', 'sex', "
-                         f"'age'].")
-    keys = check_names(list(keys), list(data.columns), "keys", "the columns of data")
+    keys = named_columns(keys, data, "keys", "key variables", ["region", "sex", "age"])
     if isinstance(k, bool) or not isinstance(k, (int, np.integer)) or k < 1:
         raise ValueError(f"k={k!r} must be a whole number of at least 1 (3 is usual).")
     n = len(data)

@@ -37,7 +37,7 @@ import numpy as np
 import pandas as pd
 
 from .._core.validation import check_dataframe, check_names
-from .frequencies import _group_ids, compatible_counts, frequencies, key_codes
+from .frequencies import _group_ids, compatible_counts, frequencies, key_codes, named_columns
 
 __all__ = ["Suppression", "local_suppression"]
 
@@ -93,11 +93,7 @@ def _without(row, j):
 
 def _checked(data, keys, k, importance):
     """(keys, the order they are blanked in) after the boundary checks."""
-    if isinstance(keys, str):
-        keys = [keys]
-    if not isinstance(keys, (list, tuple)) or not keys:
-        raise ValueError(f"keys={keys!r}: name the key variables as a list of columns, e.g. keys=['region', 'sex'].")
-    keys = check_names(list(keys), list(data.columns), "keys", "the columns of data")
+    keys = named_columns(keys, data, "keys", "key variables", ["region", "sex"])
     if isinstance(k, bool) or not isinstance(k, (int, np.integer)) or k < 2:
         raise ValueError(f"k={k!r} must be a whole number of at least 2 (3 is usual).")
     if k > len(data):
