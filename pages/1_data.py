@@ -56,7 +56,7 @@ def roles_section():
     if reasons:
         st.caption("Suggested roles and why (change them above if they are wrong):")
         st.dataframe(session.role_table(), hide_index=True, key="role_reasons_table")
-    text = session.passthrough_text()
+    text = session.undecided_text()
     ids = session.unresolved_identifiers()
     if text or ids:
         what = []
@@ -177,7 +177,7 @@ def recodings(keys, weights, k, chosen):
 def problems_section():
     probs = compute.problems()
     st.subheader("Checks")
-    open_decision = (session.passthrough_text() or session.unresolved_identifiers()) \
+    open_decision = (session.undecided_text() or session.unresolved_identifiers()) \
         and not session.passthrough_confirmed()
     if not probs and open_decision:  # never a green all-clear under an open decision (issue 41)
         st.info("The columns to protect have no problems; the decision about the columns above is still open.")

@@ -58,8 +58,15 @@ def body():
     c1, c2 = st.columns(2)
     shuffle = c1.checkbox("Shuffle the rows", value=True, key="shuffle_rows",
                           help="Record order can reveal who is who (e.g. files sorted by size); shuffling hides it.")
+    kc = session.key_choice()
+    keyed = set(kc["keys"]) | ({kc["household"]} if kc["keys"] and kc["household"] else set())
+    unchanged = [c for c in session.excluded() if c not in keyed]
+    hh = {"drop": "not released", "new": "renumbered", "kept": "kept"}.get(kc["household_ids"])
     c2.markdown(f"Identifiers dropped: {', '.join(ident) if ident else 'none'}  \n"
-                f"Excluded columns passed through unchanged: {', '.join(session.excluded()) or 'none'}")
+                f"Excluded columns passed through unchanged: {', '.join(unchanged) or 'none'}"
+                + (f"  \nKey variables ({kc['k']}-anonymous, rare values blanked): {', '.join(kc['keys'])}"
+                   if kc["keys"] else "")
+                + (f"  \nHousehold id {kc['household']}: {hh}" if kc["keys"] and kc["household"] else ""))
     rel = release.release_file(cfg, shuffle)
     _release_risk(res)
     sections.analyses_section(cfg, "release_analyses_table")

@@ -51,6 +51,14 @@ def passthrough_text(roles_=None) -> list:
             and not pd.api.types.is_numeric_dtype(df[c])]
 
 
+def undecided_text() -> list:
+    """The text columns released unchanged that need the custodian's word: not the key variables
+    (released k-anonymous, a decision of their own on the Data page)."""
+    ss = st.session_state  # the keys widget's value when it has one (the Data page draws it after the roles)
+    keys = set(ss["keys_select"] if "keys_select" in ss else key_choice()["keys"])
+    return [c for c in passthrough_text() if c not in keys]
+
+
 def unresolved_identifiers() -> list:
     """Columns that look like identifiers but are not dropped (role 'identifier')."""
     flags = st.session_state.get("role_flags", {})
@@ -64,7 +72,7 @@ def release_blockers() -> list:
     if ids and not st.session_state.get("passthrough_confirmed"):
         out.append(f"{', '.join(ids)} look like identifiers but are not dropped: give them the role 'identifier' "
                    f"on the Data page, or confirm there that they may be released")
-    text = passthrough_text()
+    text = undecided_text()
     if text and not st.session_state.get("passthrough_confirmed"):
         out.append(f"text column(s) {', '.join(text)} would be released unchanged: confirm it on the Data page "
                    f"or mark them as identifiers (dropped)")
