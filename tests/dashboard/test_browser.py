@@ -433,6 +433,9 @@ def test_the_keys_section_on_a_survey_file(server, context, tmp_path):
     page = _tab(context)
     _upload_in(page, server, src)
     page.get_by_text("Key variables: could someone be recognised?").wait_for(timeout=60000)
+    # the metrics come after the recodings' suggestions are computed: wait for them, not only the heading
+    page.locator("[data-testid='stMetricLabel']").get_by_text("Unique records").wait_for(timeout=60000)
+    _idle(page)
     section = page.locator("[data-testid='stMetric']")
     values = dict(zip(section.locator("[data-testid='stMetricLabel']").all_inner_texts(),
                       section.locator("[data-testid='stMetricValue']").all_inner_texts()))
