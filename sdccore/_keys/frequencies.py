@@ -31,6 +31,14 @@ def named_columns(value, data, arg, what, example):
     return check_names(list(value), list(data.columns), arg, "the columns of data")
 
 
+def household_codes(data, household):
+    """A household number per record, in order of appearance (a record with a missing id is a
+    household of its own)."""
+    ids = data[household].astype(object)
+    alone = pd.Series([f"\0row{i}" for i in range(len(data))], index=data.index)
+    return pd.factorize(ids.where(ids.notna(), alone))[0]
+
+
 def key_codes(data, keys):
     """(n x len(keys) integer codes, missing as -1; per key, its levels in order of appearance)."""
     codes, levels = [], []

@@ -26,7 +26,7 @@ import numpy as np
 import pandas as pd
 
 from .._core.validation import check_dataframe, check_names
-from .frequencies import frequencies, key_codes, named_columns
+from .frequencies import frequencies, household_codes, key_codes, named_columns
 
 __all__ = ["KeyRisk", "key_risk"]
 
@@ -206,9 +206,7 @@ def key_risk(data, keys, *, weights=None, household=None, k=3) -> KeyRisk:
     risk, flat = individual_risk(fk, Fk)
     rec = pd.DataFrame({**{c: data[c].to_numpy() for c in keys}, "fk": fk, "Fk": Fk, "risk": risk}, index=data.index)
     if household is not None:
-        hh = pd.Series(data[household].to_numpy())
-        ids = hh.where(hh.notna(), pd.Series([f"\0row{i}" for i in range(n)]))  # a missing id: a household alone
-        codes = pd.factorize(ids)[0]
+        codes = household_codes(data, household)  # a missing id: a household alone
         surv = np.ones(codes.max() + 1 if n else 0)
         np.multiply.at(surv, codes, 1.0 - risk)
         rec["household_risk"] = 1.0 - surv[codes]

@@ -37,7 +37,7 @@ import numpy as np
 import pandas as pd
 
 from .._core.validation import check_dataframe, check_names
-from .frequencies import _group_ids, compatible_counts, frequencies, key_codes, named_columns
+from .frequencies import _group_ids, compatible_counts, frequencies, household_codes, key_codes, named_columns
 
 __all__ = ["Suppression", "local_suppression"]
 
@@ -202,24 +202,17 @@ def _fewest(row, pos, lifts, avoid=()):
     return None
 
 
-def _households(data, household):
-    """A household number per record (a record with a missing id is a household of its own)."""
-    return pd.Series(pd.factorize(data[household].astype(object).where(data[household].notna(),
-                                                                         pd.Series(range(len(data)), index=data.index)
-                                                                         .map(lambda i: f"\0{i}")))[0])
-
-
 def _household_keys(data, keys, household):
     """The keys that are household variables: one value in every household (the water source,
     the region)."""
-    hh = _households(data, household).to_numpy()
+    hh = household_codes(data, household)
     return [c for c in keys if (pd.Series(pd.factorize(data[c])[0]).groupby(hh).nunique() <= 1).all()]
 
 
 def _household_blanks(data, keys, blank, household):
     """A key that every household shows one value of (a household variable: the water source,
     the region) blanked for one member is blanked for every member: the others would show it."""
-    hh = _households(data, household).to_numpy()
+    hh = household_codes(data, household)
     for a, c in enumerate(keys):
         if blank[:, a].any() and c in _household_keys(data, [c], household):
             hit = np.isin(hh, hh[blank[:, a]])

@@ -153,11 +153,10 @@ def _household_floor(risk, o, codes, data):
         return risk
     from dataclasses import replace as _replace
 
+    from .._keys.frequencies import household_codes
     from .._keys.risk import household_unique
 
-    ids = pd.factorize(data[hh].astype(object).where(data[hh].notna(), pd.Series(
-        [f"\0row{i}" for i in range(len(data))], index=data.index)))[0]
-    persons = int(household_unique(codes[1], ids).sum())
+    persons = int(household_unique(codes[1], household_codes(data, hh)).sum())
     if not persons:
         return risk
     v = (f"{hh}: {persons:,} persons live in households whose make-up (size and every member's released "
