@@ -7,7 +7,7 @@ missing keys), CPU seconds beside wall time (the machine is shared):
     python benchmarks/bench_keys.py [--big]
 
 Not a test: figures, no thresholds.  sdcMicro 5.8.1's measure_risk on the same tutorial file
-(R 4.2, built here): see the README.
+(R 4.2, built here): see docs/survey.md.
 """
 import argparse
 import os

@@ -2,7 +2,7 @@
 
 import streamlit as st
 
-from ui import compute, loading, session, shell
+from ui import compute, loading, session, shell, widgets
 shell.enter()  # a page opened on its own is run inside app.py (ui/shell.py)
 st.title("Data")
 st.caption("Upload a file or pick a bundled sample, then say which columns are sensitive, public, "
@@ -55,7 +55,7 @@ def roles_section():
     reasons = session.role_reasons()
     if reasons:
         st.caption("Suggested roles and why (change them above if they are wrong):")
-        st.dataframe(session.role_table(), hide_index=True, key="role_reasons_table")
+        widgets.table(st, session.role_table(), hide_index=True, key="role_reasons_table")
     text = session.undecided_text()
     ids = session.unresolved_identifiers()
     if text or ids:
@@ -68,7 +68,7 @@ def roles_section():
             st.error(f"Decide before release: {'; '.join(what)}. Mark them as identifiers (dropped), or confirm.")
         st.checkbox("Release these columns unchanged: they identify no one", key="confirm_passthrough",
                     value=session.passthrough_confirmed(), on_change=session.confirm_passthrough)
-    st.dataframe(session.numeric_summary(df), hide_index=True, key="column_table")
+    widgets.table(st, session.numeric_summary(df), hide_index=True, key="column_table")
 
 
 def design_section(df, num):
@@ -142,7 +142,7 @@ def keys_section(df):
                    f"({per}) so that each combination is shared by at least {r.k} records; a recoding below "
                    f"blanks fewer. Leave a column out of the keys only if no intruder can know it.")
         st.caption("The rarest combinations (your own data, in this session only):")
-        st.dataframe(r.combinations().head(20), hide_index=True, key="key_combinations_table")
+        widgets.table(st, r.combinations().head(20), hide_index=True, key="key_combinations_table")
 
 
 def recodings(keys, weights, k, chosen):
@@ -159,7 +159,7 @@ def recodings(keys, weights, k, chosen):
     ss["recode_select"] = [d for d in ss["recode_select"] if d in opts]
     with st.expander(f"Recode the keys ({len(sug.options)} suggestion(s): fewer blanks, less detail)",
                      expanded=bool(ss["recode_select"])):
-        st.dataframe(sug.table()[["variable", "recoding", "records below k after", "suppressions needed after",
+        widgets.table(st, sug.table()[["variable", "recoding", "records below k after", "suppressions needed after",
                                   "entropy lost (bits)"]], hide_index=True, key="recoding_table")
         picked = st.multiselect("Apply to every release (one recoding a key)", list(opts), key="recode_select",
                                 help="A published recoding: the intruder is assumed to know it and to recode what "
@@ -235,7 +235,7 @@ def body():
     for note in session.read_notes():
         st.info(note)
     st.subheader(f"Preview: {session.data_name()} ({df.shape[0]:,} records x {df.shape[1]} columns)")
-    st.dataframe(df.head(200), key="preview")
+    widgets.table(st, df.head(200), key="preview")
     roles_section()
     keys_section(df)
     problems_section()

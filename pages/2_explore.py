@@ -3,7 +3,7 @@
 import streamlit as st
 
 import sdccore
-from ui import compute, figures, session, shell
+from ui import compute, figures, session, shell, widgets
 shell.enter()  # a page opened on its own is run inside app.py (ui/shell.py)
 st.title("Explore")
 
@@ -18,6 +18,17 @@ def body():
         compute.indices()
         compute.recommendation()
     sens = session.sensitive()
+    # the page's answer first (issue 41): the recommended method and why; the evidence below
+    rec = compute.recommendation()
+    if rec.label:
+        st.success(f"Recommended: **{rec.label}**" + (f" ({sdccore.report.method_words(rec.method).rsplit(' (', 1)[0]})"
+                                                      if rec.method else ""))
+    else:
+        st.warning("No method can be recommended for these data with its default settings; the reasons below say "
+                   "what breaks. Run the comparison on the Run page to see each method's risk and what fixes it.")
+    with st.expander("Why", expanded=not rec.label):
+        for r in rec.reasons:
+            st.markdown(f"- {r}")
     c1, c2 = st.columns([3, 2])
     c1.plotly_chart(figures.correlation_heatmap(ex["corr"]), key="corr_heatmap")
     ad = ex["adequacy"]
@@ -37,18 +48,10 @@ def body():
     with c4:
         st.caption("For each variable taken alone as the sensitive one: between = mean |r| with the others "
                    "(FA paper eq. 6), within = mean |r| among the others (eq. 7).")
-        st.dataframe(ind.per_variable.round(3), key="indices_table")
+        widgets.table(st, ind.per_variable.round(3), key="indices_table")
         if sens:
             st.markdown(f"**Your sensitive set:** between {ind.between:.3f}, within {ind.within:.3f}")
-    st.subheader("Which method?")
-    rec = compute.recommendation()
-    if rec.label:
-        st.success(f"Recommended: **{rec.label}**")
-    else:
-        st.warning("No method can be recommended for these data with its default settings; the reasons below say "
-                   "what breaks. Run the comparison on the Run page to see each method's risk and what fixes it.")
-    for r in rec.reasons:
-        st.markdown(f"- {r}")
+    st.subheader("Which method? Where your data sit")
     if sens:
         st.plotly_chart(figures.bw_map_figure(sdccore.load_bw_map(), (rec.between, rec.within)), key="bw_map")
     else:

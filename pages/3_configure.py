@@ -105,20 +105,23 @@ def risk_preview(method, cfg):
         for note in notes:
             if not note.startswith(("protected on the log scale", "sampling weights")):
                 st.info(note)
+    with _TOP[-1] if _TOP else st.container():  # the verdict first, above the method's settings (issue 41)
+        known = words.prior_warning(risk)
+        if known:
+            st.warning(known)
+        if risk.ok:
+            st.success("This configuration: every " + ("sensitive " if sens else "") + "variable meets the risk "
+                       "floors in one run with seed " + str(session.seed())
+                       + (" (but see above: most of it was known already)." if known else "."))
+        else:
+            for v in risk.violations[:4]:
+                st.error(v)
+            if len(risk.violations) > 4:
+                st.error(f"... and {len(risk.violations) - 4} more violation(s): the table below shows every "
+                         f"variable.")
     st.subheader("Residual risk of this configuration (one run, seed " + str(session.seed()) + ")")
-    known = words.prior_warning(risk)
-    if known:
-        st.warning(known)
-    if risk.ok:
-        st.success("Every " + ("sensitive " if sens else "") + "variable meets the risk floors in this run"
-                   + (" (but see above: most of it was known already)." if known else "."))
-    else:
-        for v in risk.violations[:4]:
-            st.error(v)
-        if len(risk.violations) > 4:
-            st.error(f"... and {len(risk.violations) - 4} more violation(s): the table below shows every variable.")
     c1, c2 = st.columns(2)
-    c1.dataframe(figures.risk_table(risk.variables), key=f"{method}_risk_table")
+    widgets.table(c1, figures.risk_table(risk.variables), key=f"{method}_risk_table")
     c2.plotly_chart(figures.band_risk_figure(risk.bands, risk.floors.max_close_share, risk.floors.tolerance),
                     key=f"{method}_band_plot")
     c1.markdown(figures.risk_sentences(risk))
@@ -126,7 +129,7 @@ def risk_preview(method, cfg):
         st.caption("Log scale keeps means and covariances on the log scale, not exactly on the original one: the "
                    "change of the mean is shown in original standard deviations. Values below 0 of a variable that "
                    "has none are set to 0 (clipped). Values are rounded to the original's decimals.")
-        st.dataframe(figures.plausibility_table(plaus), key=f"{method}_plausibility_table")
+        widgets.table(st, figures.plausibility_table(plaus), key=f"{method}_plausibility_table")
 
 
 def _plots(method, cfg, sens, prefix):
@@ -315,12 +318,16 @@ def body():
     method_section(method, sens, m)
 
 
+_TOP = []  # the method section's first place, per run (a fragment's rerun adds its own)
+
+
 @st.fragment
 def method_section(method, sens, m):
     """The chosen method's widgets and live plots.  A fragment: changing one of its widgets
     reruns only this part of the page (not the floors, the method choice or the sidebar),
     which is what keeps each Configure interaction quick in the browser."""
     code = common.method_of(method)
+    _TOP.append(st.container())  # where risk_preview puts its verdict: above the settings
     tab = TABS.get(code)
     if tab is not None:
         session.safe(lambda: tab(code, sens, m))

@@ -6,7 +6,7 @@ import time
 import streamlit as st
 
 import sdccore
-from ui import common, compute, figures, release, runs, sections, session, shell, words
+from ui import common, compute, figures, release, runs, sections, session, shell, widgets, words
 shell.enter()  # a page opened on its own is run inside app.py (ui/shell.py)
 st.title("Run and compare")
 
@@ -43,12 +43,13 @@ def run_section():
         def partial(runs):  # the results so far, at most twice a second
             if time.perf_counter() - shown[0] >= 0.5:
                 shown[0] = time.perf_counter()
-                live.dataframe(figures.live_runs_table(runs, bool(session.sensitive())), hide_index=True)
+                widgets.table(live, figures.live_runs_table(runs, bool(session.sensitive())), hide_index=True)
 
         runs.run_comparison([common.method_of(m) for m in methods], int(reps), progress, partial)
         bar.empty()
         cancel.empty()
         live.empty()
+        st.rerun()  # the page again, its decision first
 
 
 def models_section():
@@ -79,26 +80,33 @@ def regression_section(table, note, where):
     st.subheader("Does the analysis still hold?")
     st.caption(note)
     for i, (model, sub) in enumerate(table.groupby("model", sort=False)):
-        st.dataframe(figures.regression_table(sub.drop(columns="model")), hide_index=True, key=f"{where}_regression_table_{i}")
+        widgets.table(st, figures.regression_table(sub.drop(columns="model")), hide_index=True, key=f"{where}_regression_table_{i}")
         st.plotly_chart(figures.regression_figure(sub.drop(columns="model"), model), key=f"{where}_regression_plot_{i}")
 
 
-def results_section(c):
+def decision_section(c):
+    """The page's answer first (issue 41): the release to make and why, or what blocks one and
+    what to try; the evidence follows below.  Returns the suggested configuration or None."""
     res = c["result"]
-    sens = session.sensitive()
+    best, why = res.suggest(session.max_risk(), require=session.required_models(res))
+    if best:
+        words_ = sdccore.report.method_words(common.method_of(best)) if common.method_of(best) else best
+        st.success(f"Suggested release: **{best}**" + (f" ({words_.rsplit(' (', 1)[0]})" if words_ != best else "")
+                   + f". {why}.")
+    else:
+        st.error(f"No configuration can be suggested: {why}.")
+        stronger_section()
     changed = runs.comparison_changes(c)
     if changed:
         st.warning(f"Changed since this comparison ran: {', '.join(changed)}. Its figures and its suggestion are for "
                    f"the settings it ran with; run it again to compare the current ones. A release picked below "
                    f"uses the current settings.")
-    # the decision first (issue 41): what to release and why, or what blocks a release; the evidence below
-    best, why = res.suggest(session.max_risk(), require=session.required_models(res))
-    if best:
-        st.success(f"Suggested release: **{best}**. {why}.")
-    else:
-        st.error(f"No configuration can be suggested: {why}.")
-        stronger_section()
-    key = "overall" if sens else "summary"
+    return best
+
+
+def results_section(c, best):
+    res = c["result"]
+    sens = session.sensitive()
     for label, why_not in res.errors.items():
         st.warning(f"{label} was not run on these data and is left out of the comparison: {why_not}")
     st.caption(f"{len(res.runs)} runs, seeds derived from {session.seed()} (master {res.seed}); "
@@ -131,17 +139,17 @@ def results_section(c):
                                        f"{clip(r.hi, r.score):.4f}])", axis=1)
     wide = tab.pivot(index="config", columns="score", values="value")
     order = [k for k in figures.SCORE_NAMES if k in wide.columns]  # the analyses' registry's order
-    st.dataframe(wide[order].rename(columns=figures.SCORE_NAMES).rename_axis("method").reset_index(),
+    widgets.table(st, wide[order].rename(columns=figures.SCORE_NAMES).rename_axis("method").reset_index(),
                  hide_index=True, key="scores_table",
                  column_config={"method": st.column_config.TextColumn("method", width="medium", pinned=True)})
     st.subheader("Risk floors, per sensitive variable and size band")
-    st.dataframe(safe.assign(floors_met=(safe.floors_met * 100).map(lambda v: f"{v:.0f} % of runs"))
+    widgets.table(st, safe.assign(floors_met=(safe.floors_met * 100).map(lambda v: f"{v:.0f} % of runs"))
                  .rename(columns={"floors_met": "runs meeting every floor", "failing": "variables that broke a floor",
                                   "violation": "first violation (with its fix)"}), hide_index=True, key="safety_table")
     c3, c4 = st.columns(2)
     vr = res.variable_risk()
     c3.caption("Worst value over the runs, per configuration and " + ("sensitive " if sens else "") + "variable.")
-    c3.dataframe(figures.risk_table(vr.set_index(["config", "variable"]).rename(columns={"runs_ok": "ok"})
+    widgets.table(c3, figures.risk_table(vr.set_index(["config", "variable"]).rename(columns={"runs_ok": "ok"})
                                     .assign(ok=lambda t: t.ok == 1.0, worst_band="")).drop(columns="worst band"),
                  key="variable_risk_table")
     fl = session.floors()
@@ -222,7 +230,7 @@ def pick_section(c, best):
                  + "\n".join(f"- {v}" for v in refused.risk.violations[:6])
                  + (f"\n- ... and {len(refused.risk.violations) - 6} more (see the table)"
                     if len(refused.risk.violations) > 6 else ""))
-        st.dataframe(figures.risk_table(refused.risk.variables), key="refused_risk_table")
+        widgets.table(st, figures.risk_table(refused.risk.variables), key="refused_risk_table")
         st.markdown(figures.risk_sentences(refused.risk))
         return
     known = words.prior_warning(res.risk)
@@ -232,10 +240,10 @@ def pick_section(c, best):
     for at in range(0, len(items), 5):  # at most 5 a row: 9 or 10 in one row cut labels and values to "0.0..."
         for col, (k, v) in zip(st.columns(5), items[at:at + 5]):
             col.metric(figures.SCORE_NAMES[k], f"{v:.3f}")
-    st.dataframe(figures.risk_table(res.risk.variables), key="release_risk_table")
+    widgets.table(st, figures.risk_table(res.risk.variables), key="release_risk_table")
     st.caption("Each intruder of the battery: the share of records it puts within the tolerance of their true value "
                "beyond what its knowledge alone predicts.")
-    st.dataframe(figures.intruder_table(res.risk.intruders), key="release_intruder_table")
+    widgets.table(st, figures.intruder_table(res.risk.intruders), key="release_intruder_table")
     st.markdown(figures.risk_sentences(res.risk))
     c1, c2 = st.columns([1, 2])
     c1.plotly_chart(figures.own_correlation_figure(ev.details["ic"]), key="own_cor_plot")
@@ -277,7 +285,7 @@ def search_section():
         if sr is not None:
             st.write(sr["result"].note)
             if len(sr["result"].ranking):
-                st.dataframe(sr["result"].ranking.drop(columns=["options"]).head(20), key="search_table")
+                widgets.table(st, sr["result"].ranking.drop(columns=["options"]).head(20), key="search_table")
             else:
                 st.error("No candidate met the risk floors, so none is offered as a release.")
 
@@ -286,13 +294,20 @@ def body():
     if not compute.ready():
         return
     compute.warm_up()
-    run_section()
-    search_section()
     c = runs.comparison()
     if c is None:
-        st.info("Run a comparison to see risk and utility of the configured methods.")
+        st.info("No comparison yet. Pick the methods and press **Run comparison**: this page then says first which "
+                "release to make and why (or what blocks one), with the evidence below.")
+        run_section()
+        search_section()
         return
-    best = results_section(c)
+    top = st.container()  # the decision is drawn first, after the settings below are read
+    with st.expander("Run the comparison again: methods, repetitions, regressions to check"):
+        run_section()
+    with top:
+        best = decision_section(c)
+    search_section()
+    results_section(c, best)
     pick_section(c, best)
 
 

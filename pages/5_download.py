@@ -4,7 +4,7 @@ import streamlit as st
 
 import sdccore
 
-from ui import common, compute, figures, history, release, report, runs, sections, session, shell, words
+from ui import common, compute, figures, history, release, report, runs, sections, session, shell, widgets, words
 shell.enter()  # a page opened on its own is run inside app.py (ui/shell.py)
 st.title("Download")
 
@@ -53,6 +53,7 @@ def body():
         return
     if blockers:
         return
+    _verdict(res, label)  # the page's answer first (issue 41): may this file be released, and what to mind
     ident = session.columns_with("identifier")
     st.subheader(f"Release: {label}, seed {session.seed()}")
     c1, c2 = st.columns(2)
@@ -71,7 +72,7 @@ def body():
     _release_risk(res)
     sections.analyses_section(cfg, "release_analyses_table")
     sections.keys_section(cfg, "release_keys_table")
-    st.dataframe(rel.data.head(50), key="release_preview")
+    widgets.table(st, rel.data.head(50), key="release_preview")
     name = session.data_name().rsplit(".", 1)[0]
     fmt = _data_download(rel, name)
     book = _recipe_and_codebook(rel, name, fmt)
@@ -90,23 +91,31 @@ def _refused(refused, label):
              "Configure page (or change the roles), then come back:")
     for v in refused.risk.violations:
         st.markdown(f"- {v}")
-    st.dataframe(figures.risk_table(refused.risk.variables), key="refused_risk_table")
+    widgets.table(st, figures.risk_table(refused.risk.variables), key="refused_risk_table")
     st.markdown(figures.risk_sentences(refused.risk))
+
+
+def _verdict(res, label):
+    """The release's verdict in a sentence, with what the public variables already revealed and
+    the means it moves beyond the tolerance beside it (warnings, not grey text)."""
+    lowered = res.risk.floors.lowered_text()
+    known = words.prior_warning(res.risk)
+    if known:
+        st.warning(known)
+    st.success(f"{label} may be released: every " + ("sensitive " if session.sensitive() else "")
+               + "variable meets the risk floors" + (" (as lowered)" if lowered else "")
+               + (" (but see above: most of it was known already)." if known else "."))
+    if lowered:
+        st.warning(f"The {lowered}; released because: {res.unsafe_reason}. The report and the codebook say so.")
+    moved = words.mean_shift_warning(session.data(), res.data, session.protect_columns())
+    if moved:
+        st.warning(moved)
 
 
 def _release_risk(res):
     """The release's risk per variable and size band, and what plausible values changed."""
-    lowered = res.risk.floors.lowered_text()
-    if lowered:
-        st.warning(f"The {lowered}; released because: {res.unsafe_reason}. The report and the codebook say so.")
-    known = words.prior_warning(res.risk)
-    if known:
-        st.warning(known)
-    st.success("Every " + ("sensitive " if session.sensitive() else "") + "variable meets the risk floors in this release"
-               + (" (as lowered)" if lowered else "") + (" (but see above: most of it was known already)." if known
-                                                        else "."))
     c3, c4 = st.columns(2)
-    c3.dataframe(figures.risk_table(res.risk.variables), key="release_risk_table")
+    widgets.table(c3, figures.risk_table(res.risk.variables), key="release_risk_table")
     c4.plotly_chart(figures.band_risk_figure(res.risk.bands, res.risk.floors.max_close_share, res.risk.floors.tolerance),
                     key="release_band_plot")
     c3.markdown(figures.risk_sentences(res.risk))
@@ -158,7 +167,7 @@ def _recipe_and_codebook(rel, name, fmt):
     c6.download_button("Download the codebook (JSON)", release.codebook_bytes(book, "json"), f"{name}_codebook.json",
                        "application/json", key="download_codebook_json")
     with st.expander("Codebook: what was done to each variable, what is kept exactly and what in expectation"):
-        st.dataframe(figures.codebook_table(book), key="codebook_table")
+        widgets.table(st, figures.codebook_table(book), key="codebook_table")
     src_ext = session.file_format() if session.file_format() != "csv" else "csv"
     st.code(f"python -m sdccore protect ORIGINAL.{src_ext} --recipe {name}_recipe.json --out {name}_protected.{fmt}",
             language="bash")
@@ -186,7 +195,9 @@ def _report(label, res, ev, shape, book, name, cfg=None):
                                    res.unsafe_reason, regressions=release.release_regressions(res)[1], codebook=book,
                                    history=history.history(),
                                    analyses=release.release_analyses(cfg) if cfg is not None else None,
-                                   keys=release.release_keys(cfg) if cfg is not None else None)
+                                   keys=release.release_keys(cfg) if cfg is not None else None,
+                                   warnings=[w for w in [words.mean_shift_warning(session.data(), res.data,
+                                                                                  session.protect_columns())] if w])
     st.download_button("Download the report (HTML)", html_doc, f"{name}_report_{kind}.html", "text/html",
                        key="download_report")
 
@@ -201,7 +212,7 @@ def _audit():
         with st.spinner("Trying every number of factors for every variable..."):
             a = compute.audit()
         t = a.table[["best_abs_cor", "method", "n_factors", "share_within_0.5pct", "flag"]]
-        st.dataframe(t.rename(columns={"best_abs_cor": "best |cor|", "n_factors": "factors",
+        widgets.table(st, t.rename(columns={"best_abs_cor": "best |cor|", "n_factors": "factors",
                                        "share_within_0.5pct": "records within 0.5 %"}), key="audit_table")
         if a.flagged:
             st.warning(f"Factor scores would disclose: {', '.join(a.flagged)}.")

@@ -2,7 +2,7 @@
 
 import streamlit as st
 
-from ui import figures, history, release, session, shell
+from ui import figures, history, release, session, shell, widgets
 shell.enter()  # a page opened on its own is run inside app.py (ui/shell.py)
 st.title("History of this session")
 st.caption("Every comparison and every release you looked at in this browser session, with its settings, seed, "
@@ -21,7 +21,7 @@ def body():
     if not hist:
         st.info("Nothing run yet: run a comparison on page 4 or open a release; each run is listed here.")
         return
-    st.dataframe(figures.history_table(hist), hide_index=True, key="history_table")
+    widgets.table(st, figures.history_table(hist), hide_index=True, key="history_table")
     ids = [h["id"] for h in hist]
     names = {h["id"]: f"#{h['id']} {h['time']} {h['kind']}: {h['label']} (seed {h['seed']}, {h['data_name']})"
              for h in hist}
@@ -44,12 +44,12 @@ def body():
     opts, scores, risk = figures.history_pair(ea, eb)
     c5, c6 = st.columns(2)
     c5.caption("Settings (only those that differ are marked)")
-    c5.dataframe(opts, key="history_options")
+    widgets.table(c5, opts, key="history_options")
     c6.caption("Scores (0 best)")
-    c6.dataframe(scores, key="history_scores")
+    widgets.table(c6, scores, key="history_scores")
     if risk is not None:
         st.caption("Per-variable risk (worst over a comparison's runs)")
-        st.dataframe(risk, key="history_risk")
+        widgets.table(st, risk, key="history_risk")
 
 
 session.safe(body)

@@ -3,8 +3,9 @@
 Protection by factor analysis (FA), principal components (PCA) and microaggregation plus
 noise (M-AGG), general or selective, with the classic rank swapping and correlated noise
 baselines, and D'Acquisto and Naldi's removal of the largest principal components with a
-utility stop (pca_remove, general).  The papers the code follows are listed in the README's
-"Method references" section; every option of every method is listed by ``option_schema(method)``.
+utility stop (pca_remove, general).  The papers the code follows are listed in the
+documentation's "Sample data and references" page (docs/data.md); every option of every
+method is listed by ``option_schema(method)``.
 
 The public names, by the step of the work they belong to:
 
@@ -36,6 +37,8 @@ The public names, by the step of the work they belong to:
   ``regression_check``, ``RegressionCheck``, ``analysis_validity``, ``AnalysisValidity``,
   ``analyst_checks``, ``AnalystChecks``; plug-in
   analyses: ``register_analysis``, ``unregister_analysis``, ``analyses``, ``analysis_info``, ``AnalysisInfo``;
+* reporting: ``report`` (the namespace of the release's HTML report, ``report.release_report`` and
+  ``report.build_report``, and the tables, charts and plain words it shares with the dashboard);
 * comparing and choosing: ``compare``, ``Comparison``, ``search``, ``SearchResult``,
   ``recommend``, ``Recommendation``, ``load_bw_map``, ``simulate_bw_map``,
   ``stronger_settings``, ``warm_workers``.
@@ -52,7 +55,7 @@ if TYPE_CHECKING:  # pragma: no cover
     from ._choose.compare import SearchResult, compare, search, warm_workers
     from ._data.explore import CorrelationIndices, correlation_indices
     from ._choose.comparison import Comparison
-    from ._scale.engine import DaskRelease, protect_dask
+    from ._scale.engine import DaskRelease, protect_dask, scale_refusal
     from ._io.datasets import dataset_roles, list_datasets, load_dataset
     from ._measures.evaluate import Evaluation, Scores, evaluate
     from ._data.explore import Adequacy, correlation_matrix, sampling_adequacy, scree
@@ -88,6 +91,7 @@ if TYPE_CHECKING:  # pragma: no cover
     from ._keys.suggest import RecodingOption, RecodingSuggestions, suggest_recodings
     from ._keys.suppression import Suppression, local_suppression
     from ._measures.utility import pil, propensity_score, propensity_score_shape, selectivity
+    from ._report import api as report
 
 _EXPORTS = {
     "Adequacy": "_data.explore",
@@ -198,7 +202,16 @@ _EXPORTS = {
 
 
 
+_MODULES = {"report": "_report.api"}  # public namespaces: a room of the package as a whole
+
+
 def __getattr__(name):
+    if name in _MODULES:
+        import importlib
+
+        value = importlib.import_module("sdccore." + _MODULES[name])
+        globals()[name] = value
+        return value
     module = _EXPORTS.get(name)
     if module is None:
         raise AttributeError(f"module 'sdccore' has no attribute {name!r}")
@@ -246,4 +259,6 @@ __all__ = [
     # comparing and choosing
     "Comparison", "Recommendation", "SearchResult",
     "compare", "load_bw_map", "recommend", "search", "simulate_bw_map", "stronger_settings", "warm_workers",
+    # reporting
+    "report",
 ]

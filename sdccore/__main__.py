@@ -13,7 +13,7 @@ import os
 import signal
 import sys
 
-from ._cli.files import OUT_FORMATS, _CLEANUP, _atomic_write, _check_paths, _check_regular, _check_roles, _load_recipe, _missing_cells, _names, _out_format, _read, _read_csv, _same_file, _umask, _value
+from ._cli.files import OUT_FORMATS, _CLEANUP, _report_pairs, _atomic_write, _check_paths, _check_regular, _check_roles, _load_recipe, _missing_cells, _names, _out_format, _read, _read_csv, _same_file, _umask, _value
 from ._cli.cluster import SCHEDULER_WAIT, _client  # noqa: F401
 from ._cli.report import (_COEF_COLUMNS, _analyses, _analyses_json, _digits, _print_coefficients,  # noqa: F401
                           _regression_json, _risk_lines, _say)
@@ -57,6 +57,10 @@ def _protect_dask(args):
         raise ValueError(f"--engine dask writes a Parquet data set into a folder; give --out a folder, e.g. "
                          f"--out released/ (not {args.out}).")
     _check_out(args.out)
+    if args.report or args.external_report:
+        raise ValueError("--report and --external-report work with --engine memory (the report's measures need the "
+                         "whole file in memory); with --engine dask, write the codebook (--codebook PATH), or report "
+                         "on a sample: protect it with --engine memory and the same recipe.")
     if args.save_recipe:
         import glob as _glob
         if args.save_recipe == "-":
@@ -161,6 +165,7 @@ def _protect(args):
         from ._release.codebook import codebook_bytes
         fmt_cb = "json" if args.codebook.lower().endswith(".json") else "csv"
         pairs.append((args.codebook, codebook_bytes(rel.codebook(data, src.labels), fmt_cb)))
+    pairs += _report_pairs(args, rel, data, src.labels)
     digest = hashlib.sha256(body).hexdigest()[:12]
     # .xlsx, .sav and .dta files carry their creation time: the file's hash differs between two
     # rebuilds of the same release; the content hash (of the values, as CSV) does not
@@ -382,6 +387,12 @@ def build_parser():
                     help="write the codebook here (.json or .csv): per variable its role, method, rounding, what is "
                          "kept exactly and in expectation, and its residual risk")
     pr.add_argument("--save-recipe", help="write the effective options as JSON here")
+    pr.add_argument("--report", metavar="PATH",
+                    help="write the internal HTML report here (the dashboard's: risk floors, what analysts keep, "
+                         "key variables, codebook; it holds the seed: keep it internal)")
+    pr.add_argument("--external-report", metavar="PATH",
+                    help="write the external HTML report here (no seed, no original values the release does not "
+                         "show): the one to hand on")
     pr.add_argument("--drop", help="comma-separated columns to drop from the release (identifiers)")
     pr.add_argument("--keep", help="comma-separated columns to release unchanged on purpose")
     pr.add_argument("--strata", metavar="COLUMNS",

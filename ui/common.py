@@ -28,25 +28,7 @@ class _Labels(Mapping):
 METHOD_LABELS = _Labels()
 
 
-class _ScoreNames(Mapping):
-    """{score: label} read from the analyses' registry at each use, in its order (a plug-in
-    analysis registered after the app started included); a score no longer registered is
-    labelled by its name."""
-
-    def __getitem__(self, key):
-        return sdccore.analysis_info(key).label if key in self else key
-
-    def __contains__(self, key):
-        return key in sdccore.analyses()
-
-    def __iter__(self):
-        return iter(sdccore.analyses())
-
-    def __len__(self):
-        return len(sdccore.analyses())
-
-
-SCORE_NAMES = _ScoreNames()
+SCORE_NAMES = sdccore.report.SCORE_NAMES  # {score: label}, live from the analyses' registry
 
 
 def method_of(label):

@@ -1,28 +1,26 @@
-"""Pure plotly figure builders: results in, figures out.  No Streamlit, no statistics."""
+"""The dashboard's figures and tables: results in, figures out.  No Streamlit, no statistics.
+The report's own charts and tables are sdccore's (``sdccore.report``, one source for the pages,
+the reports and the command line); the figures only the pages draw are here."""
 
 from __future__ import annotations
 
 import numpy as np
 import pandas as pd
 import plotly.graph_objects as go
-import plotly.io as pio
 from plotly.subplots import make_subplots
 
 import sdccore
-from ui.common import SCORE_NAMES  # {score: label}, live from sdccore's analyses' registry
-from ui.words import intruder_heading
 
-# A template passed per figure is deep-copied and validated every time (25 ms a figure);
-# the default template is applied once, at serialisation.
-pio.templates.default = "plotly_white"
-
-COLORS = {"FA": "#1f77b4", "PCA": "#ff7f0e", "M-AGG": "#2ca02c", "Rank swap": "#8c564b", "PCA-R": "#9467bd",
-          "IPSO": "#d62728", "Shuffle": "#17becf", "FA-cond": "#bcbd22"}
-_LAYOUT = dict(margin=dict(l=10, r=10, t=50, b=10), font=dict(size=13))
-
-
-def _color(label, i=0):
-    return COLORS.get(label, ["#9467bd", "#8c564b", "#e377c2", "#7f7f7f", "#bcbd22", "#17becf"][i % 6])
+_report = sdccore.report
+SCORE_NAMES = _report.SCORE_NAMES  # {score: label}, live from sdccore's analyses' registry
+COLORS, _LAYOUT, _color = _report.COLORS, _report.LAYOUT, _report.color
+SPREADS, UTILITY_AXES, MAX_BAND_LINES = _report.SPREADS, _report.UTILITY_AXES, _report.MAX_BAND_LINES
+risk_utility_figure, measures_figure = _report.risk_utility_figure, _report.measures_figure
+own_correlation_figure, band_risk_figure = _report.own_correlation_figure, _report.band_risk_figure
+risk_table, intruder_table, risk_columns = _report.risk_table, _report.intruder_table, _report.risk_columns
+analyses_table, analyses_not_applying = _report.analyses_table, _report.analyses_not_applying
+plausibility_table, regression_table = _report.plausibility_table, _report.regression_table
+codebook_table, history_table = _report.codebook_table, _report.history_table
 
 
 def correlation_heatmap(R: pd.DataFrame, title="Correlation matrix (clustered order)"):
@@ -148,69 +146,6 @@ def perturbed_share_figure(share: pd.Series, sensitive=(), floor=None):
     return fig
 
 
-SPREADS = {"runs": ("_run_lo", "_run_hi", "whiskers: single runs, 2.5-97.5 %"),
-           "mean": ("_lo", "_hi", "whiskers: 95 % interval of the mean")}
-
-
-UTILITY_AXES = {
-    "validity_loss": ("analysis validity lost", "analysis validity lost = 1 - validity of the worst-kept sensitive "
-                                                "variable (its regression, correlations, distribution)"),
-    "utility_loss": ("utility loss", "utility loss = mean of PIL and PS (all variables)"),
-}
-
-
-def risk_utility_figure(ru: pd.DataFrame, spread="runs", utility="utility_loss", refused=()):
-    """Risk against a utility loss per configuration (``utility``: 'utility_loss', the mean
-    of PIL and PS, or 'validity_loss', 1 - analysis validity); whiskers: the range of single
-    runs (default: a user releases one run) or the interval of the mean (``spread='mean'``).
-    Configurations in ``refused`` (some run broke a risk floor) are drawn as open crosses in
-    their colour and named so in the legend: they cannot be released.  The legend names every
-    point (labels on the chart collide when configurations lie close)."""
-    lo, hi, what = SPREADS[spread]
-    if utility not in ru:
-        utility = "utility_loss"
-    short, title = UTILITY_AXES[utility]
-    fig = go.Figure()
-    for i, r in enumerate(ru.itertuples()):
-        rlo, rhi = getattr(r, "risk" + lo), getattr(r, "risk" + hi)
-        u = getattr(r, utility)
-        ulo, uhi = getattr(r, utility + lo), getattr(r, utility + hi)
-        bad = r.config in set(refused)
-        name = f"{r.config} (refused)" if bad else r.config
-        fig.add_scatter(x=[r.risk], y=[u], mode="markers",
-                        name=name, marker=dict(size=16 if bad else 14, color=_color(r.config, i),
-                                               line=dict(width=2, color=_color(r.config, i)),
-                                               symbol="x-thin-open" if bad else "circle"),
-                        error_x=dict(type="data", symmetric=False, array=[rhi - r.risk], arrayminus=[r.risk - rlo]),
-                        error_y=dict(type="data", symmetric=False, array=[uhi - u], arrayminus=[u - ulo]),
-                        hovertemplate=(f"{name}<br>risk %{{x:.3f}} [{rlo:.3f}, {rhi:.3f}]<br>"
-                                       f"{short} %{{y:.3f}} [{ulo:.3f}, {uhi:.3f}]<extra></extra>"))
-    fig.update_layout(title=f"Risk and {short} ({what})",
-                      xaxis=dict(title="disclosure risk = mean of DBRL and ID",
-                                 range=[0, max(0.05, float(ru["risk" + hi].max()) * 1.15)]),
-                      yaxis=dict(title=title if len(title) < 60 else short,
-                                 range=[0, max(0.05, float(ru[utility + hi].max()) * 1.2)]), height=440, **_LAYOUT)
-    return fig
-
-
-def measures_figure(summary: pd.DataFrame, spread="runs"):
-    """One group of bars per score, one bar per configuration, with whiskers: the range of
-    single runs (default) or the interval of the mean."""
-    lo, hi, what = SPREADS[spread]
-    lo, hi = lo.lstrip("_"), hi.lstrip("_")
-    fig = go.Figure()
-    keys = [k for k in SCORE_NAMES if k in set(summary.score)]
-    for i, cfg in enumerate(dict.fromkeys(summary.config)):
-        sub = summary[summary.config == cfg].set_index("score").reindex(keys)
-        fig.add_bar(x=[SCORE_NAMES[k] for k in keys], y=sub["mean"], name=cfg, marker_color=_color(cfg, i),
-                    error_y=dict(type="data", symmetric=False, array=sub[hi] - sub["mean"],
-                                 arrayminus=sub["mean"] - sub[lo]),
-                    hovertemplate="%{x}: %{y:.4f}<extra>" + cfg + "</extra>")
-    fig.update_layout(barmode="group", title=f"Every measure (0 is best; {what})",
-                      yaxis=dict(title="score", range=[0, 1]), height=420, **_LAYOUT)
-    return fig
-
-
 def correlation_pair_figure(R0: pd.DataFrame, R1: pd.DataFrame):
     fig = make_subplots(rows=1, cols=2, subplot_titles=("original", "protected"), horizontal_spacing=0.08)
     for c, R in ((1, R0), (2, R1)):
@@ -223,110 +158,6 @@ def correlation_pair_figure(R0: pd.DataFrame, R1: pd.DataFrame):
     return fig
 
 
-def own_correlation_figure(ic: pd.DataFrame):
-    """|cor(x, x')| per variable: low for sensitive (scrambled), high for public (kept)."""
-    colors = ["#d62728" if s else "#1f77b4" for s in ic.sensitive]
-    fig = go.Figure(go.Bar(x=ic.abs_cor, y=list(map(str, ic.index)), orientation="h", marker_color=colors,
-                           hovertemplate="%{y}: |cor(original, protected)| = %{x:.3f}<extra></extra>"))
-    fig.update_layout(title="|cor(original, protected)| (red: sensitive)",
-                      xaxis=dict(title="|cor(x, x')|", range=[0, 1]), yaxis=dict(autorange="reversed"),
-                      height=max(320, 24 * len(ic) + 120), **_LAYOUT)
-    return fig
-
-
-_RISK_WORDS = {"prior": "known without the release (prior)", "beyond_prior": "added by the release",
-               "intruder": "best intruder", "with_release": "its share with the release",
-               "perturbed_share": "perturbed share", "abs_cor": "|cor(x, x')|",
-               "residual_cor": "|cor| of the part the public variables do not explain",
-               "worst_band_close": "worst size band (beyond prior)",
-               "worst_band": "worst band", "prior_model": "prior model",
-               "reported_only": "measured, not held to the floors", "intruders": "intruders tried", "ok": "meets floors"}
-
-
-def _intruder_columns():
-    """{wide column: the intruder's registry entry} (sdccore's intruders' registry)."""
-    import sdccore
-
-    return {sdccore.intruder_info(n).column: sdccore.intruder_info(n) for n in sdccore.intruders()
-            if sdccore.intruder_info(n).column}
-
-
-def risk_columns():
-    """The risk tables' headings: each intruder's from the intruders' registry."""
-    return {**_RISK_WORDS, **{c: f"{i.heading} (beyond prior)" for c, i in _intruder_columns().items()}}
-
-
-def not_applicable():
-    """Why a figure is missing (NaN): the intruder does not apply to this release (the registry says)."""
-    return {**{c: f"n/a: {i.absent}" for c, i in _intruder_columns().items() if i.absent}, "perturbed_share": "n/a"}
-
-
-def _shares():
-    return ("prior", "beyond_prior", "with_release", "perturbed_share", *_intruder_columns(), "worst_band_close")
-
-
-def intruder_table(intruders: pd.DataFrame) -> pd.DataFrame:
-    """RiskProfile.intruders (long: variable, band, intruder ...) as variables x intruders of
-    the share each gets beyond the prior over all records, headed by the registry's words, a
-    '(reported)' mark on those not held to the floors (a table, not a figure)."""
-    import sdccore
-
-    t = intruders[intruders.band == "all"] if len(intruders) else intruders
-    if len(t) == 0:
-        return pd.DataFrame()
-    order = [n for n in sdccore.intruders() if n in set(t.intruder)] + sorted(set(t.intruder) - set(sdccore.intruders()))
-    wide = t.pivot(index="variable", columns="intruder", values="beyond_prior").reindex(columns=order)
-    held = t.groupby("intruder").held.any()
-
-    def head(n):
-        try:
-            h = sdccore.intruder_info(n).heading
-        except ValueError:
-            h = n
-        return h + ("" if held.get(n, True) else " (reported)")
-
-    wide = wide.apply(lambda col: col.map(lambda v: "n/a" if pd.isna(v) else f"{v:.1%}"))
-    wide.columns = [head(n) for n in wide.columns]
-    return wide.rename_axis("variable (share of records beyond the prior)")
-
-
-def risk_table(variables: pd.DataFrame) -> pd.DataFrame:
-    """Per-variable risk with readable headers and percentages (a table, not a figure): the
-    prior and what the release adds first, then each intruder."""
-    t = variables.copy()
-    first = [c for c in ("prior", "beyond_prior", "intruder", "with_release") if c in t]
-    t = t[first + [c for c in t.columns if c not in first]]
-    for c in _shares():
-        if c in t:
-            why = not_applicable().get(c, "not assessed")
-            t[c] = (t[c].astype(float) * 100).map(lambda v, w=why: w if v != v else f"{v:.1f} %")
-    for c in ("abs_cor", "residual_cor"):
-        if c in t:
-            t[c] = t[c].astype(float).map(lambda v: "" if v != v else f"{v:.3f}")
-    t["ok"] = t["ok"].map({True: "yes", False: "NO"}) if t["ok"].dtype == bool else t["ok"]
-    for c in ("intruder", "intruders"):  # the intruders' headings, not their internal names
-        if c in t:
-            t[c] = t[c].map(lambda v: ", ".join(intruder_heading(n.strip()) for n in str(v).split(",") if n.strip()))
-    return t.rename(columns=risk_columns())
-
-
-def analyses_table(checks) -> pd.DataFrame:
-    """What analysts keep (``sdccore.AnalystChecks``), one row per analysis: its worst checked
-    variable's figure against the target, in words (a table, not a figure)."""
-    rows = []
-    for r in checks.worst.itertuples():
-        applies = r.kept == r.kept
-        kept = ("yes" if r.ok else "NO") if r.ok is not None else ("reported" if applies else "does not apply")
-        rows.append({"Analysis": r.label, "What is compared": r.compared, "Worst variable": r.variable,
-                     "Figure": f"{r.kept:.3f}" if applies else "n/a", "Target": r.target or "-", "Kept": kept})
-    return pd.DataFrame(rows)
-
-
-def analyses_not_applying(checks) -> str:
-    """Why the analyses that do not apply to this file do not (one sentence each), or ''."""
-    return " ".join(f"{r.label}: {r.note}." for r in checks.worst.itertuples() if r.kept != r.kept)
-
-
 def risk_sentences(risk, limit=6) -> str:
     """Markdown: per checked variable, what the intruder's knowledge predicts without the release
     and what the release adds (``RiskProfile.explain``), the variables that add most first."""
@@ -335,57 +166,6 @@ def risk_sentences(risk, limit=6) -> str:
         return ""
     more = f"\n- ... and {len(lines) - limit} more variable(s): see the table." if len(lines) > limit else ""
     return "**Prior and what the release adds**\n" + "".join(f"\n- {t}" for t in lines[:limit]) + more
-
-
-def plausibility_table(plaus: pd.DataFrame) -> pd.DataFrame:
-    t = plaus.copy()
-    t["mean_change_sd"] = t["mean_change_sd"].map(lambda v: f"{v:+.3f} sd")
-    if "mean_change_pct" in t:
-        t["mean_change_pct"] = t["mean_change_pct"].map(lambda v: f"{100 * v:+.1f} %")
-    t["sd_ratio"] = t["sd_ratio"].map(lambda v: f"{v:.3f}")
-    return t.rename(columns={"mean_change_sd": "mean change (sd)", "mean_change_pct": "mean change (% of the mean)",
-                             "sd_ratio": "sd ratio (released / original)", "clipped": "values clipped",
-                             "negative_original": "negative values: original", "negative_released": "released"})
-
-
-MAX_BAND_LINES = 8  # more configuration x variable lines than this: one line per configuration
-
-
-def band_risk_figure(bands: pd.DataFrame, limit=None, tolerance=0.05, value=None):
-    """Share of records within the tolerance of their true value that the release adds beyond
-    the prior (the floored figure), by size band of the original value (1 = smallest), one line
-    per variable (or per configuration and variable), with the prior (what the intruder's
-    knowledge alone gives) dotted beside it."""
-    fig = go.Figure()
-    if value is None:
-        value = next(c for c in ("beyond_prior", "beyond_mean", "close_own", "close_mean") if c in bands.columns)
-    key = ["config", "variable"] if "config" in bands.columns else ["variable"]
-    worst = ""
-    if "config" in bands.columns and bands.groupby(key, sort=False).ngroups > MAX_BAND_LINES:
-        # many configurations x variables: one line per configuration, its worst variable in each band
-        # (a legend of dozens of entries covers the chart)
-        agg = {value: "max", **({"prior": "max"} if "prior" in bands else {})}
-        bands = bands.groupby(["config", "band"], sort=False).agg(agg).reset_index()
-        key, worst = ["config"], " (worst sensitive variable per band)"
-    for i, (name, sub) in enumerate(bands.groupby(key, sort=False)):
-        label = " / ".join(map(str, name)) if isinstance(name, tuple) else str(name)
-        color = _color(name[0] if isinstance(name, tuple) else label, i)
-        fig.add_scatter(x=sub.band, y=sub[value] * 100, mode="lines+markers", name=label, line=dict(color=color),
-                        hovertemplate="band %{x}: the release adds %{y:.1f} % of records within the tolerance<extra>"
-                                      + label + "</extra>")
-        if "prior" in sub:
-            fig.add_scatter(x=sub.band, y=sub.prior * 100, mode="lines", name=f"{label}: prior", showlegend=False,
-                            line=dict(color=color, dash="dot", width=1),
-                            hovertemplate="band %{x}: known without the release for %{y:.1f} % of records<extra>"
-                                          + label + " prior</extra>")
-    if limit is not None:
-        fig.add_hline(y=limit * 100, line_dash="dash", line_color="#d62728", annotation_text=f"floor {limit * 100:.0f} %")
-    fig.update_layout(title=f"Within {tolerance * 100:.0f} % of the truth: added by the release{worst} (dotted: prior)",
-                      xaxis=dict(title="size band of the original value (1 smallest; top 1 %: the largest records)",
-                                 type="category"),
-                      yaxis=dict(title="% of the band's records", rangemode="tozero"), height=400,
-                      legend=dict(orientation="h", yanchor="top", y=-0.3, x=0), **_LAYOUT)
-    return fig
 
 
 def removal_curve_figure(table: pd.DataFrame, metric: str, label: str, threshold=None, chosen=None, floor=None):
@@ -461,62 +241,6 @@ def regression_figure(table: pd.DataFrame, model: str):
                       yaxis=dict(autorange="reversed"), height=max(260, 60 * len(terms) + 140),
                       legend=dict(orientation="h", y=-0.35), **_LAYOUT)
     return fig
-
-
-def regression_table(table: pd.DataFrame) -> pd.DataFrame:
-    """The coefficients side by side, readable: 'estimate [lo, hi]' for the original and the
-    release, the interval overlap (1 = the same interval, below 0 = apart) and the
-    standardised difference."""
-    t = table.reset_index() if "term" not in table.columns else table.copy()
-
-    def ci(r, which):
-        return f"{r['coef_' + which]:.4g} [{r['lo_' + which]:.4g}, {r['hi_' + which]:.4g}]"
-
-    out = pd.DataFrame({"coefficient": t["term"].astype(str), "original [95 % CI]": t.apply(ci, axis=1, which="original"),
-                        "protected [95 % CI]": t.apply(ci, axis=1, which="protected"),
-                        "CI overlap": t["overlap"].round(3), "(b' - b) / se": t["std_diff"].round(2)})
-    if "config" in t.columns:
-        out.insert(0, "method", t["config"].astype(str))
-    if "sign_kept" in t.columns:
-        out["sign kept"] = (t["sign_kept"].map(lambda v: "yes" if v is True else "no" if v is False else f"{v:.0%} of runs"))
-    return out
-
-
-def codebook_table(book: pd.DataFrame) -> pd.DataFrame:
-    """The codebook with readable headers and percentages (a table, not a figure)."""
-    t = book.copy()
-    for c in ("perturbed_share", "close_own", "close_linked", "prior", "beyond_prior"):
-        if c in t:
-            t[c] = t[c].map(lambda v: "" if pd.isna(v) else f"{v:.1%}")
-    if "abs_cor" in t:
-        t["abs_cor"] = t["abs_cor"].map(lambda v: "" if pd.isna(v) else f"{v:.3f}")
-    return t.rename(columns={"in_release": "in the release", "in_expectation": "kept in expectation",
-                             "exact": "kept exactly", "missing_kept": "missing cells kept",
-                             "perturbed_share": "perturbed share", "abs_cor": "|cor(x, x')|",
-                             "close_own": "own record (beyond prior)", "close_linked": "linked record (beyond prior)",
-                             "prior": "known without the release (prior)", "beyond_prior": "added by the release",
-                             "intruder": "best intruder", "intruders_tried": "intruders tried",
-                             "meets_floors": "meets floors", "mean_change_sd": "mean moved by bounds/rounding (sd)"})
-
-
-def history_table(entries: list) -> pd.DataFrame:
-    """One row per run of the session's history: when, what, seed and the headline scores."""
-    rows = []
-    for h in entries:
-        s = h["scores"]
-        risk = h.get("risk")
-        ok = None
-        if risk is not None and len(risk):
-            ok = bool(risk["ok"].all()) if "ok" in risk else bool((risk.get("runs_ok", 0) == 1).all())
-        pct = lambda v: "" if v is None or v != v else f"{100 * v:.1f} %"  # noqa: E731
-        rows.append({"#": h["id"], "time": h["time"], "kind": h["kind"], "configuration": h["label"],
-                     "data": h["data_name"], "seed": h["seed"], "runs": h.get("reps", 1),
-                     SCORE_NAMES["dbrl"]: pct(s.get("dbrl")), SCORE_NAMES["id"]: pct(s.get("id")),
-                     SCORE_NAMES["pil"]: pct(s.get("pil")), SCORE_NAMES["ps"]: pct(s.get("ps")),
-                     SCORE_NAMES["validity_loss"]: pct(s.get("validity_loss")),
-                     SCORE_NAMES["overall" if "overall" in s else "summary"]: pct(s.get("overall", s.get("summary"))),
-                     "floors met": {True: "yes", False: "no", None: ""}[ok]})
-    return pd.DataFrame(rows)
 
 
 def history_pair(a: dict, b: dict):

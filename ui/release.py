@@ -100,19 +100,12 @@ def _release_args(config: dict) -> tuple:
 
 
 def _analyses_body(df, method, sens, options, seed_, exclude, reason=None):
-    """What analysts keep in the release of this configuration (``sdccore.analyst_checks`` on
-    every numeric column both files hold: the set-apart columns are the domains), or None for
-    a refused one."""
+    """What analysts keep in the release of this configuration (``sdccore.report.release_analyses``:
+    the set-apart columns are the domains), or None for a refused one."""
     res, _, _ = cached(_release_body, df, method, sens, options, seed_, exclude, reason)
     if res is None:
         return None
-    w = options.get("weights")
-    apart = [c for c in list(exclude) + list(options.get("strata") or []) if c in res.data.columns and c != w]
-    # the set-apart and strata columns with few levels are the domains; the rest of them (ids) stay out
-    doms = [c for c in dict.fromkeys(apart) if 2 <= df[c].nunique() <= 30]
-    cols = [c for c in df.columns if c in res.data.columns and (c not in apart or c in doms)]
-    return sdccore.analyst_checks(df[cols], res.data[cols], sensitive=list(sens) if sens else None,
-                                  domains=doms, weights=w if w in cols else None)
+    return sdccore.report.release_analyses(df, res.data, sens, exclude, options)
 
 
 def release_analyses(config: dict):
@@ -122,22 +115,14 @@ def release_analyses(config: dict):
 
 
 def _keys_body(df, method, sens, options, seed_, exclude, reason=None):
-    """What the release of this configuration did to its key variables: the identity risk
-    before and after (``sdccore.key_risk``) and the values blanked per key, or None (no keys,
-    or a refused release)."""
-    keys = list(options.get("keys") or [])
-    if not keys:
+    """What the release of this configuration did to its key variables
+    (``sdccore.report.release_keys``), or None (no keys, or a refused release)."""
+    if not options.get("keys"):
         return None
     res, _, _ = cached(_release_body, df, method, sens, options, seed_, exclude, reason)
     if res is None:
         return None
-    args = dict(weights=options.get("weights"), household=options.get("household"), k=int(options["k_anonymity"]))
-    before, after = sdccore.key_risk(df, keys, **args), sdccore.key_risk(res.data, keys, **args)
-    blank = res.data[keys].isna() & df[keys].notna()
-    table = pd.DataFrame({"Key variable": keys, "Distinct values": [int(df[c].nunique()) for c in keys],
-                          "Values blanked": [int(blank[c].sum()) for c in keys],
-                          "Share blanked": [f"{blank[c].mean():.1%}" for c in keys]})
-    return {"before": before, "after": after, "table": table, "cells": int(blank.to_numpy().sum())}
+    return sdccore.report.release_keys(df, res.data, options)
 
 
 def release_keys(config: dict):

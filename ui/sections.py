@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import streamlit as st
 
-from ui import figures, release
+from ui import figures, release, widgets
 
 
 def analyses_section(cfg, key):
@@ -22,7 +22,7 @@ def analyses_section(cfg, key):
     else:
         st.warning(checks.summary().head.replace("What analysts keep: ", "Analysts would see a difference: ")
                    .replace(" missed", " not kept within the target."))
-    st.dataframe(figures.analyses_table(checks), key=key, hide_index=True)
+    widgets.table(st, figures.analyses_table(checks), key=key, hide_index=True)
     why = figures.analyses_not_applying(checks)
     if why:
         st.caption("Not applicable here: " + why)
@@ -43,4 +43,4 @@ def keys_section(cfg, key):
                 delta_color="inverse")
     m[2].metric("Expected re-identifications", f"{a.expected_reidentifications:.1f}",
                 delta=f"{a.expected_reidentifications - b.expected_reidentifications:.1f}", delta_color="inverse")
-    st.dataframe(out["table"], key=key, hide_index=True)
+    widgets.table(st, out["table"], key=key, hide_index=True)

@@ -95,3 +95,56 @@ def _applies(o, bound):
         return bool(o.applies(bound, None))
     except (KeyError, AttributeError, TypeError):
         return True
+
+
+# st.dataframe draws on a canvas and cuts a cell's text at its column's edge: every table of the
+# pages goes through ``table``, which sizes each column to its header and its longest cell and,
+# past WRAP_PX, wraps the text over taller rows (measured in Chromium: about 7 px a character)
+CHAR_PX, PAD_PX, WRAP_PX, LINE_PX = 7.5, 30, 420, 21
+
+
+def _shown(v) -> str:
+    if isinstance(v, float):
+        return f"{v:.4f}" if v == v else ""
+    return "" if v is None else str(v)
+
+
+def table_layout(df, hide_index=False):
+    """(column_config, row_height) that show every header and every cell of ``df`` whole: each
+    column as wide as its longest text (at most WRAP_PX, then wrapped: ``row_height`` fits the
+    most lines any cell needs; None when one line does), with the glossary's meaning of a header
+    it explains as the column's tooltip."""
+    import math
+
+    cols = [(c, c, df[c].tolist()) for c in df.columns]
+    if not hide_index and df.index.nlevels == 1:
+        cols.insert(0, ("_index", df.index.name or "", df.index.tolist()))
+    config, lines = {}, 1
+    for key, head, values in cols:
+        text = max([len(_shown(v)) for v in values] or [0])
+        head_px = len(str(head)) * CHAR_PX + PAD_PX + 16  # the sort arrow beside the header
+        cell_px = text * CHAR_PX + PAD_PX
+        width = max(head_px, min(cell_px, WRAP_PX))
+        if cell_px > width:
+            per_line = (width - PAD_PX) / CHAR_PX * 0.8  # words wrap whole: a line is never full
+            lines = max(lines, math.ceil(text / per_line))
+        config[key] = {"width": int(math.ceil(width))}
+        tip = sdccore.report.tip(head) if isinstance(head, str) and head else ""
+        if tip:
+            config[key]["help"] = tip
+    return config, (None if lines == 1 else 12 + LINE_PX * lines)
+
+
+def table(box, df, key=None, hide_index=None, column_config=None, **kw):
+    """``box.dataframe`` with every header and cell shown whole (``table_layout``); a caller's
+    column_config entries are kept, with the width added where they set none."""
+    config, height = table_layout(df, bool(hide_index))
+    named = {"small": 75, "medium": 200, "large": 400}
+    for k, v in (column_config or {}).items():
+        mine = config.get(k, {})
+        if isinstance(v, dict):
+            asked = named.get(v.get("width"), v.get("width")) or 0
+            config[k] = {**mine, **v, "width": max(int(asked), mine.get("width", 0))}
+        else:
+            config[k] = v
+    return box.dataframe(df, key=key, hide_index=hide_index, column_config=config, row_height=height, **kw)

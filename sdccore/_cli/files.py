@@ -98,7 +98,8 @@ def _same_file(a, b):
 def _check_paths(args):
     """Outputs never overwrite inputs, nor each other."""
     inputs = [("the input", args.input), ("--recipe", args.recipe)]
-    outputs = [("--out", args.out), ("--save-recipe", args.save_recipe), ("--codebook", args.codebook)]
+    outputs = [("--out", args.out), ("--save-recipe", args.save_recipe), ("--codebook", args.codebook),
+               ("--report", getattr(args, "report", None)), ("--external-report", getattr(args, "external_report", None))]
     for oname, opath in outputs:
         for iname, ipath in inputs:
             if _same_file(opath, ipath):
@@ -111,6 +112,11 @@ def _check_paths(args):
     if args.codebook == "-":
         raise ValueError("--codebook - is not supported (standard output carries the release with --out -); "
                          "give a file path.")
+    for flag, path in (("--report", getattr(args, "report", None)),
+                       ("--external-report", getattr(args, "external_report", None))):
+        if path == "-":
+            raise ValueError(f"{flag} - is not supported (standard output carries the release with --out -); give a "
+                             f"file path.")
     if args.save_recipe == "-":
         raise ValueError("--save-recipe - is not supported (standard output carries the release with --out -); "
                          "give a file path.")
@@ -241,3 +247,15 @@ def _out_format(out, read_format):
         raise ValueError("--out: .sas7bdat cannot be written (no open writer exists); write the SAS release as .xpt "
                          "(SAS transport, which SAS reads), or as .csv.")
     return OUT_FORMATS.get(ext, "csv")  # any other name: CSV, as always
+
+
+def _report_pairs(args, rel, data, labels):
+    """(path, bytes) of the internal and external HTML reports asked for (--report,
+    --external-report): the dashboard's report of this release (``sdccore.report``)."""
+    out = []
+    for path, kind in ((args.report, "internal"), (args.external_report, "external")):
+        if path:
+            from .._report.assemble import release_report
+            name = "standard input" if args.input == "-" else os.path.basename(args.input)
+            out.append((path, release_report(rel, data, kind, name, labels).encode("utf-8")))
+    return out

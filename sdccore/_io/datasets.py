@@ -85,7 +85,7 @@ def load_dataset(name: str) -> pd.DataFrame:
     Returns
     -------
     DataFrame
-        The records as shipped with sdccore (see the README's "Sample data and provenance").
+        The records as shipped with sdccore (their provenance: docs/data.md).
 
     Examples
     --------

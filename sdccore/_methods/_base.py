@@ -17,6 +17,11 @@ __all__ = ["Option", "Context", "OMIT", "Plan", "Perturbed", "Scaled", "MethodSt
 OMIT = object()  # a default that leaves the option out of the effective options
 
 
+# how the factors are extracted (factor_analyzer's methods), in words for the widgets
+EXTRACTION_TEXT = {"minres": "minimum residuals (minres)", "ml": "maximum likelihood (ml)",
+                   "principal": "principal axes (principal)"}
+
+
 @dataclass(frozen=True)
 class Context:
     """What the data-bound pass and the defaults need to know about the data."""

@@ -7,7 +7,7 @@ import numpy as np
 
 from . import codes, conditional_kernel as cd
 from .._core import plausible as pl
-from ._base import Option, Perturbed
+from ._base import EXTRACTION_TEXT, Option, Perturbed
 
 
 def options(method):
@@ -56,7 +56,7 @@ def options(method):
                    "Default: Kaiser's rule (eigenvalues of the correlation matrix above 1); as many as variables "
                    "reproduces the sample's relations.", low=1),
             Option("extraction", "cfa", "choice", "minres", "Extraction", "How the factors are extracted.",
-                   choices=("minres", "ml", "principal")),
+                   choices=tuple(EXTRACTION_TEXT), choice_text=EXTRACTION_TEXT),
         ]
     return []
 

@@ -11,7 +11,7 @@ import numpy as np
 from .._core import decomp as dc
 from .perturbations import PARAMETERS, PERTURBATIONS, RESIDUALS, perturb_columns, perturb_residual_rows
 from .._core.streams import DASK_STREAMS
-from ._base import Option, Perturbed, Plan, Scaled, loadings_frame, planned_share
+from ._base import EXTRACTION_TEXT, Option, Perturbed, Plan, Scaled, loadings_frame, planned_share
 
 PERTURBATION_TEXT = {
     "swap": "random permutation (the papers' choice; keeps each factor's distribution)",
@@ -60,13 +60,20 @@ def _perturbation(method, word):
     ]
 
 
+RESIDUALS_TEXT = {"keep": "kept as they are (keep)", "swap_rows": "each record's residuals swapped with another's "
+                                                                   "(swap_rows)",
+                  "bootstrap_rows": "each record's residuals drawn from another's (bootstrap_rows)"}
+SCORES_TEXT = {"whitened": "whitened: the covariance kept (whitened)",
+               "regression": "regression scores, the papers' construction (regression)"}
+
+
 def _fa():
     auto = lambda o, ctx: o["factors"] == "auto"  # noqa: E731
     return [
         Option("n_factors", "fa", "integer", lambda o, ctx: ctx.m, "Number of factors",
                "Default: as many as variables (zero factors are dropped).", low=1),
         Option("extraction", "fa", "choice", "minres", "Extraction", "How the factors are extracted.",
-               choices=("minres", "ml", "principal")),
+               choices=tuple(EXTRACTION_TEXT), choice_text=EXTRACTION_TEXT),
         Option("rotation", "fa", "choice", lambda o, ctx: "isolate_sensitive" if ctx.selective else "none",
                "Rotation", "isolate_sensitive: factor 1 alone carries sensitive variable 1, factors 1-2 variable "
                "2, ...", choices=tuple(ROTATION_TEXT), choice_text=ROTATION_TEXT,
@@ -84,10 +91,10 @@ def _fa():
         Option("residuals", "fa", "choice", lambda o, ctx: "keep" if ctx.selective else "swap_rows", "Residuals",
                "swap_rows (default in general protection): with fewer factors than variables, residuals kept "
                "unchanged let an intruder who knows the other variables invert the change exactly.",
-               choices=RESIDUALS),
+               choices=RESIDUALS, choice_text=RESIDUALS_TEXT),
         Option("scores", "fa", "choice", "whitened", "Scores",
                "whitened keeps the covariance unbiased; regression is the papers' literal construction.",
-               choices=("whitened", "regression")),
+               choices=tuple(SCORES_TEXT), choice_text=SCORES_TEXT),
     ]
 
 

@@ -91,10 +91,11 @@ class RiskProfile:
         return bool(self.violations) and all(ONE_RECORD in v for v in self.violations)
 
     def explain(self):
-        """One sentence per checked variable: what the intruder's knowledge alone predicts (the
-        prior), what the release adds overall and among the largest records, and which intruder
-        did best: why a release is refused or passes.  The variables the release adds most to
-        come first (ties in the profile's order)."""
+        """One short sentence per checked variable: the share of records the intruder's knowledge
+        alone puts within the tolerance (the prior), the share more that the release finds (records
+        no prior model gets: the prior and the release together reach both), overall and among the
+        largest records, and which intruder did best.  The variables the release adds most to come
+        first (ties in the profile's order); the figures with the release are in ``variables``."""
         v, b = self.variables, self.bands
         tol = self.floors.tolerance
         out = []
@@ -103,12 +104,12 @@ class RiskProfile:
             tail = ""
             if len(top):
                 t = top.iloc[0]
-                tail = (f"; among the largest records the prior gets {t.prior:.0%} and the release adds "
-                        + (f"{t.beyond_prior:.0%} ({t.intruder})" if t.beyond_prior > 0 else "nothing"))
-            adds = (f"{r.beyond_prior:.0%} ({r.intruder} intruder, {r.with_release:.0%} with the release)"
-                    if r.beyond_prior > 0 else "nothing")
-            out.append(f"{name}: what the intruder knows already predicts it within {tol:.0%} for {r.prior:.0%} of "
-                       f"records ({r.prior_model}); the release adds {adds}{tail}.")
+                tail = (f"; largest 1 %: {t.prior:.0%} known, "
+                        + (f"{t.beyond_prior:.0%} more ({_heading(t.intruder)})" if t.beyond_prior > 0
+                           else "none more"))
+            adds = f"{r.beyond_prior:.0%} more ({_heading(r.intruder)})" if r.beyond_prior > 0 else "none more"
+            out.append(f"{name}: {r.prior:.0%} known within {tol:.0%} beforehand ({prior_words(r.prior_model)}); "
+                       f"the release finds {adds}{tail}.")
         return out
 
     def message(self) -> str:
@@ -116,3 +117,30 @@ class RiskProfile:
             return "every checked variable meets the risk floors"
         more = f" (and {len(self.violations) - 3} more)" if len(self.violations) > 3 else ""
         return "; ".join(self.violations[:3]) + more
+
+
+_PRIOR_WORDS = {"ols": "linear regression", "log-ols": "regression on the log scale", "knn": "nearest neighbours",
+                "boosting": "gradient boosting", "ols-by-size": "regression by size", "mean": "the mean",
+                "median": "the median"}
+
+
+def prior_words(model) -> str:
+    """A prior model's name in words ('P10': the 10th percentile)."""
+    m = str(model)
+    if m in _PRIOR_WORDS:
+        return _PRIOR_WORDS[m]
+    if m[:1] == "P" and m[1:].isdigit():
+        n = int(m[1:])
+        suffix = "th" if 10 <= n % 100 <= 20 else {1: "st", 2: "nd", 3: "rd"}.get(n % 10, "th")
+        return f"the {n}{suffix} percentile"
+    return m
+
+
+def _heading(intruder) -> str:
+    """An intruder's heading in words (its name when no longer registered)."""
+    from .registry import intruder_info
+
+    try:
+        return intruder_info(intruder).heading
+    except ValueError:
+        return str(intruder)

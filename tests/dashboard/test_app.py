@@ -38,6 +38,24 @@ def _ok_but_floors(at):
         assert "floor" in e.value or "more violation" in e.value, e.value
 
 
+def _cells_whole(at):
+    """Issue 41: no table cuts a header or a cell (st.dataframe cuts text at its column's edge):
+    every table is sized by ``ui.widgets.table``, each column as wide as its header and, for
+    long text, wrapped over rows tall enough for its longest cell."""
+    from ui import widgets as w
+    assert at.dataframe
+    for d in at.dataframe:
+        cfg = json.loads(d.proto.columns or "{}")
+        lines = 1 if not d.proto.row_height else (d.proto.row_height - 12) // w.LINE_PX
+        for col in d.value.columns:
+            assert str(col) in cfg and "width" in cfg[str(col)], (d.proto.id, col)
+            width = cfg[str(col)]["width"]
+            assert len(str(col)) * w.CHAR_PX + w.PAD_PX <= width, (col, width)  # the header whole
+            longest = max([len(w._shown(v)) for v in d.value[col].tolist()] or [0])
+            per_line = (width - w.PAD_PX) / w.CHAR_PX * (0.8 if lines > 1 else 1)
+            assert longest <= per_line * lines, (col, longest, width, lines)
+
+
 def test_every_page_renders_on_the_sample(app):
     _ok(app)
     assert app.session_state["data_name"] == "tarragona"
@@ -98,12 +116,13 @@ def test_main_flow_by_widget_keys(app):
     _ok(app)  # SALES swapped alone: the public variables show nothing, the assignment adds < 20 %
     assert app.session_state["cfg_rankswap"] == {"method": "rankswap", "p": 60.0}
     # the prior beside the risk: what the public variables already give, what the release adds
-    assert any("SALES: what the intruder knows already predicts it within 5% for" in m.value
-               and "the release adds" in m.value for m in app.markdown)
+    assert any("known within 5% beforehand" in m.value
+               and "the release finds" in m.value for m in app.markdown)
     app.switch_page("pages/4_run.py").run()
     app.slider(key="run_reps").set_value(2).run()
     app.button(key="run_button").click().run()
     _ok(app)
+    _cells_whole(app)
     res = app.session_state["comparison"]["result"]
     assert set(res.configs) == {"FA", "PCA", "M-AGG", "Rank swap", "PCA-R", "IPSO", "Shuffle", "FA-cond"}
     assert len(res.runs) == 16
@@ -131,6 +150,7 @@ def test_main_flow_by_widget_keys(app):
     _ok(app)
     csv = next(b for b in app.get("download_button") if b.label == "Download the protected CSV").proto.url
     assert csv  # the file itself is checked in the browser test
+    _cells_whole(app)
     app.switch_page("pages/4_run.py").run()
     app.radio(key="release_pick").set_value("Rank swap").run()
     _ok(app)
@@ -756,3 +776,23 @@ def test_a_green_verdict_says_first_what_was_known_already(no_prefetch, app):
     import re
     share = int(re.search(r"RESREVENUE for (\d+)% of records", warn[0]).group(1))
     assert share > 50
+
+
+def test_every_table_of_the_pages_is_sized_to_show_its_text_whole():
+    """Issue 41: the pages draw tables only through ``ui.widgets.table`` (st.dataframe cuts a
+    cell's text at its column's edge), and its layout holds the longest cell: a hand-checked case."""
+    import ast
+    for p in list((ROOT / "pages").glob("*.py")) + list((ROOT / "ui").glob("*.py")):
+        for node in ast.walk(ast.parse(p.read_text())):
+            if isinstance(node, ast.Attribute) and node.attr == "dataframe" and p.name != "widgets.py":
+                raise AssertionError(f"{p.name} calls .dataframe directly: use widgets.table")
+    from ui import widgets as w
+    fix = ("the assignment intruder gets 22 % of the largest records within 5 % of the truth; fix: perturb the "
+           "components that load on it, or mark the public variables that predict it sensitive too")  # 176 chars
+    df = pd.DataFrame({"method": ["FA", "PCA"], "first violation (with its fix)": [fix, "none"]})
+    cfg, height = w.table_layout(df, hide_index=True)
+    assert cfg["method"]["width"] == 6 * 7.5 + 30 + 16  # its header (6 characters) and the sort arrow
+    assert cfg["first violation (with its fix)"]["width"] == w.WRAP_PX  # wrapped at 420 px ...
+    per_line = (420 - 30) / 7.5 * 0.8  # 41.6 characters a line
+    assert height == 12 + 21 * 5 and 176 <= per_line * 5  # ... over five lines of 21 px
+    assert "prior" in w.table_layout(pd.DataFrame({"prior": [0.1]}), True)[0]["prior"]["help"]  # the glossary

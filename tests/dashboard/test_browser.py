@@ -482,3 +482,56 @@ def test_the_report_is_small_and_its_charts_draw_offline(browser, tmp_path):
         page.locator(".js-plotly-plot .main-svg").first.wait_for(timeout=30000)
         assert page.locator(".js-plotly-plot").count() == 4 and not errors
         ctx.close()
+
+
+def _on_first_screen(locator):
+    """Whether the element lies within the first screen of the 1400 x 1000 window (no scrolling)."""
+    locator.wait_for(timeout=120000)
+    box = locator.bounding_box()
+    return box is not None and box["y"] >= 0 and box["y"] + box["height"] <= 1000
+
+
+REFUSED_TRACES = """() => [...document.querySelectorAll('.js-plotly-plot')].flatMap(g => (g.data || [])
+    .filter(t => t.marker && t.marker.symbol === 'x-thin-open').map(t => t.name))"""
+
+
+def test_every_page_leads_with_its_decision(server, context, tmp_path):
+    """Issue 41: the first screen answers the page's question: the Explore page its recommendation,
+    the Configure page the configuration's verdict, the Run page the suggestion, the Download page
+    the release's verdict; refused configurations are markers of their own on the risk-utility
+    chart; and EIA with RESREVENUE sensitive says first that the public columns already reveal it."""
+    page = _tab(context)
+    page.goto(server)
+    page.get_by_role("heading", name="Data").wait_for(timeout=60000)
+    _idle(page)
+    _pick_sensitive(page, "SALES")
+    _goto(page, "2 Explore")
+    assert _on_first_screen(page.get_by_text("Recommended:").first)
+    _goto(page, "3 Configure")
+    assert _on_first_screen(page.get_by_text("reconstructs SALES").first)  # FA's verdict: refused, and why
+    _goto(page, "4 Run and compare")
+    assert _on_first_screen(page.get_by_text("No comparison yet").first)
+    _set_reps(page, 2)
+    page.get_by_role("button", name="Run comparison").click()
+    page.get_by_text("Configuration to release").wait_for(timeout=180000)
+    _idle(page)
+    assert _on_first_screen(page.get_by_text("Suggested release: IPSO (regression-preserving masking)").first)
+    page.screenshot(path=str(SHOTS / "first_screen_run.png"))
+    refused = page.evaluate(REFUSED_TRACES)
+    assert {"FA (refused)", "PCA (refused)"} <= set(refused), refused
+    _goto(page, "5 Download")
+    assert _on_first_screen(page.get_by_text("IPSO may be released: every sensitive variable meets").first)
+    page.screenshot(path=str(SHOTS / "first_screen_download.png"))
+    page.close()
+    # EIA, RESREVENUE sensitive: the public columns predict it for most utilities
+    src = tmp_path / "eia.csv"
+    sdccore.load_dataset("eia").to_csv(src, index=False)
+    page = _tab(context)
+    _upload_in(page, server, src)
+    _pick_sensitive(page, "RESREVENUE")
+    _goto(page, "3 Configure")
+    page.get_by_test_id("stRadio").get_by_text("IPSO", exact=True).click()
+    _idle(page)
+    assert _on_first_screen(page.get_by_text("Already revealed before any release").first)
+    page.screenshot(path=str(SHOTS / "first_screen_configure_eia.png"))
+    page.close()

@@ -24,7 +24,12 @@ def test_the_report_has_no_python_reprs_or_internal_names():
                                       r.dependencies, r.notes, r.risk, r.plausibility, None))
         assert "{'" not in t and "['" not in t, kind
         assert not [w for w in INTERNAL if w in t], kind
-        assert "<td>Risk floors</td><td>min perturbed share 0.3; max abs cor 0.9;" in t
+        assert "<td>Risk floors</td><td>at least 30% of each variable&#x27;s variance perturbed; " \
+               "|cor(original, protected)| at most 0.90;" in t
+        # the terms it names explained at its end, in the glossary's words (the dashboard's tooltips)
+        gloss = t[t.index("<h2>Glossary</h2>"):]
+        assert "<b>regression-preserving masking (IPSO)</b>" in gloss and "<b>prior</b>" in gloss
+        assert "<b>Record linkage (DBRL)</b>" in gloss and "<b>k-anonymity (k)</b>" not in gloss  # no keys here
         assert "<td>Sensitive variables</td><td>SALES</td>" in t and "in 1 class)" in t
 
 

@@ -222,7 +222,7 @@ def test_the_package_is_rooms_of_at_most_15_modules_and_nothing_loose():
         assert len(mods) <= MAX_MODULES_A_FOLDER, (d.name, len(mods))
     assert {p.name for p in ROOT.iterdir() if p.is_dir() and (p / "__init__.py").exists()} == {
         "_core", "_io", "_data", "_methods", "_protect", "_risk", "_measures", "_choose", "_release", "_scale", "_cli",
-        "_keys"}
+        "_keys", "_report"}
 
 
 def _floors(graph):

@@ -1,0 +1,109 @@
+"""What a release's report holds beyond the protection itself, computed once for the dashboard
+and the command line: what analysts keep, what the release did to the key variables, the
+columns' roles, and the whole report of a ``Release``."""
+
+from __future__ import annotations
+
+import pandas as pd
+
+from .._keys.risk import key_risk
+from .labels import mean_shift_warning
+
+_DESIGN = ("strata", "weights", "keys", "household", "pram")
+
+
+def _names(value) -> list:
+    return [value] if isinstance(value, str) else list(value or [])
+
+
+def release_analyses(original, released, sensitive, exclude, options):
+    """What analysts keep in a release (``analyst_checks`` on every numeric column both files
+    hold): the set-apart and strata columns with 2 to 30 levels are the domains, the rest of
+    them (ids) stay out; weighted by the options' weights."""
+    from .._measures.battery import analyst_checks
+
+    w = options.get("weights")
+    apart = [c for c in list(exclude) + _names(options.get("strata")) if c in released.columns and c != w]
+    doms = [c for c in dict.fromkeys(apart) if 2 <= original[c].nunique() <= 30]
+    cols = [c for c in original.columns if c in released.columns
+            and (c in doms or c not in apart and pd.api.types.is_numeric_dtype(original[c]))]
+    return analyst_checks(original[cols], released[cols], sensitive=list(sensitive) if sensitive else None,
+                          domains=doms, weights=w if w in cols else None)
+
+
+def release_keys(original, released, options):
+    """What a release did to its key variables: the identity risk before and after
+    (``key_risk``) and the values blanked per key, or None (no keys)."""
+    keys = _names(options.get("keys"))
+    if not keys:
+        return None
+    args = dict(weights=options.get("weights"), household=options.get("household"), k=int(options["k_anonymity"]))
+    before, after = key_risk(original, keys, **args), key_risk(released, keys, **args)
+    blank = released[keys].isna() & original[keys].notna()
+    table = pd.DataFrame({"Key variable": keys, "Distinct values": [int(original[c].nunique()) for c in keys],
+                          "Values blanked": [int(blank[c].sum()) for c in keys],
+                          "Share blanked": [f"{blank[c].mean():.1%}" for c in keys]})
+    return {"before": before, "after": after, "table": table, "cells": int(blank.to_numpy().sum())}
+
+
+def release_roles(columns, options, drop=(), keep=()) -> dict:
+    """{column: role} of a release as the dashboard names roles: identifier (dropped),
+    excluded (released unchanged: kept on purpose, set apart, design and key columns),
+    sensitive, public."""
+    sens = set(_names(options.get("sensitive")))
+    apart = set(_names(options.get("exclude"))) | set(keep)
+    for k in _DESIGN:
+        apart |= set(_names(options.get(k)))
+    out = {}
+    for c in columns:
+        out[c] = ("identifier" if c in set(drop) else "excluded" if c in apart else
+                  "sensitive" if c in sens else "public")
+    return out
+
+
+def release_report(release, original, kind="internal", data_name="data", labels=None, regressions=()):
+    """The HTML report of a ``Release`` made from ``original`` (the file the recipe names, with
+    its identifier columns), as the dashboard's Download page writes it.
+
+    Parameters
+    ----------
+    release : Release
+        From ``make_release``.
+    original : DataFrame
+        The original file.
+    kind : {"internal", "external"}
+        Internal reports hold the seed and the size bands' limits; external ones neither.
+    data_name : str
+        The file's name, for the report's heading.
+    labels : dict, optional
+        Variable labels for the codebook.
+    regressions : sequence of RegressionCheck, optional
+        Regression checks to include.
+
+    Returns
+    -------
+    str
+        A self-contained HTML document (its charts draw offline).
+    """
+    from .._measures.evaluate import evaluate
+    from .._methods import method_info
+    from .document import build_report
+
+    if kind not in ("internal", "external"):
+        raise ValueError(f"kind must be 'internal' or 'external', not {kind!r}.")
+    res, recipe = release.result, release.recipe
+    opts = res.options
+    work = original.drop(columns=list(recipe.drop))
+    sens = _names(opts.get("sensitive"))
+    exclude = _names(opts.get("exclude"))
+    design = {c for k in _DESIGN for c in _names(opts.get(k))}
+    num = [c for c in work.columns if c in res.data.columns and c not in set(exclude) | design
+           and pd.api.types.is_numeric_dtype(work[c])]
+    ev = evaluate(work[num], res.data[num], sensitive=sens or None, floors=opts.get("floors"))
+    roles = release_roles(original.columns, opts, recipe.drop, recipe.keep)
+    book = release.codebook(original, labels or {})
+    return build_report(kind, data_name, original.shape, roles, method_info(res.method).label, dict(opts), ev, None, res.dependencies,
+                        res.notes, res.risk, res.plausibility, res.unsafe_reason, regressions=regressions,
+                        codebook=book, analyses=release_analyses(work, res.data, sens, exclude, opts),
+                        keys=release_keys(work, res.data, opts),
+                        warnings=[w for w in [mean_shift_warning(work, res.data, num)] if w])
