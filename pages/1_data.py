@@ -228,7 +228,23 @@ def restore_section():
                   on_click=loading.restore_before_drop)
 
 
+def status_section(top):
+    """The page's answer first (issue 41): may protection start, or what is still to decide."""
+    probs = compute.problems()
+    blockers = session.release_blockers() + [p.message for p in probs if p.blocking]
+    with top:
+        if blockers:
+            more = f" (and {len(blockers) - 1} more below)" if len(blockers) > 1 else ""
+            st.warning(f"Decide before release: {blockers[0]}{more}.")
+            return
+        sens, cols = session.sensitive(), session.protect_columns()
+        what = (f"{', '.join(sens)} sensitive, {len(cols) - len(sens)} public variable(s)" if sens else
+                f"general protection of {len(cols)} numeric column(s) (no sensitive variable picked)")
+        st.success(f"Ready to protect {session.data_name()}: {what}. Next: **2 Explore** or **4 Run and compare**.")
+
+
 def body():
+    top = st.container()  # the status, drawn first, after the roles below are read
     load_section()
     restore_section()
     df = session.data()
@@ -239,6 +255,7 @@ def body():
     roles_section()
     keys_section(df)
     problems_section()
+    status_section(top)
 
 
 session.safe(body)

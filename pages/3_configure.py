@@ -120,8 +120,8 @@ def risk_preview(method, cfg):
                 st.error(f"... and {len(risk.violations) - 4} more violation(s): the table below shows every "
                          f"variable.")
     st.subheader("Residual risk of this configuration (one run, seed " + str(session.seed()) + ")")
+    widgets.table(st, figures.risk_table(risk.variables), key=f"{method}_risk_table")  # full width: every column
     c1, c2 = st.columns(2)
-    widgets.table(c1, figures.risk_table(risk.variables), key=f"{method}_risk_table")
     c2.plotly_chart(figures.band_risk_figure(risk.bands, risk.floors.max_close_share, risk.floors.tolerance),
                     key=f"{method}_band_plot")
     c1.markdown(figures.risk_sentences(risk))

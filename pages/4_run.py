@@ -146,14 +146,13 @@ def results_section(c, best):
     widgets.table(st, safe.assign(floors_met=(safe.floors_met * 100).map(lambda v: f"{v:.0f} % of runs"))
                  .rename(columns={"floors_met": "runs meeting every floor", "failing": "variables that broke a floor",
                                   "violation": "first violation (with its fix)"}), hide_index=True, key="safety_table")
-    c3, c4 = st.columns(2)
     vr = res.variable_risk()
-    c3.caption("Worst value over the runs, per configuration and " + ("sensitive " if sens else "") + "variable.")
-    widgets.table(c3, figures.risk_table(vr.set_index(["config", "variable"]).rename(columns={"runs_ok": "ok"})
+    st.caption("Worst value over the runs, per configuration and " + ("sensitive " if sens else "") + "variable.")
+    widgets.table(st, figures.risk_table(vr.set_index(["config", "variable"]).rename(columns={"runs_ok": "ok"})
                                     .assign(ok=lambda t: t.ok == 1.0, worst_band="")).drop(columns="worst band"),
                  key="variable_risk_table")
     fl = session.floors()
-    c4.plotly_chart(figures.band_risk_figure(res.band_risk(), fl["max_close_share"], fl["tolerance"]),
+    st.plotly_chart(figures.band_risk_figure(res.band_risk(), fl["max_close_share"], fl["tolerance"]),
                     key="band_risk_plot")
     reg = res.regression_summary()
     if len(reg):

@@ -114,8 +114,8 @@ def _verdict(res, label):
 
 def _release_risk(res):
     """The release's risk per variable and size band, and what plausible values changed."""
+    widgets.table(st, figures.risk_table(res.risk.variables), key="release_risk_table")  # full width: every column
     c3, c4 = st.columns(2)
-    widgets.table(c3, figures.risk_table(res.risk.variables), key="release_risk_table")
     c4.plotly_chart(figures.band_risk_figure(res.risk.bands, res.risk.floors.max_close_share, res.risk.floors.tolerance),
                     key="release_band_plot")
     c3.markdown(figures.risk_sentences(res.risk))

@@ -54,14 +54,23 @@ def indices_figure(per_variable: pd.DataFrame, sensitive=(), point=None):
     names = [str(v) for v in per_variable.index]
     # labels on the sensitive variables only (the others' names are in the hover and the table
     # beside the chart): a label for every variable piles up where the points cluster
-    shown = [n if v in sens else "" for n, v in zip(names, per_variable.index)]
-    fig.add_scatter(x=per_variable.between, y=per_variable.within, mode="markers+text",
-                    text=shown, textposition="top center", customdata=names,
-                    marker=dict(size=10, color=["#d62728" if v in sens else "#7f7f7f" for v in per_variable.index]),
-                    hovertemplate="%{customdata}: between %{x:.2f}, within %{y:.2f}<extra></extra>", name="variables")
+    is_sens = np.array([v in sens for v in per_variable.index], dtype=bool)
+    # one trace per kind, so that the legend's marker is the points' own colour; the sensitive
+    # variables named on the chart (a label for every variable piles up where points cluster)
+    for mask, label, colour, text in ((~is_sens, "other variables (hover for the name)", "#7f7f7f", False),
+                                      (is_sens, "sensitive variables", "#d62728", True)):
+        if not mask.any():
+            continue
+        sub = per_variable[mask]
+        fig.add_scatter(x=sub.between, y=sub.within, mode="markers+text" if text else "markers",
+                        text=[str(v) for v in sub.index] if text else None, textposition="top center",
+                        customdata=[str(v) for v in sub.index], marker=dict(size=10, color=colour), name=label,
+                        hovertemplate="%{customdata}: between %{x:.2f}, within %{y:.2f}<extra></extra>")
     if point is not None:
-        fig.add_scatter(x=[point[0]], y=[point[1]], mode="markers", marker=dict(size=16, symbol="x", color="black"),
-                        name="your sensitive set")
+        # a ring round the point, not a cross over it: a single sensitive variable's own point shows inside
+        fig.add_scatter(x=[point[0]], y=[point[1]], mode="markers", name="your sensitive set (ring)",
+                        marker=dict(size=24, symbol="circle-open", color="black", line=dict(width=2)),
+                        hovertemplate="your sensitive set: between %{x:.2f}, within %{y:.2f}<extra></extra>")
     fig.update_layout(title="Between/within correlation of each variable (red, named: sensitive; hover for the others)",
                       xaxis=dict(title="between (mean |r| with the others)", range=[0, 1]),
                       yaxis=dict(title="within (mean |r| among the others)", range=[0, 1]), height=420, **_LAYOUT)
@@ -76,28 +85,33 @@ def bw_map_figure(mp: pd.DataFrame, point=None):
     methods = [c for c in mp.columns if c not in ("between", "within", "best", "winner")
                and not c.endswith("_se") and not c.endswith("_floors")]
     validity = any(c.endswith("_floors") for c in mp.columns)
-    labels = list(dict.fromkeys(sorted(str(b) for b in mp.best.dropna().unique())))
+    best = mp.best.astype(str).where(mp.best.notna(), None)
+    # one legend entry per winning method, one for every tie (hover names the methods) and one for
+    # no winner: a tie per pair of methods made a legend of a dozen near-identical squares
+    groups = best.map(lambda b: None if b is None else "tie" if " or " in b else b)
+    labels = sorted(n for n in groups.dropna().unique() if n not in ("tie", "none")) + \
+        [n for n in ("tie", "none") if (groups == n).any()]
     for i, name in enumerate(labels):
-        sub = mp[mp.best == name]
-        if len(sub) == 0:
-            continue
-        tie = " or " in name
+        sub = mp[(groups == name).to_numpy()]
+        tie = name == "tie"
         none = name == "none"
-        text = "no method met every floor" if none else (f"{name} (tie within noise)" if tie else f"{name} best")
+        text = "no method met every floor" if none else ("two or more tie within noise" if tie else f"{name} best")
         vals = sub[methods].to_numpy(dtype=float)
         hover = "<br>".join(
             f"{m}: " + ("%{customdata[" + str(k) + "]:.3f}") for k, m in enumerate(methods))
         fig.add_scatter(x=sub.between, y=sub.within, mode="markers", name=text,
                         marker=dict(size=22, symbol="x-thin-open" if none else ("square-open" if tie else "square"),
-                                    color="#999999" if none else _color(name.split(" or ")[0], i), opacity=0.6,
+                                    color="#999999" if none or tie else _color(name, i), opacity=0.6,
                                     line=dict(width=3)),
-                        customdata=1 - vals if validity else vals,
-                        hovertemplate=("between %{x:.1f}, within %{y:.1f}<br>"
+                        customdata=1 - vals if validity else vals, text=list(sub.best.astype(str)),
+                        hovertemplate=("between %{x:.1f}, within %{y:.1f}: %{text}<br>"
                                        + ("analysis validity:<br>" if validity else "overall score:<br>")
                                        + hover + "<extra></extra>"))
     if point is not None and None not in point:
-        fig.add_scatter(x=[point[0]], y=[point[1]], mode="markers+text", text=["your data"], textposition="top right",
-                        marker=dict(size=18, symbol="x", color="black"), name="your data")
+        # a ring named in the legend (a text label collided with the grid's squares)
+        fig.add_scatter(x=[point[0]], y=[point[1]], mode="markers", name="your data (black ring)",
+                        marker=dict(size=30, symbol="circle-open", color="black", line=dict(width=3)),
+                        hovertemplate="your data: between %{x:.2f}, within %{y:.2f}<extra></extra>")
     fig.update_layout(title=("Which method wins where (FA paper's eq. 5 data; safe in every run, then the best "
                              "analysis validity)" if validity else
                              "Which method wins where (simulated from the FA paper's eq. 5; overall score)"),

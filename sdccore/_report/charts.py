@@ -98,6 +98,7 @@ def own_correlation_figure(ic: pd.DataFrame):
 
 
 MAX_BAND_LINES = 8  # more configuration x variable lines than this: one line per configuration
+MAX_SHOWN = 6  # lines drawn at once; the others in the legend
 
 
 def band_risk_figure(bands: pd.DataFrame, limit=None, tolerance=0.05, value=None):
@@ -116,20 +117,29 @@ def band_risk_figure(bands: pd.DataFrame, limit=None, tolerance=0.05, value=None
         agg = {value: "max", **({"prior": "max"} if "prior" in bands else {})}
         bands = bands.groupby(["config", "band"], sort=False).agg(agg).reset_index()
         key, worst = ["config"], " (worst sensitive variable per band)"
-    for i, (name, sub) in enumerate(bands.groupby(key, sort=False)):
+    groups = list(bands.groupby(key, sort=False))
+    # beyond a handful of lines the chart is unreadable: the MAX_SHOWN with the highest figure are
+    # drawn, the others wait in the legend (a click shows one, with its prior)
+    top = sorted(range(len(groups)), key=lambda j: -float(groups[j][1][value].max()))[:MAX_SHOWN]
+    if len(groups) > MAX_SHOWN:
+        worst += f" ({MAX_SHOWN} highest of {len(groups)} drawn; the legend shows the others)"
+    for i, (name, sub) in enumerate(groups):
         label = " / ".join(map(str, name)) if isinstance(name, tuple) else str(name)
         shade = color(name[0] if isinstance(name, tuple) else label, i)
+        shown = True if i in top else "legendonly"
         fig.add_scatter(x=sub.band, y=sub[value] * 100, mode="lines+markers", name=label, line=dict(color=shade),
-                        hovertemplate="band %{x}: the release adds %{y:.1f} % of records within the tolerance<extra>"
+                        legendgroup=label, visible=shown,
+                        hovertemplate="band %{x}: the release finds %{y:.1f} % of records more<extra>"
                                       + label + "</extra>")
         if "prior" in sub:
             fig.add_scatter(x=sub.band, y=sub.prior * 100, mode="lines", name=f"{label}: prior", showlegend=False,
-                            line=dict(color=shade, dash="dot", width=1),
-                            hovertemplate="band %{x}: known without the release for %{y:.1f} % of records<extra>"
+                            line=dict(color=shade, dash="dot", width=1), legendgroup=label, visible=shown,
+                            hovertemplate="band %{x}: known beforehand for %{y:.1f} % of records<extra>"
                                           + label + " prior</extra>")
     if limit is not None:
         fig.add_hline(y=limit * 100, line_dash="dash", line_color="#d62728", annotation_text=f"floor {limit * 100:.0f} %")
-    fig.update_layout(title=f"Within {tolerance * 100:.0f} % of the truth: added by the release{worst} (dotted: prior)",
+    fig.update_layout(title=f"Within {tolerance * 100:.0f} % of the truth: found more by the release{worst} "
+                            f"(dotted: known beforehand)",
                       xaxis=dict(title="size band of the original value (1 smallest; top 1 %: the largest records)",
                                  type="category"),
                       yaxis=dict(title="% of the band's records", rangemode="tozero"), height=400,

@@ -9,8 +9,10 @@ from .._risk.registry import intruder_info
 from .._risk.registry import intruders as registered_intruders
 from .labels import SCORE_NAMES, intruder_heading
 
-_RISK_WORDS = {"prior": "known without the release (prior)", "beyond_prior": "added by the release",
-               "intruder": "best intruder", "with_release": "its share with the release",
+# the shares read as a custodian would add them: known beforehand, found more by the release
+# (records no prior model gets), and the best intruder's own hits (some of them known beforehand)
+_RISK_WORDS = {"prior": "known beforehand (prior)", "beyond_prior": "found more by the release",
+               "intruder": "best intruder", "with_release": "best intruder's hits (some known beforehand)",
                "perturbed_share": "perturbed share", "abs_cor": "|cor(x, x')|",
                "residual_cor": "|cor| of the part the public variables do not explain",
                "worst_band_close": "worst size band (beyond prior)",
@@ -147,7 +149,7 @@ def codebook_table(book: pd.DataFrame) -> pd.DataFrame:
                              "exact": "kept exactly", "missing_kept": "missing cells kept",
                              "perturbed_share": "perturbed share", "abs_cor": "|cor(x, x')|",
                              "close_own": "own record (beyond prior)", "close_linked": "linked record (beyond prior)",
-                             "prior": "known without the release (prior)", "beyond_prior": "added by the release",
+                             "prior": "known beforehand (prior)", "beyond_prior": "found more by the release",
                              "intruder": "best intruder", "intruders_tried": "intruders tried",
                              "meets_floors": "meets floors", "mean_change_sd": "mean moved by bounds/rounding (sd)"})
 

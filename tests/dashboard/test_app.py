@@ -275,7 +275,10 @@ def test_figure_builders_are_pure_and_labelled(tarragona):
     assert fig.data[0].name == "PCA (refused)" and fig.data[0].mode == "markers" and m.symbol == "x-thin-open"
     assert m.color != "white" and m.color == m.line.color
     fig = figures.bw_map_figure(sdccore.load_bw_map(), (0.3, 0.4))
-    assert fig.data[-1].name == "your data"
+    assert fig.data[-1].name == "your data (black ring)" and fig.data[-1].mode == "markers"  # no label on the grid
+    # one legend entry per winner, one for every tie, one for no winner (a dozen near-identical squares before)
+    names = [d.name for d in fig.data[:-1]]
+    assert len(names) == len(set(names)) <= 9 and sum("tie" in n for n in names) <= 1
 
 
 def test_the_report_says_what_analysts_keep(tarragona):
@@ -507,7 +510,11 @@ def test_charts_and_tables_agree_with_the_text():
     from ui import figures
     per = pd.DataFrame({"between": [0.2, 0.21, 0.5], "within": [0.3, 0.31, 0.4]}, index=["A", "B", "S"])
     fig = figures.indices_figure(per, ["S"], (0.5, 0.4))
-    assert list(fig.data[0].text) == ["", "", "S"] and list(fig.data[0].customdata) == ["A", "B", "S"]
+    # issue 41: the legend's markers are the points' own colours; the set's point a ring round the variable's
+    (others, sens, ring) = fig.data
+    assert list(others.customdata) == ["A", "B"] and others.marker.color == "#7f7f7f" and others.text is None
+    assert list(sens.text) == ["S"] and sens.marker.color == "#d62728"
+    assert ring.marker.symbol == "circle-open" and ring.marker.size > sens.marker.size
     load = pd.DataFrame(np.eye(3), index=["A", "B", "S"], columns=["F1", "F2", "F3"])
     heat = figures.loadings_heatmap(load, ["S"], (3,))
     assert "color:#d62728" in heat.layout.yaxis.ticktext[2] and "color" not in heat.layout.yaxis.ticktext[0]
@@ -516,6 +523,13 @@ def test_charts_and_tables_agree_with_the_text():
     fb = figures.band_risk_figure(bands, 0.2)
     assert sum(t.showlegend is not False for t in fb.data) == 5  # one line per configuration
     assert "worst sensitive variable" in fb.layout.title.text
+    # issue 41: thirteen variables of one release: six lines drawn (each with its dotted prior), the rest
+    # in the legend (26 lines before)
+    many = pd.DataFrame([{"variable": f"v{v}", "band": b, "beyond_prior": 0.01 * v, "prior": 0.05}
+                         for v in range(13) for b in ("1", "2", "top 1 %")])
+    fm = figures.band_risk_figure(many, 0.2)
+    drawn = [t.name for t in fm.data if t.visible is True and t.showlegend is not False]
+    assert drawn == [f"v{v}" for v in range(7, 13)] and len(fm.data) == 26 and "6 highest of 13" in fm.layout.title.text
     risk = pd.DataFrame({"prior": [0.1], "beyond_prior": [0.0], "close_identity": [np.nan], "ok": [True]},
                         index=pd.Index(["S"], name="variable"))
     assert figures.risk_table(risk).iloc[0]["identity (beyond prior)"] == "n/a: no identity between columns"

@@ -487,6 +487,10 @@ def test_the_report_is_small_and_its_charts_draw_offline(browser, tmp_path):
 def _on_first_screen(locator):
     """Whether the element lies within the first screen of the 1400 x 1000 window (no scrolling)."""
     locator.wait_for(timeout=120000)
+    # as the page opens: scrolled to its top (picking in a list lower down scrolls the page)
+    locator.page.evaluate("() => { window.scrollTo(0, 0); document.querySelectorAll('*').forEach(e => "
+                          "{ if (e.scrollTop) e.scrollTop = 0; }); }")
+    locator.page.wait_for_timeout(200)
     box = locator.bounding_box()
     return box is not None and box["y"] >= 0 and box["y"] + box["height"] <= 1000
 
@@ -505,6 +509,7 @@ def test_every_page_leads_with_its_decision(server, context, tmp_path):
     page.get_by_role("heading", name="Data").wait_for(timeout=60000)
     _idle(page)
     _pick_sensitive(page, "SALES")
+    assert _on_first_screen(page.get_by_text("Ready to protect tarragona: SALES sensitive, 12 public").first)
     _goto(page, "2 Explore")
     assert _on_first_screen(page.get_by_text("Recommended:").first)
     _goto(page, "3 Configure")
@@ -528,6 +533,8 @@ def test_every_page_leads_with_its_decision(server, context, tmp_path):
     sdccore.load_dataset("eia").to_csv(src, index=False)
     page = _tab(context)
     _upload_in(page, server, src)
+    # the Data page's status first (EIA's text columns are suggested as key variables: nothing open)
+    assert _on_first_screen(page.get_by_text("Ready to protect eia.csv: general protection").first)
     _pick_sensitive(page, "RESREVENUE")
     _goto(page, "3 Configure")
     page.get_by_test_id("stRadio").get_by_text("IPSO", exact=True).click()
