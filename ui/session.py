@@ -133,8 +133,12 @@ def min_swap_percent() -> float:
 
 
 def protect_columns() -> list:
-    """Columns that are protected (sensitive and public), in the file's order."""
-    return columns_with("sensitive", "public")
+    """Columns that are protected (sensitive and public), in the file's order: a numeric key
+    variable (age), the sampling weight, a stratum or the household id is not among them (the
+    library releases those by their own steps), so a method's settings count the same variables
+    the library protects."""
+    design = set(design_columns())
+    return [c for c in columns_with("sensitive", "public") if c not in design]
 
 
 def id_intruder() -> str:

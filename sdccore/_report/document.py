@@ -76,7 +76,6 @@ def _risk_html(risk, internal, unsafe_reason):
             f"{fl.bands} size bands and among the largest 1 %. Intruders tried: "
             f"{esc('; '.join(intruder_words(risk.intruders)))}. "
             f"Result: <b>{'all floors met' if risk.ok else 'FLOORS BROKEN'}</b>.</p>"
-            + risk.summary().as_html()  # the same words as the library's and the command line's summary
             + "<ul>" + "".join(f"<li>{esc(t)}</li>" for t in risk.explain()) + "</ul>"
             + (f"<p><b>The {esc(fl.lowered_text())}</b>"
                + (f"; released because: {esc(unsafe_reason or '')}" if internal else "") + ".</p>"

@@ -63,6 +63,9 @@ IDEAS = [
     ("found by the release", "beyond the prior", "The share of records an intruder puts within the tolerance of "
                                                  "their true value with the release that no prior model gets: what "
                                                  "the release adds to what was known."),
+    ("hits with the release", "", "The share of records the best intruder puts within the tolerance of their true "
+                                  "value with the release, those known beforehand included: it is not the prior plus "
+                                  "what the release finds more."),
     ("risk floors", "", "The limits a release must meet: enough of each variable perturbed, the original and the "
                         "released value not too correlated, and no intruder finding more than the stated share of "
                         "records beyond the prior, overall, in every size band and among the largest 1 %."),

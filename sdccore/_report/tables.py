@@ -12,7 +12,7 @@ from .labels import SCORE_NAMES, intruder_heading
 # the shares read as a custodian would add them: known beforehand, found more by the release
 # (records no prior model gets), and the best intruder's own hits (some of them known beforehand)
 _RISK_WORDS = {"prior": "known beforehand (prior)", "beyond_prior": "found more by the release",
-               "intruder": "best intruder", "with_release": "best intruder's hits (some known beforehand)",
+               "intruder": "best intruder", "with_release": "hits with the release",
                "perturbed_share": "perturbed share", "abs_cor": "|cor(x, x')|",
                "residual_cor": "|cor| of the part the public variables do not explain",
                "worst_band_close": "worst size band (beyond prior)",

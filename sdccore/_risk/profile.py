@@ -71,7 +71,7 @@ class RiskProfile:
         """A few lines: the verdict, then per checked variable what the release adds beyond
         the prior (its strongest held intruder) and whether it meets the floors (a ``Summary``:
         the text, and ``as_html()``)."""
-        lines = [f"{name}: {r.beyond_prior:.1%} beyond the prior ({r.intruder}), "
+        lines = [f"{name}: {r.beyond_prior:.1%} beyond the prior ({_heading(r.intruder)}), "
                  f"{'meets the floors' if r.ok else 'BREAKS a floor'}" for name, r in self.variables.iterrows()]
         lines += [f"violation: {v}" for v in self.violations[:3]]
         return Summary(repr(self), lines)

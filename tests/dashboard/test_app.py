@@ -697,8 +697,12 @@ def test_the_data_page_shows_who_the_key_variables_single_out(no_prefetch, app):
                                                          "age", "hhcivil"]
     assert app.selectbox(key="household_select").value == "ori_hid"
     assert app.selectbox(key="weight_select").value == "sampling_weight"
+    # with nine keys every release would blank age for most persons: said with the fix (closing walk, issue 41)
+    assert any("Most of a key would be blank in every release:**  age for" in w.value and "recoding" in w.value
+               for w in app.warning)
     app.multiselect(key="keys_select").set_value(["urbrur", "water", "sex", "age"]).run()
     _ok(app)
+    assert not any("Most of a key would be blank" in w.value for w in app.warning)
     got = {m.label: m.value for m in app.metric}
     assert got["Unique records"] == "330" and got["Fewer than 3 alike"] == "674"
     assert got["Expected re-identifications"] == "24.8" and got["Household risk (persons)"] == "117.2"

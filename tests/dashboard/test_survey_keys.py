@@ -106,3 +106,36 @@ def test_a_bare_weight_column_is_a_body_weight_beside_a_height():
     assert sdccore.suggest_roles(norm).weight == "weight"
     gross = d.drop(columns="height").assign(weight=lambda x: x.weight * 100)
     assert sdccore.suggest_roles(gross).weight == "weight"
+
+
+def _fa_script():
+    import streamlit as st
+
+    import sdccore
+
+    from ui import loading, release, session
+
+    loading.init()
+    loading.handle_upload(st.session_state["raw"], st.session_state["name"])
+    st.session_state["protected"] = session.protect_columns()
+    cfg = session.current_configs(["fa"])["FA"]
+    st.session_state["fa_cfg"] = cfg
+    method, sens, opts, seed, exclude, _ = release._release_args(cfg)
+    res = sdccore.protect(session.work_frame(), method, sensitive=sens, rng=seed, exclude=exclude or None,
+                          allow_unsafe="test: FA's settings, whatever the floors say", **opts)
+    st.session_state["released_columns"] = list(res.data.columns)
+
+
+def test_a_numeric_key_is_not_counted_among_the_protected_variables():
+    """Found in the closing walk (issue 41): age, a numeric key variable, was counted by the pages
+    among the variables to protect while the library releases it by the keys' own step, so FA's
+    default 'as many factors as variables' was one too many and FA was left out of every
+    comparison ('n_factors=5 is more than the 4 variables')."""
+    d = _persons(np.random.default_rng(41))
+    at = AppTest.from_function(_fa_script, default_timeout=120)
+    at.session_state["raw"] = d.to_csv(index=False).encode()
+    at.session_state["name"] = "persons.csv"
+    at.run()
+    assert not at.exception, [e.value for e in at.exception]
+    assert at.session_state["protected"] == ["income", "hours"]  # age is a key, not among them
+    assert at.session_state["fa_cfg"].get("n_factors", 2) <= 2
