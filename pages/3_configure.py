@@ -115,7 +115,7 @@ def risk_preview(method, cfg):
                        + (" (but see above: most of it was known already)." if known else "."))
         else:
             for v in risk.violations[:4]:
-                st.error(v)
+                st.error(words.violation(v))
             if len(risk.violations) > 4:
                 st.error(f"... and {len(risk.violations) - 4} more violation(s): the table below shows every "
                          f"variable.")

@@ -226,7 +226,7 @@ def pick_section(c, best):
     st.subheader(f"The release with {pick} (seed {session.seed()})")
     if refused is not None:
         st.error("This release is refused: it breaks the risk floors.\n\n"
-                 + "\n".join(f"- {v}" for v in refused.risk.violations[:6])
+                 + "\n".join(f"- {words.violation(v)}" for v in refused.risk.violations[:6])
                  + (f"\n- ... and {len(refused.risk.violations) - 6} more (see the table)"
                     if len(refused.risk.violations) > 6 else ""))
         widgets.table(st, figures.risk_table(refused.risk.variables), key="refused_risk_table")

@@ -90,7 +90,7 @@ def _refused(refused, label):
     st.error("This configuration breaks the risk floors, so it cannot be downloaded. Fix one of these on the "
              "Configure page (or change the roles), then come back:")
     for v in refused.risk.violations:
-        st.markdown(f"- {v}")
+        st.error(words.violation(v))
     widgets.table(st, figures.risk_table(refused.risk.variables), key="refused_risk_table")
     st.markdown(figures.risk_sentences(refused.risk))
 

@@ -236,6 +236,12 @@ def _band_figures(name, x, y, labels, members, per_band, wj, band_enforced, floo
     return band_rows, bad_bands, worst, worst_band, sb_top
 
 
+def _who(what) -> str:
+    """'the assignment intruder': an intruder's label without what it does in brackets (that is
+    the glossary's entry for it, the pages' tooltip)."""
+    return label(what).split(" (", 1)[0]
+
+
 def _violations(c, name, share, cor_checked, sh, enforced, prior_all, bad_bands, who, identity):
     """The floors one variable breaks, each with the fix in the method's own setting."""
     floors, selective, method, tol = c.floors, c.selective, c.method, c.floors.tolerance
@@ -250,19 +256,19 @@ def _violations(c, name, share, cor_checked, sh, enforced, prior_all, bad_bands,
     for what, (w_all, b_all) in sh.items():
         if what in enforced and b_all > floors.max_close_share:
             verb = REGISTRY[what].verb
-            v.append(f"{name}: {label(what)} {verb} {name} within {tol:.0%} of the truth for {w_all:.1%} of "
-                     f"records, {b_all:.1%} beyond the {prior_all:.1%} that a record's {who} alone give (floor: "
-                     f"at most {floors.max_close_share:.0%} beyond that); fix: "
+            # short (issue 41): who, how many records more than were known, the floor; the intruder's
+            # description is its glossary entry (the pages' tooltips and the reports' glossary)
+            v.append(f"{name}: {_who(what)} {verb} {name} within {tol:.0%} for {b_all:.1%} of records more than "
+                     f"the {prior_all:.1%} its {who} give (floor: {floors.max_close_share:.0%}); fix: "
                      f"{REGISTRY[what].fix_text(selective=selective, method=method, names=c.names, identity=identity)}")
     if bad_bands:
         lab, cc, what, w_b, p_b, count = max(bad_bands, key=lambda t: t[1])
         where = "the largest records" if lab == "top 1 %" else f"size band {lab} of {floors.bands}"
         if count < SMALL_BAND:  # the floor's words in records: one record is a large share of a small band
             where += f" ({count} records: each is {1 / count:.0%}, so {ONE_RECORD})"
-        v.append(f"{name}: in {where}, {label(what)} {REGISTRY[what].verb} "
-                 f"{w_b:.1%} of records within {tol:.0%} of the "
-                 f"truth, {cc:.1%} beyond the {p_b:.1%} that the {who} alone give (floor: at most "
-                 f"{floors.max_close_share:.0%} beyond that in every size band; {len(bad_bands)} band(s) fail); "
+        v.append(f"{name}: in {where}, {_who(what)} {REGISTRY[what].verb} {cc:.1%} of records within {tol:.0%} "
+                 f"more than the {p_b:.1%} the {who} give (floor: {floors.max_close_share:.0%} in every band; "
+                 f"{len(bad_bands)} band(s) fail); "
                  f"fix: {REGISTRY[what].fix_text(selective=selective, method=method, names=c.names, identity=identity)}")
     return v
 

@@ -146,10 +146,10 @@ def test_general_protection_recommends_pca(tarragona):
     assert [x.split(" as configured")[0] for x in r.reasons[1:5]] == ["PCA", "FA", "M-AGG", "Rank swap"]
     assert all("breaks a risk floor on your data" in x for x in r.reasons[1:5])
     assert ("FIXED.ASSETS: in the largest records (9 records: each is 11%, so one record decides), the correction "
-            "intruder") in r.reasons[1] and "22.2% beyond the 0.0%" in r.reasons[1]
+            "intruder") in r.reasons[1] and "22.2% of records within 5% more than the 0.0%" in r.reasons[1]
     pca = sdccore.protect(tarragona, "pca", rng=0, allow_unsafe="test: the violations")
     assert any(v.startswith("CURRENT.ASSETS: in the largest records (9 records") and "the assignment intruder" in v
-               and "22.2% beyond the 0.0%" in v for v in pca.risk.violations)
+               and "22.2% of records within 5% more than the 0.0%" in v for v in pca.risk.violations)
     assert r.reasons[-1].startswith("no method meets the risk floors with its default settings")
 
 

@@ -1,6 +1,7 @@
 """A toy intruder registered in one place (issue 37, point 2): ``protect`` measures it (in
 ``risk.intruders``) and holds it to the floors, ``compare``'s worker processes run it, the
 Run page and the report show it; a broken plug-in is one ValueError naming it."""
+import re
 
 from pathlib import Path
 
@@ -85,7 +86,8 @@ def test_a_registered_intruder_is_held_to_the_floors_with_its_fix(registered, ta
     with pytest.raises(sdccore.UnsafeReleaseError) as e:
         sdccore.protect(tarragona, "ipso", sensitive=["SALES"], rng=2)
     text = "\n".join(e.value.risk.violations)
-    assert "the oracle intruder (knows the truth) gets SALES within 5% of the truth for 100.0% of records" in text
+    assert re.search(r"the oracle intruder gets SALES within 5% for \d+\.\d% of records more than the \d+\.\d% its "
+                     r"public variables give", text)
     assert "fix: nothing helps against an oracle" in text
     # evaluate holds it too
     ev = sdccore.evaluate(tarragona, tarragona.assign(SALES=tarragona.SALES * 1.5), sensitive=["SALES"])
