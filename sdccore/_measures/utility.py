@@ -15,6 +15,7 @@ from scipy import stats
 
 from .._risk.linkage import _indices, _pair
 from .._core.missing import completed as _completed
+from .._core.threads import blas_threads
 
 __all__ = ["pil", "propensity_score", "propensity_score_shape", "selectivity", "polynomial_features"]
 
@@ -328,13 +329,15 @@ def _ps_arrays(X, Y, order=2, scale="standardised"):
     # separated files) scikit-learn hands over to lbfgs, which crawls (EIA general rank swap: 500
     # steps, 4.8 s, stopped at 0.908); from where it stopped, Newton-CG converges (36 steps,
     # 0.85 s in all, 0.925: the maximum)
-    with warnings.catch_warnings(record=True) as caught:
+    # each Newton step's Hessian is an (n x p) by (p x n) product: on one BLAS thread unless it
+    # is large and a core is free (issue 42: two threads collapsed on a busy machine)
+    with blas_threads(F.shape[0] * F.shape[1] ** 2), warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
         model = LogisticRegression(C=PS_RIDGE_C, solver="newton-cholesky", max_iter=60, tol=1e-8, warm_start=True)
         model.fit(F, t)
     unconverged = False
     if any(issubclass(w.category, ConvergenceWarning) or "inner solver" in str(w.message) for w in caught):
-        with warnings.catch_warnings(record=True) as caught:
+        with blas_threads(F.shape[0] * F.shape[1] ** 2), warnings.catch_warnings(record=True) as caught:
             warnings.simplefilter("always")
             model.set_params(solver="newton-cg", max_iter=300).fit(F, t)
         unconverged = any(issubclass(w.category, ConvergenceWarning) for w in caught)

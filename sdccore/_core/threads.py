@@ -1,0 +1,39 @@
+"""Threads chosen by the work (issue 42): a BLAS call gets a second thread only where its product
+is large enough to pay for it and the machine has a core free.
+
+On the shared 2-core machine two OpenBLAS threads collapsed under load: scikit-learn's Hessian of
+the propensity fit (8,184 x 66) took 30.8 ms wall and 4.1 ms CPU on one thread and 452 ms wall
+and 53 ms CPU on two, at load 19 (the performance audit).  A thread that waits for a core, or
+spins while the other finishes, costs CPU and wall time; on one thread a small product is
+compute-bound and never waits."""
+
+from __future__ import annotations
+
+import contextlib
+import os
+
+SMALL_FLOP = 2e9  # a product below this many flop runs on one thread (about 0.1 s of one core)
+
+_CONTROLLER = []
+
+
+def busy() -> bool:
+    """Whether the machine has no core free: the load average of the last minute is within half
+    a core of the number of cores (where the load cannot be read: not busy)."""
+    try:
+        return os.getloadavg()[0] >= (os.cpu_count() or 1) - 0.5
+    except OSError:
+        return False
+
+
+def blas_threads(flop: float):
+    """A context in which BLAS runs on one thread when the work (``flop``, per call) is small or
+    the machine busy; otherwise BLAS's own choice.  threadpoolctl's controller is made once
+    (scanning the loaded libraries costs milliseconds a call)."""
+    if flop >= SMALL_FLOP and not busy():
+        return contextlib.nullcontext()
+    from threadpoolctl import ThreadpoolController
+
+    if not _CONTROLLER:
+        _CONTROLLER.append(ThreadpoolController())
+    return _CONTROLLER[0].limit(limits=1, user_api="blas")
