@@ -105,7 +105,10 @@ def risk_preview(method, cfg):
         for note in notes:
             if not note.startswith(("protected on the log scale", "sampling weights")):
                 st.info(note)
-    with _TOP[-1] if _TOP else st.container():  # the verdict first, above the method's settings (issue 41)
+    # the verdict first, above the method's settings, in one line whose height hardly changes with
+    # the settings (a block of findings there moved the widgets under the pointer); the findings,
+    # each with its fix, below (issue 41)
+    with _TOP[-1] if _TOP else st.container():
         known = words.prior_warning(risk)
         if known:
             st.warning(known)
@@ -114,12 +117,17 @@ def risk_preview(method, cfg):
                        "floors in one run with seed " + str(session.seed())
                        + (" (but see above: most of it was known already)." if known else "."))
         else:
-            for v in risk.violations[:4]:
-                st.error(words.violation(v))
-            if len(risk.violations) > 4:
-                st.error(f"... and {len(risk.violations) - 4} more violation(s): the table below shows every "
-                         f"variable.")
+            broken = list(dict.fromkeys(v.split(":", 1)[0] for v in risk.violations))
+            st.error(f"This configuration breaks the risk floors for {', '.join(broken[:4])}"
+                     f"{f' and {len(broken) - 4} more' if len(broken) > 4 else ''} in one run with seed "
+                     f"{session.seed()}: {len(risk.violations)} finding(s), each with its fix, under "
+                     f"**Residual risk** below.")
     st.subheader("Residual risk of this configuration (one run, seed " + str(session.seed()) + ")")
+    if not risk.ok:
+        for v in risk.violations[:4]:
+            st.error(words.violation(v))
+        if len(risk.violations) > 4:
+            st.error(f"... and {len(risk.violations) - 4} more violation(s): the table below shows every variable.")
     widgets.table(st, figures.risk_table(risk.variables), key=f"{method}_risk_table")  # full width: every column
     c1, c2 = st.columns(2)
     c2.plotly_chart(figures.band_risk_figure(risk.bands, risk.floors.max_close_share, risk.floors.tolerance),

@@ -513,7 +513,7 @@ def test_every_page_leads_with_its_decision(server, context, tmp_path):
     _goto(page, "2 Explore")
     assert _on_first_screen(page.get_by_text("Recommended:").first)
     _goto(page, "3 Configure")
-    assert _on_first_screen(page.get_by_text("reconstructs SALES").first)  # FA's verdict: refused, and why
+    assert _on_first_screen(page.get_by_text("This configuration breaks the risk floors for SALES").first)  # FA refused
     _goto(page, "4 Run and compare")
     assert _on_first_screen(page.get_by_text("No comparison yet").first)
     _set_reps(page, 2)
