@@ -113,11 +113,13 @@ def _submit(workers, fn, args, kwargs):
     """Submit one run, replacing a broken pool once; (executor, future)."""
     ex = pool(workers)
     try:
-        with children_ignore_sigint():  # a submit may start the worker processes
+        # a submit may start the worker processes; a Ctrl-C meanwhile stays pending and is handled the
+        # moment the submit is over (ignored instead, it was lost: a loaded CI run went on to the end)
+        with children_block_sigint():
             return ex, ex.submit(fn, *args, **kwargs)
     except _broken_types():
         ex = pool(workers, replace=ex)
-        with children_ignore_sigint():
+        with children_block_sigint():
             return ex, ex.submit(fn, *args, **kwargs)
 
 
