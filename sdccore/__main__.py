@@ -14,7 +14,7 @@ import signal
 import sys
 
 from ._cli.files import OUT_FORMATS, _CLEANUP, _report_pairs, _atomic_write, _check_paths, _check_regular, _check_roles, _load_recipe, _missing_cells, _names, _out_format, _read, _read_csv, _same_file, _umask, _value
-from ._cli.cluster import SCHEDULER_WAIT, _client  # noqa: F401
+from ._cli.cluster import SCHEDULER_WAIT, _client, _stop_children  # noqa: F401
 from ._cli.report import (_COEF_COLUMNS, _analyses, _analyses_json, _digits, _print_coefficients,  # noqa: F401
                           _regression_json, _risk_lines, _say)
 from ._cli.report import _print_compared, _print_scores, cli_words
@@ -537,30 +537,7 @@ def _on_sigint(signum, frame):
         sys.stderr.flush()
     except Exception:
         pass
-    trackers = []
-    try:
-        import psutil
-        kids = psutil.Process().children(recursive=True)
-
-        def is_tracker(p):
-            try:
-                return "resource_tracker" in " ".join(p.cmdline())
-            except Exception:
-                return False
-
-        trackers = [k for k in kids if is_tracker(k)]
-        # the workers stopped first, then killed; multiprocessing's resource tracker last, right
-        # before exiting: a thread of this process that found it dead printed a warning and a
-        # traceback after the one line (1 run in 2 under load)
-        workers = [k for k in kids if k not in trackers]
-        for action in ("suspend", "kill"):
-            for child in workers:
-                try:
-                    getattr(child, action)()
-                except Exception:
-                    pass
-    except Exception:
-        pass
+    trackers = _stop_children()  # every worker process stopped and killed; the trackers to end last
     for pattern in list(_CLEANUP):
         for path in glob.glob(pattern):
             try:

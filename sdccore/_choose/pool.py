@@ -67,6 +67,27 @@ def children_block_sigint():
         signal.pthread_sigmask(signal.SIG_SETMASK, old)
 
 
+@contextlib.contextmanager
+def children_hold_sigint():
+    """Start processes with SIGINT both blocked in this thread and ignored: the processes
+    started inherit the ignored signal (a worker in the middle of its imports printed a
+    KeyboardInterrupt traceback when only blocked: starting a process unblocks it there), and a
+    Ctrl-C that comes meanwhile stays pending here (Linux keeps a blocked signal pending even
+    while it is ignored) and is handled the moment the start is over, the handler restored
+    first (ignored alone, it was lost: a loaded CI run went on to the end)."""
+    if threading.current_thread() is not threading.main_thread() or not hasattr(signal, "pthread_sigmask"):
+        with children_ignore_sigint():
+            yield
+        return
+    old_mask = signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGINT})
+    old = signal.signal(signal.SIGINT, signal.SIG_IGN)
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGINT, old)
+        signal.pthread_sigmask(signal.SIG_SETMASK, old_mask)
+
+
 def _init_worker():
     """First thing in every worker process: Ctrl-C is the parent's to handle, and the
     worker runs at a lower priority than the process that serves the user."""
@@ -113,13 +134,13 @@ def _submit(workers, fn, args, kwargs):
     """Submit one run, replacing a broken pool once; (executor, future)."""
     ex = pool(workers)
     try:
-        # a submit may start the worker processes; a Ctrl-C meanwhile stays pending and is handled the
-        # moment the submit is over (ignored instead, it was lost: a loaded CI run went on to the end)
-        with children_block_sigint():
+        # a submit may start the worker processes: they start with SIGINT ignored, and a Ctrl-C
+        # meanwhile stays pending here and is handled the moment the submit is over
+        with children_hold_sigint():
             return ex, ex.submit(fn, *args, **kwargs)
     except _broken_types():
         ex = pool(workers, replace=ex)
-        with children_block_sigint():
+        with children_hold_sigint():
             return ex, ex.submit(fn, *args, **kwargs)
 
 
