@@ -28,12 +28,17 @@ def busy() -> bool:
 
 def blas_threads(flop: float):
     """A context in which BLAS runs on one thread when the work (``flop``, per call) is small or
-    the machine busy; otherwise BLAS's own choice.  threadpoolctl's controller is made once
-    (scanning the loaded libraries costs milliseconds a call)."""
+    the machine busy; otherwise BLAS's own choice."""
     if flop >= SMALL_FLOP and not busy():
         return contextlib.nullcontext()
+    return one_thread("blas")
+
+
+def one_thread(user_api):
+    """threadpoolctl's limit to one thread (``user_api``: 'blas', 'openmp', or None for both)
+    through one controller, made once: scanning the loaded libraries costs 2.5 ms a call."""
     from threadpoolctl import ThreadpoolController
 
     if not _CONTROLLER:
         _CONTROLLER.append(ThreadpoolController())
-    return _CONTROLLER[0].limit(limits=1, user_api="blas")
+    return _CONTROLLER[0].limit(limits=1, user_api=user_api)

@@ -63,6 +63,11 @@ def intruder_table(intruders: pd.DataFrame) -> pd.DataFrame:
     return wide.rename_axis("variable (share of records beyond the prior)")
 
 
+def _headings(names) -> str:
+    """'own, release_fit' as the intruders' headings: 'own record, fitted on release'."""
+    return ", ".join(intruder_heading(n.strip()) for n in str(names).split(",") if n.strip())
+
+
 def risk_table(variables: pd.DataFrame) -> pd.DataFrame:
     """Per-variable risk with readable headers and percentages (a table, not a figure): the
     prior and what the release adds first, then each intruder."""
@@ -79,7 +84,7 @@ def risk_table(variables: pd.DataFrame) -> pd.DataFrame:
     t["ok"] = t["ok"].map({True: "yes", False: "NO"}) if t["ok"].dtype == bool else t["ok"]
     for c in ("intruder", "intruders"):  # the intruders' headings, not their internal names
         if c in t:
-            t[c] = t[c].map(lambda v: ", ".join(intruder_heading(n.strip()) for n in str(v).split(",") if n.strip()))
+            t[c] = t[c].map(_headings)
     return t.rename(columns=risk_columns())
 
 
@@ -140,8 +145,7 @@ def codebook_table(book: pd.DataFrame) -> pd.DataFrame:
         t["abs_cor"] = t["abs_cor"].map(lambda v: "" if pd.isna(v) else f"{v:.3f}")
     for c in ("intruder", "intruders_tried"):  # the intruders' headings, not their internal names
         if c in t:
-            t[c] = t[c].map(lambda v: "" if not isinstance(v, str) else
-                            ", ".join(intruder_heading(n.strip()) for n in v.split(",") if n.strip()))
+            t[c] = t[c].map(lambda v: _headings(v) if isinstance(v, str) else "")
     if "meets_floors" in t:
         t["meets_floors"] = t["meets_floors"].map(lambda v: "yes" if v is True else "NO" if v is False else
                                                   "" if pd.isna(v) else v)

@@ -49,6 +49,7 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
+from .._core.threads import one_thread
 from . import intruders as intr
 from .profile import RiskProfile  # noqa: F401  (its home is below the pipeline)
 from .settings import RiskFloors, UnsafeReleaseError  # noqa: F401  (their home is below the pipeline's schema)
@@ -62,19 +63,6 @@ NEAR_DUPLICATE = 0.8  # |r| from which a variable counts as a proxy of another (
 LINK_SAMPLE = 5000  # original records linked (all of them up to this many; an even sample above)
 
 
-_CONTROLLER = []
-
-
-def _thread_limits(user_api):
-    """threadpoolctl's limit through one controller (made once: scanning the loaded libraries
-    cost 2.5 ms a call)."""
-    from threadpoolctl import ThreadpoolController
-
-    if not _CONTROLLER:
-        _CONTROLLER.append(ThreadpoolController())
-    return _CONTROLLER[0].limit(limits=1, user_api=user_api)
-
-
 def risk_profile(X, Y, names, check, *, floors=None, planned_share=None, link_on=None, structure=None, observed=None,
                  whole=None, window=None, method=None, keys=None):
     """See ``_risk_profile``.  The battery alternates small least-squares fits with the parallel
@@ -85,7 +73,7 @@ def risk_profile(X, Y, names, check, *, floors=None, planned_share=None, link_on
     links too; on large files each link is long enough for its threads to pay."""
     n = X.shape[0]
     cells = min(n, LINK_SAMPLE) * n
-    with _thread_limits(None if cells < SMALL_LINK else "blas"):
+    with one_thread(None if cells < SMALL_LINK else "blas"):
         return _risk_profile(X, Y, names, check, floors=floors, planned_share=planned_share, link_on=link_on,
                              structure=structure, observed=observed, whole=whole, window=window, method=method,
                              keys=keys)
