@@ -41,7 +41,7 @@ The public names, by the step of the work they belong to:
   ``report.build_report``, and the tables, charts and plain words it shares with the dashboard);
 * comparing and choosing: ``compare``, ``Comparison``, ``search``, ``SearchResult``,
   ``recommend``, ``Recommendation``, ``load_bw_map``, ``simulate_bw_map``,
-  ``stronger_settings``, ``warm_workers``.
+  ``stronger_settings``, ``warm_workers``, ``compile_kernels``.
 """
 
 # Names are imported from their private modules on first use (PEP 562), so that
@@ -53,6 +53,7 @@ if TYPE_CHECKING:  # pragma: no cover
     from ._data.audit import Audit, audit_factor_scores
     from ._release.codebook import codebook, codebook_bytes
     from ._choose.compare import SearchResult, compare, search, warm_workers
+    from ._choose.warm import compile_kernels
     from ._data.explore import CorrelationIndices, correlation_indices
     from ._choose.comparison import Comparison
     from ._scale.engine import DaskRelease, protect_dask, scale_refusal
@@ -122,6 +123,7 @@ _EXPORTS = {
     "CONDITIONAL_METHODS": "_protect.options",
     "Audit": "_data.audit",
     "Comparison": "_choose.comparison",
+    "compile_kernels": "_choose.warm",
     "CorrelationIndices": "_data.explore",
     "DaskRelease": "_scale.engine",
     "Decomposition": "_protect.pipeline",
@@ -258,7 +260,7 @@ __all__ = [
     "regression_check", "selectivity", "unregister_analysis",
     # comparing and choosing
     "Comparison", "Recommendation", "SearchResult",
-    "compare", "load_bw_map", "recommend", "search", "simulate_bw_map", "stronger_settings", "warm_workers",
+    "compare", "compile_kernels", "load_bw_map", "recommend", "search", "simulate_bw_map", "stronger_settings", "warm_workers",
     # reporting
     "report",
 ]

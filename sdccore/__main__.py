@@ -1,4 +1,4 @@
-"""Command line: ``python -m sdccore protect|datasets|registered ...``.
+"""Command line: ``python -m sdccore protect|evaluate|compare|recommend|datasets|registered|warm ...``.
 
 Errors print one line (``error: ...``) and exit with status 2; no traceback, no data.
 """
@@ -361,6 +361,12 @@ def _registered(args):
         print(f"{kind:<9s} {n:<{w}s}  {label}{'  (plug-in)' if plugin else ''}")
 
 
+def _warm(args):
+    from ._choose.warm import compile_kernels
+
+    compile_kernels(progress=print)
+
+
 def build_parser():
     p = _Parser(prog="python -m sdccore", description="Statistical disclosure control of continuous microdata.")
     sub = p.add_subparsers(dest="command", required=True, parser_class=_Parser)
@@ -448,6 +454,9 @@ def build_parser():
     rg = sub.add_parser("registered", help="list every method, intruder and analysis (with the plug-ins that "
                                            "SDCCORE_PLUGINS names)")
     rg.set_defaults(func=_registered)
+    wm = sub.add_parser("warm", help="compile the numerical kernels once (after installing: the first run then "
+                                     "does not wait about 30 s for them)")
+    wm.set_defaults(func=_warm)
     return p
 
 
