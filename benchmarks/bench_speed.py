@@ -15,6 +15,7 @@ are benchmarks/bench_dashboard.py --browser, the Dask ones benchmarks/bench_dask
 
 import os
 import re
+import resource
 import statistics
 import subprocess
 import sys
@@ -33,28 +34,52 @@ ROWS = []
 REPS = 5
 
 
-LAST_CPU = []  # the CPU seconds of the last ``timed`` call's runs (this process, every thread)
+LAST_CPU = []  # the CPU seconds of the last ``timed`` call's runs (this process, every thread, and
+#               the child processes that finished: the CLI's; not compare's pool, which stays up)
+
+
+# issue 42's targets in CPU seconds (this process, every thread): on the shared machine wall time
+# swings more than tenfold with the load, CPU seconds much less
+CPU_TARGETS = {"evaluate EIA 4092 x 10, two sensitive (fa)": 0.5, "evaluate EIA 4092 x 10, two sensitive (rankswap)": 0.5,
+               "evaluate 50,000 x 13": 3.0, "protect FA 200,000 x 30 incl. all floors": 5.0,
+               "protect PCA 200,000 x 30 incl. all floors": 5.0, "protect FA 1,000,000 x 30 incl. all floors": 25.0,
+               "MDAV k = 3, 100,000 x 13": 4.0}
+
+
+def _met(measured, target, cpu, what):
+    """'MET' or 'not met' against the wall target, and against the CPU target where issue 42 set one."""
+    wall = "MET" if measured <= target else "not met"
+    if what not in CPU_TARGETS:
+        return wall
+    return f"{wall}; CPU target {CPU_TARGETS[what]:g} s {'MET' if cpu <= CPU_TARGETS[what] else 'not met'}"
 
 
 def record(what, target, times, today, note=""):
     """One line: the wall-time median against its target, the CPU seconds beside it (this
-    process's threads; the worker processes of ``compare`` are not counted: its lines say so)."""
+    process's threads; the worker processes of ``compare`` are not counted: its lines say so),
+    and against issue 42's CPU target where it set one."""
     measured = statistics.median(times)
     cpu = statistics.median(LAST_CPU) if LAST_CPU else float("nan")
     ROWS.append((what, target, measured, today, len(times), note, cpu))
     ratio = f"{today / measured:6.1f}x" if today and measured else "     -"
     print(f"{what:50s} target {target:>6.2f} s  measured {measured:7.2f} s wall, {cpu:7.2f} CPU-s "
           f"(median of {len(times)})  today {today or float('nan'):6.2f} s  {ratio} faster  "
-          f"{'MET' if measured <= target else 'not met'}  {note}", flush=True)
+          f"{_met(measured, target, cpu, what)}  {note}", flush=True)
+
+
+def _children_cpu():
+    """CPU seconds of this process's finished child processes (the CLI's cold start)."""
+    r = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return r.ru_utime + r.ru_stime
 
 
 def timed(f, reps=None):
     times, cpus = [], []
     for _ in range(reps or REPS):
-        c, t = time.process_time(), time.perf_counter()
+        c, k, t = time.process_time(), _children_cpu(), time.perf_counter()
         f()
         times.append(time.perf_counter() - t)
-        cpus.append(time.process_time() - c)
+        cpus.append(time.process_time() - c + _children_cpu() - k)
     LAST_CPU[:] = cpus
     return times
 
@@ -159,11 +184,12 @@ def readme_table():
     load = os.getloadavg()[0]
     lines = [f"Measured by `python benchmarks/bench_speed.py` (medians; load {load:.1f} at the end, "
              f"{os.cpu_count()} cores):", "",
-             "| what | issue's figure | measured (wall) | CPU seconds | target (wall) | |",
-             "|---|---|---|---|---|---|"]
+             "| what | issue's figure | measured (wall) | CPU seconds | target (wall) | target (CPU) | |",
+             "|---|---|---|---|---|---|---|"]
     for what, target, measured, today, reps, note, cpu in ROWS:
+        cpu_target = f"<= {CPU_TARGETS[what]:g} CPU-s" if what in CPU_TARGETS else "-"
         lines.append(f"| {what} | {'-' if today is None else f'{today:g} s'} | {measured:.2f} s | {cpu:.2f} | "
-                     f"< {target:g} s | {'met' if measured <= target else 'not met'} |")
+                     f"< {target:g} s | {cpu_target} | {_met(measured, target, cpu, what).lower()} |")
     return "\n".join(lines)
 
 
