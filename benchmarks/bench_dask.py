@@ -3,6 +3,7 @@
 
     python benchmarks/bench_dask.py [--records 20000000] [--variables 30] [--files 200]
                                     [--memory 2GB] [--folder /tmp/sdccore_bench]
+    python benchmarks/bench_dask.py --keys [--records 20000000]   # key_risk_dask (issue 42)
 
 Prints the time, peak cluster memory (distributed's MemorySampler), throughput in records
 per second against the in-memory engine's, and the largest gap between the release's and
@@ -38,6 +39,65 @@ def generate(folder, n, m, files, seed=0):
             folder / f"part{i:04d}.parquet", index=False)
 
 
+def generate_keys(folder, n, files, seed=0):
+    """A survey-like file of key variables (region, sex, age, occupation; 1 % of regions and
+    ages blank) and a sampling weight, written file by file."""
+    folder.mkdir(parents=True, exist_ok=True)
+    rng = np.random.default_rng(seed)
+    for i, rows in enumerate(np.array_split(np.arange(n), files)):
+        k = len(rows)
+        d = pd.DataFrame({"region": rng.choice([f"r{j:02d}" for j in range(20)], k), "sex": rng.choice(["f", "m"], k),
+                          "age": rng.integers(0, 95, k).astype(float),
+                          "job": rng.choice([f"j{j:03d}" for j in range(300)], k), "w": rng.uniform(10, 300, k)})
+        d.loc[rng.random(k) < 0.01, "region"] = None
+        d.loc[rng.random(k) < 0.01, "age"] = np.nan
+        d.to_parquet(folder / f"part{i:04d}.parquet", index=False)
+
+
+def keys_line(args):
+    """Issue 42: the key variables' identity risk (``key_risk_dask``) on a LocalCluster of 2
+    workers: records/s, the largest worker's memory and the driver's CPU seconds; the same figures
+    as ``key_risk`` in memory (checked on the first file)."""
+    import dask.dataframe as dd
+    from distributed import Client, LocalCluster
+
+    import sdccore
+
+    data = Path(args.folder) / f"keys_{args.records}"
+    if not data.exists():
+        generate_keys(data, args.records, args.files)
+    keys = ["region", "sex", "age", "job"]
+    with LocalCluster(n_workers=2, threads_per_worker=1, processes=True, memory_limit=args.memory,
+                      dashboard_address=None) as cluster, Client(cluster) as client:
+        worker_peak, stop = {}, threading.Event()
+
+        def poll():
+            while not stop.is_set():
+                for addr, w in client.scheduler_info().get("workers", {}).items():
+                    worker_peak[addr] = max(worker_peak.get(addr, 0), w["metrics"]["memory"])
+                stop.wait(0.5)
+
+        poller = threading.Thread(target=poll, daemon=True)
+        poller.start()
+        t, c = time.perf_counter(), time.process_time()
+        r = sdccore.key_risk_dask(dd.read_parquet(str(data / "*.parquet")), keys, weights="w")
+        secs, cpu = time.perf_counter() - t, time.process_time() - c
+        stop.set()
+        poller.join()
+    import dask
+
+    first = pd.read_parquet(sorted(data.glob("*.parquet"))[0])
+    with dask.config.set(scheduler="sync"):
+        small = sdccore.key_risk_dask(dd.from_pandas(first, npartitions=3), keys, weights="w")
+    mem = sdccore.key_risk(first, keys, weights="w")
+    same = ((small.records.compute().fk.to_numpy() == mem.records.fk.to_numpy()).all()
+            and abs(small.expected_reidentifications / mem.expected_reidentifications - 1) < 1e-12)
+    print(f"dask  key risk {args.records:,} records, keys {', '.join(keys)} ({r.patterns} missing-value patterns): "
+          f"{secs:.1f} s wall, {args.records / secs:,.0f} records/s, driver {cpu:.1f} CPU-s, largest worker "
+          f"{max(worker_peak.values()) / 2**30:.2f} GB of {args.memory}; {r.sample_uniques:,} unique, {r.below_k:,} "
+          f"below 3; first file as in memory: {same}", flush=True)
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--records", type=int, default=20_000_000)
@@ -48,7 +108,10 @@ def main():
     ap.add_argument("--skip-memory", action="store_true", help="leave out the in-memory 1M x 30 run (8 minutes)")
     ap.add_argument("--method", default="fa", choices=("fa", "pca", "noise", "magg", "rankswap"))
     ap.add_argument("--sensitive", default="", help="comma-separated sensitive variables (e.g. x00)")
+    ap.add_argument("--keys", action="store_true", help="the key variables' identity risk (key_risk_dask) instead")
     args = ap.parse_args()
+    if args.keys:
+        return keys_line(args)
     from distributed import Client, LocalCluster
     from distributed.diagnostics import MemorySampler
 

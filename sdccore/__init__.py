@@ -26,7 +26,8 @@ The public names, by the step of the work they belong to:
   ``register_intruder``, ``unregister_intruder``, ``intruders``, ``intruder_info``, ``IntruderInfo``,
   ``IntruderContext``;
 * key variables (survey files): ``key_risk``, ``KeyRisk`` (sample frequencies, individual and
-  household risk, k-anonymity, as sdcMicro measures them), ``local_suppression``,
+  household risk, k-anonymity, as sdcMicro measures them; ``key_risk_dask``, ``DaskKeyRisk``: the
+  same on Dask), ``local_suppression``,
   ``Suppression`` (blanks to k-anonymity), ``pram``, ``Pram`` (post-randomisation with an
   invariant transition matrix, as sdcMicro's ``pram``), ``recode``, ``Recoding`` (global
   recoding: bands, merged categories, top and bottom codes) and ``suggest_recodings``
@@ -87,6 +88,7 @@ if TYPE_CHECKING:  # pragma: no cover
     from ._measures.analyses import AnalysisInfo, analyses, analysis_info, register_analysis, unregister_analysis
     from ._risk.settings import RiskFloors, UnsafeReleaseError
     from ._keys.risk import KeyRisk, key_risk
+    from ._scale.keys import DaskKeyRisk, key_risk_dask
     from ._keys.pram import Pram, pram
     from ._keys.recoding import Recoding, recode
     from ._keys.suggest import RecodingOption, RecodingSuggestions, suggest_recodings
@@ -101,6 +103,8 @@ _EXPORTS = {
     "IntruderContext": "_risk.registry",
     "IntruderInfo": "_risk.registry",
     "KeyRisk": "_keys.risk",
+    "DaskKeyRisk": "_scale.keys",
+    "key_risk_dask": "_scale.keys",
     "key_risk": "_keys.risk",
     "Suppression": "_keys.suppression",
     "Pram": "_keys.pram",
@@ -250,8 +254,8 @@ __all__ = [
     "IntruderContext", "IntruderInfo", "RiskFloors", "RiskProfile", "UnsafeReleaseError",
     "intruder_info", "intruders", "register_intruder", "unregister_intruder",
     # key variables
-    "KeyRisk", "Pram", "Recoding", "RecodingOption", "RecodingSuggestions", "Suppression", "key_risk",
-    "local_suppression", "pram", "recode", "suggest_recodings",
+    "DaskKeyRisk", "KeyRisk", "Pram", "Recoding", "RecodingOption", "RecodingSuggestions", "Suppression", "key_risk",
+    "key_risk_dask", "local_suppression", "pram", "recode", "suggest_recodings",
     # measuring
     "AnalysisInfo", "AnalysisValidity", "AnalystChecks", "Evaluation", "ID_REFERENCES", "ID_REFERENCE_TEXT", "RegressionCheck",
     "Scores", "UTILITY_METRICS",

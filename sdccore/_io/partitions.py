@@ -355,15 +355,31 @@ def _read_folder(folder, meta):
 WORKER_WAIT = 60  # seconds to wait for a first running worker
 
 
-def _workers_ready():
-    """With a distributed client, wait until at least one worker runs; a cluster whose
-    workers never start (or were all killed) would otherwise wait for ever."""
+_LOCAL = ("sync", "synchronous", "single-threaded", "threads", "threading", "processes", "multiprocessing")
+
+
+def distributed_client():
+    """The running distributed client the work goes to, or None: no client, one already closed,
+    or a local scheduler asked for by name (``dask.config.set(scheduler="sync")``)."""
+    import dask
+
+    if dask.config.get("scheduler", None) in _LOCAL:
+        return None
     try:
         from distributed import get_client
 
         client = get_client()
     except (ImportError, ValueError):
-        return  # no distributed client: Dask's local scheduler runs the work itself
+        return None  # no distributed client: Dask's local scheduler runs the work itself
+    return client if client.status == "running" else None
+
+
+def _workers_ready():
+    """With a distributed client, wait until at least one worker runs; a cluster whose
+    workers never start (or were all killed) would otherwise wait for ever."""
+    client = distributed_client()
+    if client is None:
+        return
     try:
         client.wait_for_workers(1, timeout=WORKER_WAIT)
     except TimeoutError:
