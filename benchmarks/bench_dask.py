@@ -39,6 +39,29 @@ def generate(folder, n, m, files, seed=0):
             folder / f"part{i:04d}.parquet", index=False)
 
 
+class WorkerPeaks:
+    """Each worker's largest process memory while the block runs, as the scheduler last heard it
+    (polled every 0.5 s): ``with WorkerPeaks(client) as peak: ...``, then ``max(peak.values())``."""
+
+    def __init__(self, client):
+        self.client, self.peak, self.stop = client, {}, threading.Event()
+        self.thread = threading.Thread(target=self._poll, daemon=True)
+
+    def _poll(self):
+        while not self.stop.is_set():
+            for addr, w in self.client.scheduler_info().get("workers", {}).items():
+                self.peak[addr] = max(self.peak.get(addr, 0), w["metrics"]["memory"])
+            self.stop.wait(0.5)
+
+    def __enter__(self):
+        self.thread.start()
+        return self.peak
+
+    def __exit__(self, *exc):
+        self.stop.set()
+        self.thread.join()
+
+
 def generate_keys(folder, n, files, seed=0):
     """A survey-like file of key variables (region, sex, age, occupation; 1 % of regions and
     ages blank) and a sampling weight, written file by file."""
@@ -69,21 +92,10 @@ def keys_line(args):
     keys = ["region", "sex", "age", "job"]
     with LocalCluster(n_workers=2, threads_per_worker=1, processes=True, memory_limit=args.memory,
                       dashboard_address=None) as cluster, Client(cluster) as client:
-        worker_peak, stop = {}, threading.Event()
-
-        def poll():
-            while not stop.is_set():
-                for addr, w in client.scheduler_info().get("workers", {}).items():
-                    worker_peak[addr] = max(worker_peak.get(addr, 0), w["metrics"]["memory"])
-                stop.wait(0.5)
-
-        poller = threading.Thread(target=poll, daemon=True)
-        poller.start()
-        t, c = time.perf_counter(), time.process_time()
-        r = sdccore.key_risk_dask(dd.read_parquet(str(data / "*.parquet")), keys, weights="w")
-        secs, cpu = time.perf_counter() - t, time.process_time() - c
-        stop.set()
-        poller.join()
+        with WorkerPeaks(client) as worker_peak:
+            t, c = time.perf_counter(), time.process_time()
+            r = sdccore.key_risk_dask(dd.read_parquet(str(data / "*.parquet")), keys, weights="w")
+            secs, cpu = time.perf_counter() - t, time.process_time() - c
     import dask
 
     first = pd.read_parquet(sorted(data.glob("*.parquet"))[0])
@@ -139,16 +151,8 @@ def main():
             client.compute(job).result()
             stages.append(time.perf_counter() - t0)
 
-        worker_peak, stop = {}, threading.Event()
-
-        def poll():  # each worker's process memory, as the scheduler last heard it
-            while not stop.is_set():
-                for addr, w in client.scheduler_info().get("workers", {}).items():
-                    worker_peak[addr] = max(worker_peak.get(addr, 0), w["metrics"]["memory"])
-                stop.wait(0.5)
-
-        poller = threading.Thread(target=poll, daemon=True)
-        poller.start()
+        peaks = WorkerPeaks(client)
+        worker_peak = peaks.__enter__()
         t = time.perf_counter()
         with ms.sample("protect", interval=0.5):
             opts = {"method": args.method, "seed": 1, "bounds": "none", "rounding": "none"}
@@ -157,8 +161,7 @@ def main():
             rel = protect_dask(read_dask(str(data / "*.parquet")), opts, str(out), progress=timed,
                                allow_unsafe=None if args.method in ("fa", "pca", "rankswap") else "benchmark")
         secs = time.perf_counter() - t
-        stop.set()
-        poller.join()
+        peaks.__exit__(None, None, None)
         peak = ms.to_pandas()["protect"].max() / 2**30
         cols = [c for c in rel.data.columns]
         n0, m0, cov0, *_ = moments(read_dask(str(data / "*.parquet")), cols)

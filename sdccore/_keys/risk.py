@@ -105,13 +105,7 @@ class KeyRisk:
 
     def summary(self) -> str:
         """The figures in plain words."""
-        n = len(self.records)
-        lines = [f"Keys {', '.join(self.keys)} on {n:,} records: {self.sample_uniques:,} are unique "
-                 f"(no other record shares their keys) and {self.below_k:,} have fewer than {self.k} records "
-                 f"sharing them (not {self.k}-anonymous).",
-                 f"Individual risk: expected re-identifications {self.expected_reidentifications:.2f} "
-                 f"({100 * self.global_risk:.2f} % of the records), the highest {self.max_risk:.4f}"
-                 + (" (no sampling weights: a record's risk is 1 / fk)" if self.unweighted else "") + "."]
+        lines = summary_lines(self, len(self.records))
         if self.household is not None:
             lines.append(f"Households ({self.household}): a household falls if any member does; expected "
                          f"re-identified persons {self.household_expected:.2f} ({100 * self.household_global:.2f} %); "
@@ -122,6 +116,23 @@ class KeyRisk:
     def __repr__(self):
         return (f"KeyRisk({len(self.keys)} keys, {len(self.records)} records: {self.sample_uniques} unique, "
                 f"{self.below_k} below k={self.k}, expected re-identifications {self.expected_reidentifications:.2f})")
+
+
+def summary_lines(r, n):
+    """The two sentences of a key risk's summary (``KeyRisk`` and ``DaskKeyRisk``): uniques and
+    k-anonymity, then the individual risk."""
+    return [f"Keys {', '.join(r.keys)} on {n:,} records: {r.sample_uniques:,} are unique (no other record shares "
+            f"their keys) and {r.below_k:,} have fewer than {r.k} records sharing them (not {r.k}-anonymous).",
+            f"Individual risk: expected re-identifications {r.expected_reidentifications:.2f} "
+            f"({100 * r.global_risk:.2f} % of the records), the highest {r.max_risk:.4f}"
+            + (" (no sampling weights: a record's risk is 1 / fk)" if r.unweighted else "") + "."]
+
+
+def check_k(k):
+    """k of k-anonymity: a whole number of at least 1, else a ValueError with the usual value."""
+    if isinstance(k, bool) or not isinstance(k, (int, np.integer)) or k < 1:
+        raise ValueError(f"k={k!r} must be a whole number of at least 1 (3 is usual).")
+    return int(k)
 
 
 def individual_risk(fk, Fk):
@@ -185,8 +196,7 @@ def key_risk(data, keys, *, weights=None, household=None, k=3) -> KeyRisk:
     """
     data = check_dataframe(data)
     keys = named_columns(keys, data, "keys", "key variables", ["region", "sex", "age"])
-    if isinstance(k, bool) or not isinstance(k, (int, np.integer)) or k < 1:
-        raise ValueError(f"k={k!r} must be a whole number of at least 1 (3 is usual).")
+    check_k(k)
     n = len(data)
     w = np.ones(n)
     if weights is not None:

@@ -80,12 +80,9 @@ class DaskKeyRisk:
 
     def summary(self) -> str:
         """The figures in plain words."""
-        return (f"Keys {', '.join(self.keys)} on {self.n:,} records: {self.sample_uniques:,} are unique (no other "
-                f"record shares their keys) and {self.below_k:,} have fewer than {self.k} records sharing them (not "
-                f"{self.k}-anonymous).\nIndividual risk: expected re-identifications "
-                f"{self.expected_reidentifications:.2f} ({100 * self.global_risk:.2f} % of the records), the highest "
-                f"{self.max_risk:.4f}" + (" (no sampling weights: a record's risk is 1 / fk)" if self.unweighted else "")
-                + ".")
+        from .._keys.risk import summary_lines
+
+        return "\n".join(summary_lines(self, self.n))
 
 
 def _pattern(df, keys):
@@ -166,8 +163,9 @@ def key_risk_dask(ddf, keys, *, weights=None, k=3) -> DaskKeyRisk:
 
     keys = named_columns(keys, pd.DataFrame(columns=list(ddf.columns)), "keys", "key variables",
                          ["region", "sex", "age"])
-    if isinstance(k, bool) or not isinstance(k, (int, np.integer)) or k < 1:
-        raise ValueError(f"k={k!r} must be a whole number of at least 1 (3 is usual).")
+    from .._keys.risk import check_k
+
+    check_k(k)
     if weights is not None:
         if weights not in ddf.columns:
             raise ValueError(f"weights={weights!r} is not a column of the file; name its sampling-weight column.")
