@@ -374,6 +374,19 @@ def distributed_client():
     return client if client.status == "running" else None
 
 
+def local_unless_client():
+    """A context for Dask work: Dask's local threads where the configuration names the
+    distributed scheduler but no client is running (one closed earlier in the process), else
+    nothing changed."""
+    import contextlib
+
+    import dask
+
+    if distributed_client() is None and dask.config.get("scheduler", None) not in _LOCAL:
+        return dask.config.set(scheduler="threads")
+    return contextlib.nullcontext()
+
+
 def _workers_ready():
     """With a distributed client, wait until at least one worker runs; a cluster whose
     workers never start (or were all killed) would otherwise wait for ever."""

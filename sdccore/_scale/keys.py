@@ -151,6 +151,14 @@ def key_risk_dask(ddf, keys, *, weights=None, k=3) -> DaskKeyRisk:
     >>> r.sample_uniques, r.below_k, round(r.expected_reidentifications, 4)
     (330, 674, 24.7839)
     """
+    from .._io.partitions import local_unless_client
+
+    with local_unless_client():
+        return _key_risk_dask(ddf, keys, weights, k)
+
+
+def _key_risk_dask(ddf, keys, weights, k):
+    """The work of ``key_risk_dask``."""
     import dask
     import dask.dataframe as dd
 

@@ -99,3 +99,17 @@ def test_bad_input_is_refused_with_the_fix(monkeypatch, local_scheduler):
     monkeypatch.setattr(dkeys, "MAX_COMBINATIONS", 100)
     with pytest.raises(ValueError, match="combinations \(more than 100\).*Recode them first"):
         sdccore.key_risk_dask(ddf, KEYS)
+
+
+def test_a_client_closed_earlier_does_not_break_it():
+    """A distributed client closed earlier in the session (the dashboard's, a notebook's) may
+    leave Dask's configuration naming the distributed scheduler: the work then runs on Dask's
+    local threads instead of failing with 'no Client active'."""
+    distributed = pytest.importorskip("distributed")
+    d = sdccore.load_dataset("testdata")
+    with dask.config.set(scheduler="dask.distributed"):  # what a closed client can leave behind
+        with distributed.LocalCluster(n_workers=1, processes=False, dashboard_address=None) as cl, \
+                distributed.Client(cl):
+            pass
+        r = sdccore.key_risk_dask(dd.from_pandas(d, npartitions=3), KEYS, weights="sampling_weight")
+    assert (r.sample_uniques, r.below_k) == (330, 674)
