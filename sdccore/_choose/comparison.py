@@ -319,7 +319,10 @@ class Comparison:
         label, r = t.index[0], t.iloc[0]
         runs = int(r.runs)
         met = int(round(r.floors_met * runs))
-        what = r.violation or ""
+        # its fix may send the custodian to methods that failed here too: those are left out
+        from .._risk.fixes import without_failed
+
+        what = without_failed(r.violation or "", {c.get("method") for c in self.configs.values()})
         return (f"{base}. Closest: {label}, which met them in {met} of {runs} runs"
                 + f" (analysis validity {1 - r.validity_loss:.3f})"
                 + (f"; where it broke one: {what}" if what else "")

@@ -59,6 +59,33 @@ def _other_methods(method, what):
     return " (" + ", or ".join(names) + ")" if names else ""
 
 
+# the phrases after which a fix lists value-changing methods (``_other_methods``)
+_LISTS = ("changes the values themselves", "changes the residuals themselves", "redraws the largest values themselves",
+          "moves each value further from its own")
+
+
+def without_failed(text, failed):
+    """A violation's words with the methods in ``failed`` (registry names: every method a
+    comparison ran, when none of them met the floors) taken out of the value-changing methods
+    its fix sends the custodian to; where none is left, it says they broke a floor too.  A
+    comparison's "no release" message must not name a method that just failed as the fix."""
+    labels = dict(CHANGE_VALUES)
+    gone = {labels[k] for k in failed if k in labels}
+    for phrase in _LISTS:
+        i = text.find(phrase + " (")
+        if i < 0:
+            continue
+        a = i + len(phrase) + 2
+        b = text.find(")", a)
+        names = text[a:b].split(", or ")
+        keep = [x for x in names if x not in gone]
+        if keep == names:
+            continue
+        text = (text[:a] + ", or ".join(keep) + text[b:] if keep else
+                text[:i + len(phrase)] + " (each such method this comparison ran broke a floor too)" + text[b + 1:])
+    return text
+
+
 # general protection broken by an intruder who knows the method: what does pass
 SELECTIVE_HINT = ("; or protect only the variables that are sensitive (mark them sensitive: selective protection "
                   "keeps the others as they are)")
@@ -75,8 +102,15 @@ def _intruder_fix(what, selective, identity, names, method=None):
 
 def _intruder_words(what, selective, identity, names, method=None):
     if what in ("assignment", "residual"):
-        return _fix(what) + _other_methods(method, what) + ("; or mark more of the variables that predict it "
-                                                            "sensitive" if selective else "")
+        words = _fix(what)
+        info = REGISTRY.get(method) if isinstance(method, str) else None
+        if what == "assignment" and info is not None and not info.keeps_values:
+            # a method that draws new values (FA-cond, IPSO, M-AGG): no permutation to speak of
+            words = ("the released values, taken as a set, are close to the original ones, and what the intruder "
+                     "knows orders them: handed out in that order they land near the records' own values; use a "
+                     "method that moves each value further from its own")
+        return words + _other_methods(method, what) + ("; or mark more of the variables that predict it "
+                                                       "sensitive" if selective else "")
     if what == "shrinkage":
         return _fix(what) + _other_methods(method, "residual")
     if what == "correction":
