@@ -151,17 +151,14 @@ def main():
             client.compute(job).result()
             stages.append(time.perf_counter() - t0)
 
-        peaks = WorkerPeaks(client)
-        worker_peak = peaks.__enter__()
         t = time.perf_counter()
-        with ms.sample("protect", interval=0.5):
+        with WorkerPeaks(client) as worker_peak, ms.sample("protect", interval=0.5):
             opts = {"method": args.method, "seed": 1, "bounds": "none", "rounding": "none"}
             if args.sensitive:
                 opts["sensitive"] = args.sensitive.split(",")
             rel = protect_dask(read_dask(str(data / "*.parquet")), opts, str(out), progress=timed,
                                allow_unsafe=None if args.method in ("fa", "pca", "rankswap") else "benchmark")
         secs = time.perf_counter() - t
-        peaks.__exit__(None, None, None)
         peak = ms.to_pandas()["protect"].max() / 2**30
         cols = [c for c in rel.data.columns]
         n0, m0, cov0, *_ = moments(read_dask(str(data / "*.parquet")), cols)

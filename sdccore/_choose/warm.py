@@ -106,9 +106,9 @@ def compile_kernels(*, progress=None):
             cases = [(num, selective, {})]
             if not info.conditional:
                 cases.append((num, None, {}))
-            if name == "magg":  # the weighted MDAV kernel
+            if info.strata:  # the methods that take sampling weights (M-AGG's weighted MDAV kernel)
                 cases.append((df.drop(columns="region"), selective, {"weights": "w"}))
-            if name == "ipso":  # the repair kernel with missing cells
+            if info.conditional:  # the conditional methods' repair kernel with missing cells
                 cases.append((gaps, selective, {}))
             for data, sens, opts in cases:
                 t = time.perf_counter()

@@ -97,7 +97,7 @@ def _observed(p, keys):
     return [c for j, c in enumerate(keys) if not (p >> j) & 1]
 
 
-def _lookup(part, keys, wcol, tables, k):
+def _lookup(part, keys, tables):
     """fk, Fk and the risk of a partition's records from the pattern tables."""
     from .._keys.risk import individual_risk
 
@@ -163,16 +163,14 @@ def _key_risk_dask(ddf, keys, weights, k):
     import dask.dataframe as dd
 
     from .._io.partitions import _workers_ready, distributed_client
+    from .._keys.frequencies import named_columns
+    from .._keys.risk import check_k
 
     if not isinstance(ddf, dd.DataFrame):
         raise TypeError(f"ddf must be a Dask DataFrame (dask.dataframe.read_parquet or from_pandas), not "
                         f"{type(ddf).__name__}; for a pandas DataFrame use sdccore.key_risk.")
-    from .._keys.frequencies import named_columns
-
     keys = named_columns(keys, pd.DataFrame(columns=list(ddf.columns)), "keys", "key variables",
                          ["region", "sex", "age"])
-    from .._keys.risk import check_k
-
     check_k(k)
     if weights is not None:
         if weights not in ddf.columns:
@@ -182,22 +180,19 @@ def _key_risk_dask(ddf, keys, weights, k):
     _workers_ready()
     work = ddf[list(keys) + ([weights] if weights else [])]
     work = work.assign(**{_PATTERN: work.map_partitions(_pattern, keys, meta=(_PATTERN, "i8"))})
-    if weights:
-        w = dd.to_numeric(work[weights], errors="coerce")
-        bad, n = dask.compute((~(w > 0) | w.isna()).sum(), work.shape[0])
-        if bad:
-            raise ValueError(f"weights={weights!r} has {int(bad)} value(s) that are missing, not numbers or not "
-                             f"positive; every record needs a positive sampling weight.")
-        work = work.assign(__w=w)
-    else:
-        work = work.assign(__w=1.0)
-        n = None
+    w = dd.to_numeric(work[weights], errors="coerce") if weights else None
+    work = work.assign(__w=w if weights else 1.0)
     # one pass: every key combination of every missing-value pattern, with its count and weight
-    # sum (a row per combination, gathered on the driver)
+    # sum (a row per combination, gathered on the driver), and the weights' check
     client = distributed_client()
     with dask.config.set({"dataframe.shuffle.method": "p2p" if client is not None else "tasks"}):
-        grouped = (work.groupby([_PATTERN] + list(keys), dropna=False, observed=True)
-                   .agg(fk=("__w", "size"), Fk=("__w", "sum")).compute().reset_index())
+        grouped = work.groupby([_PATTERN] + list(keys), dropna=False, observed=True).agg(
+            fk=("__w", "size"), Fk=("__w", "sum"))
+        grouped, bad = dask.compute(grouped, (~(w > 0) | w.isna()).sum() if weights else 0)
+    if bad:
+        raise ValueError(f"weights={weights!r} has {int(bad)} value(s) that are missing, not numbers or not "
+                         f"positive; every record needs a positive sampling weight.")
+    grouped = grouped.reset_index()
     if len(grouped) > MAX_COMBINATIONS:
         raise ValueError(f"the keys {', '.join(keys)} have {len(grouped):,} combinations (more than "
                          f"{MAX_COMBINATIONS:,}): they single out most records. Recode them first (bands for an age or "
@@ -220,7 +215,7 @@ def _key_risk_dask(ddf, keys, weights, k):
         tables = dask.delayed(tables, traverse=False)  # one copy in the local graph, shared by every partition
     meta = pd.DataFrame({**{c: work[c]._meta for c in keys}, "fk": pd.Series([], dtype="i8"),
                          "Fk": pd.Series([], dtype="f8"), "risk": pd.Series([], dtype="f8")})
-    records = work.map_partitions(_lookup, keys, weights, tables, k, meta=meta)
+    records = work.map_partitions(_lookup, keys, tables, meta=meta)
     stats = dask.compute((records.fk == 1).sum(), (records.fk < k).sum(), records.risk.sum(), records.risk.max(),
                          (records.Fk <= records.fk).any(), records.shape[0])
     uniques, below, total, top, flat, n = stats
