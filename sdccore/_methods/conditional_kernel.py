@@ -69,19 +69,25 @@ def _cycle(idx, gen):
 def _repair(fit, Ep, idx, floor, own=None, near=None):
     """See ``_repair_python`` (the definition); this runs ``_repair_kernel``, the same loop
     compiled (EIA, two sensitive variables: 1.9 s -> a few ms per IPSO run), where its
-    distance sums add in the same order as numpy's (fewer than 8 columns)."""
+    distance sums add in the same order as numpy's (fewer than 8 columns).  The kernel finds
+    each record's partner by walking outward from it in the order of the first column's fit
+    (a partner's distance is at least that column's gap), instead of trying every record:
+    the same partner, ties to the first in ``idx`` as the definition takes them (100,000
+    records: 20.6 CPU-s -> well under one)."""
     if fit.shape[1] >= 8:
         return _repair_python(fit, Ep, idx, floor, own, near)
     use_near = near is not None
     own_ = own if use_near else np.zeros((1, 1))
     near_ = near if use_near else np.zeros((1, 1))
-    return int(_repair_kernel(np.ascontiguousarray(fit), Ep, np.asarray(idx, dtype=np.int64),
-                              np.asarray(floor, dtype=np.float64), np.ascontiguousarray(own_),
-                              np.ascontiguousarray(near_), use_near))
+    idx = np.asarray(idx, dtype=np.int64)
+    fit = np.ascontiguousarray(fit)
+    order = np.argsort(fit[idx, 0], kind="stable").astype(np.int64)
+    return int(_repair_kernel(fit, Ep, idx, order, np.asarray(floor, dtype=np.float64),
+                              np.ascontiguousarray(own_), np.ascontiguousarray(near_), use_near))
 
 
 @njit(cache=True)
-def _repair_kernel(fit, Ep, idx, floor, own, near, use_near):
+def _repair_kernel(fit, Ep, idx, order, floor, own, near, use_near):
     s = fit.shape[1]
     nidx = idx.shape[0]
 
@@ -97,21 +103,41 @@ def _repair_kernel(fit, Ep, idx, floor, own, near, use_near):
                     return True
         return False
 
-    todo = np.empty(nidx, dtype=np.int64)
+    rank = np.empty(nidx, dtype=np.int64)  # position of idx[t] in the order of the first column's fit
+    for r in range(nidx):
+        rank[order[r]] = r
+    todo = np.empty(nidx, dtype=np.int64)  # positions in idx
     nt = 0
     for t in range(nidx):
         if bad_at(idx[t], idx[t]):
-            todo[nt] = idx[t]
+            todo[nt] = t
             nt += 1
     left = 0
     tmp = np.empty(s)
     for a in range(nt):
-        i = todo[a]
+        ti = todo[a]
+        i = idx[ti]
         if not bad_at(i, i):
             continue
         best = -1
+        bestt = nidx
         bestd = np.inf
-        for t in range(nidx):
+        key = fit[i, 0]
+        lo = rank[ti] - 1
+        hi = rank[ti] + 1
+        while lo >= 0 or hi < nidx:
+            dl = key - fit[idx[order[lo]], 0] if lo >= 0 else np.inf
+            dh = fit[idx[order[hi]], 0] - key if hi < nidx else np.inf
+            if dl <= dh:
+                if dl > bestd:  # every record left is farther in the first column alone
+                    break
+                t = order[lo]
+                lo -= 1
+            else:
+                if dh > bestd:
+                    break
+                t = order[hi]
+                hi += 1
             j = idx[t]
             if j == i:
                 continue
@@ -121,9 +147,10 @@ def _repair_kernel(fit, Ep, idx, floor, own, near, use_near):
             d = 0.0
             for c in range(s):
                 d += abs(fit[j, c] - fit[i, c])
-            if d < bestd:
+            if d < bestd or (d == bestd and t < bestt):  # ties: the first in idx, as the definition
                 bestd = d
                 best = j
+                bestt = t
         if best < 0:
             left += 1
             continue

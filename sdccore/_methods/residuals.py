@@ -173,13 +173,15 @@ def _guard_tail(r, need, seen, Ep, near, h, gen, floor, S, k):
         top = np.argsort(S[:, j], kind="stable")[-k:]  # the top band of the floors: by value
         c = need[top, j]
         w = GUARD_MARGIN * near[j] * np.abs(S[top, j])
-        D = np.abs(r[:, j][:, None] - c[None, :]) < w[None, :]  # residuals x top records
-        keep = D.sum(axis=0) <= GUARD_CROWD * n
-        if not D[:, keep].any():
+        # the residuals in each top record's window |r - c| < w (a residuals x top records
+        # table, counted by sorting: ``_in_windows``)
+        counts, hits = _in_windows(r[:, j], c, w, lambda cnt: cnt <= GUARD_CROWD * n)
+        keep = counts <= GUARD_CROWD * n
+        if not len(hits):
             continue
         lo, hi = _merged(c[keep] - w[keep], c[keep] + w[keep])
         step = near[j] * np.abs(S[top[keep], j]).min()
-        for q in np.flatnonzero(D[:, keep].any(axis=1)):
+        for q in hits:
             b = int(np.searchsorted(lo, r[q, j], side="right")) - 1  # the merged window r[q] is in
             extra = gen.uniform(0.1, 0.5) * step
             left, right = lo[b] - extra, hi[b] + extra
@@ -189,6 +191,49 @@ def _guard_tail(r, need, seen, Ep, near, h, gen, floor, S, k):
             Ep[q, j] += (new - r[q, j]) / max(1.0 - h[q], 0.1)
             moved += 1
     return moved
+
+
+def _in_windows(r, c, w, kept):
+    """For the windows |r - c_i| < w_i: how many of the values ``r`` each holds, and the
+    values (their positions, ascending) in any window whose count ``kept`` accepts; exactly
+    the dense table's ``D.sum(axis=0)`` and ``D[:, kept].any(axis=1)`` (D = |r - c| < w, as
+    computed), in O((n + k) log n): values farther than a margin ``d`` (1e-12 of |c| + w,
+    far beyond rounding) inside or outside a window's ends are counted by binary search on
+    the sorted values, those within it by the exact test (the table cost n x k: 100,000
+    records, 1,000 in the top band, 7.4 CPU-s an IPSO run)."""
+    order = np.argsort(r, kind="stable")
+    rs = r[order]
+    d = 1e-12 * (np.abs(c) + w) + 1e-300
+    a_out, b_out = c - w - d, c + w + d
+    i0 = np.searchsorted(rs, a_out, side="left")
+    i3 = np.searchsorted(rs, b_out, side="right")
+    ia = np.searchsorted(rs, c - w + d, side="left")
+    ib = np.searchsorted(rs, c + w - d, side="right")
+    wide = (c - w + d) <= (c + w - d)
+    counts = np.where(wide, np.maximum(ib - ia, 0), 0)
+    for i in np.flatnonzero((ia > i0) | (i3 > ib) | ~wide):  # the slivers at the ends: the exact test
+        rows = np.arange(i0[i], i3[i])
+        if wide[i]:
+            rows = rows[(rows < ia[i]) | (rows >= ib[i])]
+        counts[i] += int((np.abs(rs[rows] - c[i]) < w[i]).sum())
+    keep = kept(counts)
+    if not keep.any():
+        return counts, np.empty(0, dtype=np.int64)
+    # the values in any kept window: those in the union of the widened windows, tested
+    # exactly where they lie within a margin of some window's end
+    lo, hi = _merged(a_out[keep], b_out[keep])
+    pos = np.concatenate([np.arange(s, e) for s, e in zip(np.searchsorted(rs, lo, side="left"),
+                                                         np.searchsorted(rs, hi, side="right"))])
+    if not len(pos):
+        return counts, np.empty(0, dtype=np.int64)
+    ends = np.sort(np.concatenate([c[keep] - w[keep], c[keep] + w[keep]]))
+    at = np.clip(np.searchsorted(ends, rs[pos]), 1, len(ends) - 1)
+    gap = np.minimum(np.abs(rs[pos] - ends[at - 1]), np.abs(rs[pos] - ends[at]))
+    close = gap <= 2 * d[keep].max()
+    ok = np.ones(len(pos), dtype=bool)
+    if close.any():
+        ok[close] = (np.abs(rs[pos[close]][:, None] - c[keep][None, :]) < w[keep][None, :]).any(axis=1)
+    return counts, np.sort(order[pos[ok]])
 
 
 SPREAD_MARGIN = 1.1  # the top band's log-ratios at least this many windows apart (per record allowed in one)
