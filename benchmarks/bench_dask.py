@@ -118,10 +118,14 @@ def main():
     ap.add_argument("--memory", default="2GB")
     ap.add_argument("--folder", default="/tmp/sdccore_bench")
     ap.add_argument("--skip-memory", action="store_true", help="leave out the in-memory 1M x 30 run (8 minutes)")
-    ap.add_argument("--method", default="fa", choices=("fa", "pca", "noise", "magg", "rankswap"))
-    ap.add_argument("--sensitive", default="", help="comma-separated sensitive variables (e.g. x00)")
+    ap.add_argument("--method", default="fa", choices=("fa", "pca", "noise", "magg", "rankswap", "ipso", "shuffle",
+                                                        "cfa"))
+    ap.add_argument("--sensitive", default="", help="comma-separated sensitive variables (e.g. x00; ipso, shuffle and "
+                                                    "cfa: x00 unless given)")
     ap.add_argument("--keys", action="store_true", help="the key variables' identity risk (key_risk_dask) instead")
     args = ap.parse_args()
+    if args.method in ("ipso", "shuffle", "cfa") and not args.sensitive:
+        args.sensitive = "x00"
     if args.keys:
         return keys_line(args)
     from distributed import Client, LocalCluster
@@ -162,8 +166,14 @@ def main():
         peak = ms.to_pandas()["protect"].max() / 2**30
         cols = [c for c in rel.data.columns]
         n0, m0, cov0, *_ = moments(read_dask(str(data / "*.parquet")), cols)
-        n1, m1, *_ = moments(rel.data, cols)
+        n1, m1, cov1, *_ = moments(rel.data, cols)
     gap = float(np.max(np.abs(m1 - m0) / np.sqrt(np.diag(cov0))))
+    ols_gap = None
+    if args.sensitive:  # the OLS of each sensitive variable on the rest, from the two covariance matrices
+        sens = [cols.index(c) for c in args.sensitive.split(",")]
+        pub = [j for j in range(len(cols)) if j not in sens]
+        b0, b1 = (np.linalg.solve(C[np.ix_(pub, pub)], C[np.ix_(pub, sens)]) for C in (cov0, cov1))
+        ols_gap = float(np.max(np.abs(b1 - b0)) / np.max(np.abs(b0)))
     print(f"load average at start {load:.2f}; 2 workers x {args.memory}")
     import resource
 
@@ -174,12 +184,17 @@ def main():
           f"{args.memory}; driver process {driver:.2f} GB), risk floors {'met' if rel.risk.ok else 'broken'} "
           f"(closeness over all records, linking on {rel.sample:,} sampled)", flush=True)
     names = ["swap (scatter of all factors' scores)", "release written (gather, reconstruction, Parquet)"]
-    if args.method != "fa" and args.method != "pca":
+    if args.method in ("ipso", "shuffle", "cfa"):
+        names = ["random blocks gathered and protected", "release written"]
+    elif args.method != "fa" and args.method != "pca":
         names = ["release written"] * len(stages)
     print("stages: " + "; ".join(f"{w} {v:.1f} s" for w, v in zip(names, stages))
           + f"; the rest (moments pass, plan, risk floors: two passes over all records and the sample's links) "
           f"{secs - sum(stages):.1f} s")
     print(f"means: largest gap {gap:.2e} original sds (target: exact, ~1e-12)", flush=True)
+    if ols_gap is not None:
+        print(f"OLS of {args.sensitive} on the other variables: largest coefficient gap {ols_gap:.2e} of the largest "
+              f"coefficient (IPSO keeps it exactly: target 1e-9)", flush=True)
     shutil.rmtree(out, ignore_errors=True)
     if args.skip_memory:
         return

@@ -27,9 +27,11 @@ DASK_STREAMS = {
     "residual_rows": 10 ** 5,         # the exchange of whole residual rows
     "noise": 10 ** 5 + 1,             # correlated noise, per partition
     "magg_noise": 10 ** 5 + 2,        # M-AGG's noise, per k-d block
+    "cond_block": 10 ** 5 + 3,        # the seed of each random block of IPSO, shuffling, conditional FA
     "floors_sample": 10 ** 6,         # the records the floors' intruders are measured on
     "evaluate_sample": 10 ** 6 + 1,   # the records evaluate --engine dask links
     "magg_sample": 10 ** 6 + 2,       # the sample M-AGG's k-d split is built on
+    "cond_blocks": 10 ** 6 + 3,       # each record's random block (IPSO, shuffling, conditional FA)
     "shuffle_keys": 2 ** 31 - 1,      # the random sort keys of the shuffled release
 }
 

@@ -108,13 +108,13 @@ REGISTRY = {m.name: m for m in (
                steps=_HERE + ".noise"),
     MethodInfo("pca_remove", "PCA-R", decomposes=True, deterministic=True,
                stronger="remove more components (a larger removed, or a lower threshold)", steps=_HERE + ".removal"),
-    MethodInfo("ipso", "IPSO", conditional=True,
+    MethodInfo("ipso", "IPSO", conditional=True, dask=True,
                stronger="fewer size classes (classes=1), or mark the public variables that predict it sensitive too",
                steps=_HERE + ".conditional"),
-    MethodInfo("shuffle", "Shuffle", conditional=True, keeps_values=True,
+    MethodInfo("shuffle", "Shuffle", conditional=True, dask=True, keeps_values=True,
                stronger="another method (IPSO keeps the regression and changes the values), or mark the public "
                         "variables that predict it sensitive too", steps=_HERE + ".conditional"),
-    MethodInfo("cfa", "FA-cond", conditional=True,
+    MethodInfo("cfa", "FA-cond", conditional=True, dask=True,
                stronger="another method (IPSO), or mark the public variables that predict it sensitive too",
                steps=_HERE + ".conditional"),
 )}
@@ -141,7 +141,7 @@ def methods(**capabilities) -> tuple:
     >>> sdccore.methods(conditional=True)
     ('ipso', 'shuffle', 'cfa')
     >>> sdccore.methods(dask=True)
-    ('fa', 'pca', 'magg', 'rankswap', 'noise')
+    ('fa', 'pca', 'magg', 'rankswap', 'noise', 'ipso', 'shuffle', 'cfa')
     """
     unknown = sorted(set(capabilities) - set(_CAPABILITIES))
     if unknown:

@@ -7,7 +7,7 @@ import numpy as np
 
 from . import codes, conditional_kernel as cd
 from .._core import plausible as pl
-from ._base import EXTRACTION_TEXT, Option, Perturbed
+from ._base import EXTRACTION_TEXT, Option, Perturbed, Scaled
 
 
 def options(method):
@@ -157,8 +157,9 @@ def release_check(method, o, prep, plaus, risk):
     public variables; CFA on Tarragona SALES clipped 26 % to 0)."""
     names = [prep.numeric[j] for j in prep.check]
     fix = ("protect it on the log scale (transform=['{v}'] or transform='auto'), use bounds='tail', or top-code its "
-           "largest values" + ("; or IPSO, whose residual exchange keeps values above the bounds" if method == "cfa"
-                               else ""))
+           "largest values" if o.get("engine") != "dask" else  # the log scale and bounds='tail' need the file in memory
+           "top-code its largest values, or protect it in memory on the log scale (transform=['{v}'])")
+    fix += "; or IPSO, whose residual exchange keeps values above the bounds" if method == "cfa" else ""
     return pl.with_violations(risk, pl.clipping_violations(plaus, names, o["bounds"], len(prep.X0), fix))
 
 
@@ -171,3 +172,40 @@ _KEEPS = {
 
 def keeps(method, opts):
     return _KEEPS[method]
+
+
+def scale_refusal(method, options):
+    if not options.get("sensitive"):
+        return (f"{method} redraws the sensitive variables given the public ones: name them (--sensitive, or "
+                f"'sensitive' in the recipe), or use fa, pca, magg or rankswap for general protection.")
+    return None
+
+
+_SCALE_WORDS = {
+    "ipso": "each block keeps its own OLS of the sensitive variables on the public ones{codes} exactly, so the whole "
+            "file keeps it too, and every mean{domains}",
+    "shuffle": "each block's values handed out again within the block: the whole file's values, every quantile and "
+               "the largest ones, are kept exactly",
+    "cfa": "each block drawn from the factor model of its own correlations ({k} factor(s), chosen on the whole file); "
+           "the whole file's means are exact",
+}
+
+
+def perturb_scale(method, s):
+    """On the Dask engine: the file in random blocks, each protected in memory (the engine's
+    ``in_blocks``); the number of factors of conditional FA chosen once, on the whole file."""
+    keep = s.prep.keep
+    k = s.o.get("n_factors") or cd.default_factors(s.prep.R[np.ix_(keep, keep)])
+    X, nb, codes = s.in_blocks(method, s, {"n_factors": k} if method == "cfa" else {},
+                               codes=s.o.get("condition") == "released")
+    what = _SCALE_WORDS[method].format(codes=f" and on the codes {', '.join(codes)}" if codes else "",
+                                       domains=", in each domain of those codes too" if codes else "", k=k)
+    head = (f"{method_label(method)} in {nb} random block{'s' if nb > 1 else ''} of at most {s.block_max:,} "
+            f"records (each record's block drawn at random, each block protected as protect() protects a file: "
+            + ("the in-memory release for this seed" if nb == 1 else "every block a random sample of the file")
+            + f"); {what}")
+    return Scaled(X=X, notes=[head])
+
+
+def method_label(method):
+    return {"ipso": "IPSO", "shuffle": "data shuffling", "cfa": "conditional FA"}[method]

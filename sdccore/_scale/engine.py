@@ -1,4 +1,4 @@
-"""FA and PCA protection of files that do not fit in memory, on Dask (``dask`` and
+"""Protection of files that do not fit in memory, on Dask (``dask`` and
 ``dask.distributed``: a laptop's LocalCluster, Slurm/PBS through dask-jobqueue, Kubernetes).
 
 The engine shares the in-memory pipeline's plan and guarantees:
@@ -56,6 +56,11 @@ column's ranks, so the swapped columns alone are gathered on the driver and go t
 in-memory kernel with the in-memory random stream: the release is ``protect``'s on the
 whole file, byte for byte.
 
+IPSO, data shuffling and conditional FA (``method='ipso' | 'shuffle' | 'cfa'``, selective) run
+in random blocks of at most 100,000 records, each block protected by the in-memory pipeline
+(``blocks``): what a block keeps exactly (IPSO: its OLS, means and domain
+means) the whole file keeps too; a file of one block gets ``protect``'s release byte for byte.
+
 Modules: this one reads, computes moments, plans and perturbs (fa, pca, noise) and writes;
 ``_dask_magg`` holds M-AGG in blocks, ``_dask_rankswap`` rank swapping, ``_dask_floors`` the
 risk floors' per-record figures over every record, ``_dask_measures`` the measures at scale
@@ -64,8 +69,8 @@ risk floors' per-record figures over every record, ``_dask_measures`` the measur
 Reproducibility: the keys come from ``_streams.dask_sequence(seed, stream, partition)``,
 so the same seed and the same partitioning give the same bytes (the swap's streams:
 ``_dask_exchange``).  What the engine does not do (refused with a message,
-``scale_refusal``): selective M-AGG and its 'exact' noise, pca_remove, the log transform,
-strata and weights, missing cells.
+``scale_refusal``): selective M-AGG and its 'exact' noise, pca_remove, the conditional methods
+without sensitive variables, the log transform, strata and weights, missing cells.
 """
 
 from __future__ import annotations
@@ -81,6 +86,7 @@ import numpy as np
 import pandas as pd
 
 from .._methods import hook, methods
+from . import blocks
 from .._core.streams import dask_sequence
 from .steps import _assemble_part, _bounds_at_scale, _release_frame, _scale_columns, _scale_notes, _scale_risk, _with_dependencies
 from .._io.partitions import DASK_STREAM, HEAD_BYTES, _add, _name, _read_parquet_file, _tree, _typed_partition, _alive, _check_out, _host, _partial, _read_folder, _remove, _remove_stale, _workers_ready, _write, files_of, moments, read_dask, read_head, stand_in
@@ -168,6 +174,11 @@ class _ScaleInput:
     seed: int
     scratch: str        # a scratch folder next to the output (removed at the end)
     progress: object
+    frame: object = None  # the file (Dask DataFrame: the columns protected and those released unchanged)
+    num: list = None      # the numeric columns protected (prep.numeric's names)
+    options: dict = None  # the recipe's options as given (without method, seed and sensitive)
+    in_blocks: object = None  # ``blocks.perturb_blocks``: the file in random blocks, each protected in memory
+    block_max: int = 0        # records per random block (at most)
 
 
 def scale_refusal(options):
@@ -388,7 +399,8 @@ def _protect_dask(ddf, options, out, *, drop, keep, sample, allow_unsafe, shuffl
     scratch = _partial(out, "s")
     # the method's partitioned form (its module in the registry)
     inp = _ScaleInput(prep=prep, o=o, Xk=Xk, mean_k=mean_k, sd_k=sd_k, cov_k=cov[np.ix_(keepi, keepi)],
-                      lengths=lengths, n=n, seed=seed, scratch=scratch, progress=progress)
+                      lengths=lengths, n=n, seed=seed, scratch=scratch, progress=progress, frame=work, num=num,
+                      options=dict(opts), in_blocks=blocks.perturb_blocks, block_max=blocks.BLOCK_MAX)
     try:
         step = hook(method, "perturb_scale")(method, inp)  # a Scaled (the method contract)
         Xpk, notes0, plan, planned = step.X, step.notes, step.plan, step.planned
@@ -418,6 +430,12 @@ def _protect_dask(ddf, options, out, *, drop, keep, sample, allow_unsafe, shuffl
         s = int(min(n, sample))
         risk = _scale_risk(X, written[num].to_dask_array(lengths=lengths), method=method, prep=prep, o=o, plan=plan,
                            planned=planned, seed=seed, s=s, num=num, mean=mean, lo=lo, hi=hi, n=n, sd_k=sd_k)
+        own = hook(method, "release_check")  # the method's own check of the finished release, as in memory
+        if own is not None:  # (it reads the exact counts of values clipped and the number of records)
+            from dataclasses import replace
+
+            risk = own(method, dict(o, engine="dask"), replace(prep, X0=np.empty((n, 0))),
+                       pd.DataFrame({"clipped": pd.Series(clipped)}), risk)
         if not risk.ok and allow_unsafe is None:
             raise UnsafeReleaseError(f"release refused, it breaks the risk floors (own-record closeness over all {n:,} "
                                      f"records, the prior and the other intruders on a sample of {s:,}): " + risk.message() + ". Nothing was written. Change the recipe, "

@@ -481,7 +481,7 @@ def test_bad_input_one_line_errors(client, files, tmp_path, monkeypatch):
     assert code == 2 and "missing or infinite values in amount3 (1)" in err and err.count("\n") == 1
     code, err = _cli_err(["protect", str(folder / "*.parquet"), "--engine", "dask", "--scheduler", addr,
                           "--method", "pca_remove", "--out", str(tmp_path / "o4")])
-    assert code == 2 and "fa, pca, magg, rankswap and noise run at scale" in err and err.count("\n") == 1
+    assert code == 2 and "fa, pca, magg, rankswap, noise, ipso, shuffle and cfa run at scale" in err and err.count("\n") == 1
     (tmp_path / "full").mkdir()
     (tmp_path / "full" / "x.txt").write_text("keep me")
     code, err = _cli_err(["protect", str(folder / "*.parquet"), "--engine", "dask", "--scheduler", addr,
