@@ -194,7 +194,8 @@ def main():
     print(f"means: largest gap {gap:.2e} original sds (target: exact, ~1e-12)", flush=True)
     if ols_gap is not None:
         print(f"OLS of {args.sensitive} on the other variables: largest coefficient gap {ols_gap:.2e} of the largest "
-              f"coefficient (IPSO keeps it exactly: target 1e-9)", flush=True)
+              f"coefficient " + ("(IPSO keeps it exactly: target 1e-9)" if args.method == "ipso" else
+                                 f"({args.method} does not keep it exactly)"), flush=True)
     shutil.rmtree(out, ignore_errors=True)
     if args.skip_memory:
         return

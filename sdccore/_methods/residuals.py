@@ -75,12 +75,13 @@ def _guard_top(fit, Es, S, P, Q, rows, target, floor, near, gen, most, spread, c
     match = _match if S.shape[1] == 1 else _match_tri
     near = np.asarray(near)
     k = min(len(S), max(5, int(np.ceil(GUARD_SHARE * len(S)))))  # the top band: the floors' largest records
+    memo = {}  # sorts of S and of the fits an intruder computes: the same in every round
     for _ in range(GUARD_ROUNDS):
         moved = 0
         steps = (_guard, _by_rank, _spread) if spread == "ranks" else (_guard, _spread) if spread else (_guard,)
         for step in steps:  # the spread has the last word
             Ep = Es.copy()  # orthogonal and of the right scale already: a move is (1 - h) of itself
-            if step(fit, Es, S, seen, Ep, near, h, gen, floor, most, k):
+            if step(fit, Es, S, seen, Ep, near, h, gen, floor, most, k, memo):
                 moved += 1
                 Es = _push(fit, match(Ep, Q, target), Ep, Q, target, floor, match)
         if not moved:
@@ -88,14 +89,14 @@ def _guard_top(fit, Es, S, P, Q, rows, target, floor, near, gen, most, spread, c
     return Es
 
 
-def _guard(fit, Es, S, seen, Ep, near, h, gen, floor, most, k):
+def _guard(fit, Es, S, seen, Ep, near, h, gen, floor, most, k, memo=None):
     moved = False
     for sn in seen:  # each fit an intruder may compute on the release
-        moved |= bool(_guard_tail(fit + Es - sn, S - sn, sn, Ep, near, h, gen, floor, S, k))
+        moved |= bool(_guard_tail(fit + Es - sn, S - sn, sn, Ep, near, h, gen, floor, S, k, memo))
     return moved
 
 
-def _by_rank(fit, Es, S, seen, Ep, near, h, gen, floor, most, k):
+def _by_rank(fit, Es, S, seen, Ep, near, h, gen, floor, most, k, memo=None):
     """The guard against residuals handed out by size: for each fit an intruder may compute on
     the release, the released residuals sorted and handed to the records in the order of that
     fit (the largest to the largest fit) put a record of the top band within GUARD_MARGIN
@@ -104,15 +105,15 @@ def _by_rank(fit, Es, S, seen, Ep, near, h, gen, floor, most, k):
     size) alone; this looks only at the one residual its rank hands it."""
     n = len(S)
     moved = 0
-    for sn in seen:
+    for a, sn in enumerate(seen):
         r = fit + Es - sn
         for j in range(S.shape[1]):
             if not near[j]:
                 continue
             rank = np.empty(n, dtype=np.int64)
-            rank[np.argsort(sn[:, j], kind="stable")] = np.arange(n)
+            rank[_sorted(memo, ("seen", a, j), sn[:, j])] = np.arange(n)
             by_size = np.argsort(r[:, j], kind="stable")
-            for t in np.argsort(S[:, j], kind="stable")[-k:]:
+            for t in _sorted(memo, ("S", j), S[:, j])[-k:]:
                 q = by_size[rank[t]]
                 c = S[t, j] - sn[t, j]
                 w = GUARD_MARGIN * near[j] * abs(S[t, j])
@@ -132,8 +133,18 @@ def _by_rank(fit, Es, S, seen, Ep, near, h, gen, floor, most, k):
     return moved
 
 
-def _spread(fit, Es, S, seen, Ep, near, h, gen, floor, most, k):
-    return _spread_top(fit + Es, fit, S, Ep, near, h, most, gen, k)
+def _spread(fit, Es, S, seen, Ep, near, h, gen, floor, most, k, memo=None):
+    return _spread_top(fit + Es, fit, S, Ep, near, h, most, gen, k, memo)
+
+
+def _sorted(memo, key, a):
+    """np.argsort(a, kind='stable'), kept in ``memo`` under ``key`` (the guard's rounds sort
+    the same original values and fits again and again: 60 of its 78 sorts a run)."""
+    if memo is None:
+        return np.argsort(a, kind="stable")
+    if key not in memo:
+        memo[key] = np.argsort(a, kind="stable")
+    return memo[key]
 
 
 def _push(fit, Es, Ep, Q, target, floor, match=None):
@@ -156,7 +167,7 @@ GUARD_MARGIN = 1.5   # windows this many tolerances wide on each side
 GUARD_CROWD = 0.05   # a record whose window holds more than this share of the residuals is typical
 
 
-def _guard_tail(r, need, seen, Ep, near, h, gen, floor, S, k):
+def _guard_tail(r, need, seen, Ep, near, h, gen, floor, S, k, memo=None):
     """One round of the guard of the top band (``ipso``): ``r`` the released residuals around
     the fit an intruder computes on the release (``seen``), ``need`` the residual that would
     give each record its own value.  Every released residual that would put a record of the
@@ -170,7 +181,7 @@ def _guard_tail(r, need, seen, Ep, near, h, gen, floor, S, k):
     for j in range(S.shape[1]):
         if not near[j]:
             continue
-        top = np.argsort(S[:, j], kind="stable")[-k:]  # the top band of the floors: by value
+        top = _sorted(memo, ("S", j), S[:, j])[-k:]  # the top band of the floors: by value
         c = need[top, j]
         w = GUARD_MARGIN * near[j] * np.abs(S[top, j])
         # the residuals in each top record's window |r - c| < w (a residuals x top records
@@ -239,7 +250,7 @@ def _in_windows(r, c, w, kept):
 SPREAD_MARGIN = 1.1  # the top band's log-ratios at least this many windows apart (per record allowed in one)
 
 
-def _spread_top(x, fit, S, Ep, near, h, most, gen, k):
+def _spread_top(x, fit, S, Ep, near, h, most, gen, k, memo=None):
     """One round of the spreading of the top band (``ipso``), against the intruders who undo
     the release's shrinkage of the largest records: a record is among the largest partly by
     its own residual, which the release hands elsewhere, so the largest records' released
@@ -262,7 +273,7 @@ def _spread_top(x, fit, S, Ep, near, h, most, gen, k):
     for j in range(S.shape[1]):
         if not near[j]:
             continue
-        top = np.argsort(S[:, j], kind="stable")[-k:]
+        top = _sorted(memo, ("S", j), S[:, j])[-k:]
         top = top[(S[top, j] > 0) & (x[top, j] > 0)]
         if len(top) <= m:
             continue

@@ -61,8 +61,11 @@ def test_one_block_is_the_in_memory_release(method, tmp_path):
         with pytest.raises(sdccore.UnsafeReleaseError, match="turnover: 2.*% of its released values .* clipped"):
             sdccore.protect(d.drop(columns="id"), method, sensitive=["turnover"], rng=7)
         with dask.config.set(SYNC), pytest.raises(sdccore.UnsafeReleaseError,
-                                                  match="turnover: 2.*% of its released values .* clipped"):
+                                                  match="turnover: 2.*% of its released values .* clipped") as e:
             protect_dask(ddf, opts, str(tmp_path / "refused"), drop=["id"])
+        # the fix names what the engine can do (no log scale, no bounds='tail' at scale)
+        assert "top-code its largest values, or protect it in memory on the log scale" in str(e.value)
+        assert "bounds='tail'" not in str(e.value)
         assert not (tmp_path / "refused").exists() or not any((tmp_path / "refused").iterdir())
         reason = "test of the engine"
     with dask.config.set(SYNC):
