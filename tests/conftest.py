@@ -374,3 +374,13 @@ def pytest_configure(config):
             p.wait(300)
         except subprocess.TimeoutExpired:
             p.kill()
+
+
+def same_frame(a, b):
+    """The same columns and values, numeric columns with their dtypes (text may come back
+    as Arrow strings from Parquet): the Dask engine's release against the in-memory one."""
+    assert list(a.columns) == list(b.columns)
+    text = [c for c in a.columns if not pd.api.types.is_numeric_dtype(b[c])]
+    pd.testing.assert_frame_equal(a.drop(columns=text), b.drop(columns=text))
+    for c in text:
+        assert a[c].astype(object).tolist() == b[c].astype(object).tolist(), c

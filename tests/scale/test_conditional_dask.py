@@ -12,6 +12,7 @@ dd = pytest.importorskip("dask.dataframe")
 dask = pytest.importorskip("dask")
 
 import sdccore  # noqa: E402
+from conftest import same_frame  # noqa: E402
 from sdccore import protect_dask  # noqa: E402
 from sdccore import neutralize_formulas  # noqa: E402
 from sdccore._scale import blocks as cs  # noqa: E402
@@ -30,16 +31,6 @@ def make(n, seed=0):
     turnover = np.round(np.exp(6 + 0.8 * np.log(emp + 1) + 0.3 * np.log(cap) + shift + rng.normal(0, 0.5, n)), 2)
     return pd.DataFrame({"id": [f"F{i:06d}" for i in range(n)], "region": region, "employees": emp,
                          "capital": cap, "turnover": turnover})
-
-
-def same_frame(a, b):
-    """The same columns and values, numeric columns with their dtypes (text may come back as
-    Arrow strings from Parquet)."""
-    assert list(a.columns) == list(b.columns)
-    text = [c for c in a.columns if not pd.api.types.is_numeric_dtype(b[c])]
-    pd.testing.assert_frame_equal(a.drop(columns=text), b.drop(columns=text))
-    for c in text:
-        assert a[c].astype(object).tolist() == b[c].astype(object).tolist(), c
 
 
 def ols(df, y, xs):

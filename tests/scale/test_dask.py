@@ -16,6 +16,7 @@ dd = pytest.importorskip("dask.dataframe")
 distributed = pytest.importorskip("distributed")
 
 import sdccore  # noqa: E402
+from conftest import same_frame  # noqa: E402
 from sdccore.__main__ import main as cli_main  # noqa: E402
 from sdccore import protect_dask  # noqa: E402
 from sdccore._scale.engine import moments, read_dask, stand_in  # noqa: E402
@@ -108,16 +109,6 @@ def test_guarantees_on_a_cluster(client, files, method, tmp_path):
     # whole file's |cor|); two different permutations leave cor of order 1/sqrt(n): 1 - cor^2
     # within 1e-4 of 1 at 36,000 records (8 seeds of each method in memory: at most 6e-5 away)
     assert abs(a["total"] - b["total"]) < 1e-3
-
-
-def same_frame(a, b):
-    """The same columns and values, numeric columns with their dtypes (text may come back
-    as Arrow strings from Parquet)."""
-    assert list(a.columns) == list(b.columns)
-    text = [c for c in a.columns if not pd.api.types.is_numeric_dtype(b[c])]
-    pd.testing.assert_frame_equal(a.drop(columns=text), b.drop(columns=text))
-    for c in text:
-        assert a[c].astype(object).tolist() == b[c].astype(object).tolist(), c
 
 
 def test_rank_swapping_at_scale_is_the_in_memory_release(client, files, tmp_path):
