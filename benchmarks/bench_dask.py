@@ -77,6 +77,11 @@ def generate_keys(folder, n, files, seed=0):
         d.to_parquet(folder / f"part{i:04d}.parquet", index=False)
 
 
+def workers_cpu(client):
+    """The CPU seconds the cluster's worker processes have used so far, all threads, summed."""
+    return sum(client.run(time.process_time).values())
+
+
 def keys_line(args):
     """Issue 42: the key variables' identity risk (``key_risk_dask``) on a LocalCluster of 2
     workers: records/s, the largest worker's memory and the driver's CPU seconds; the same figures
@@ -155,7 +160,7 @@ def main():
             client.compute(job).result()
             stages.append(time.perf_counter() - t0)
 
-        t = time.perf_counter()
+        t, c0, w0 = time.perf_counter(), time.process_time(), workers_cpu(client)
         with WorkerPeaks(client) as worker_peak, ms.sample("protect", interval=0.5):
             opts = {"method": args.method, "seed": 1, "bounds": "none", "rounding": "none"}
             if args.sensitive:
@@ -163,6 +168,7 @@ def main():
             rel = protect_dask(read_dask(str(data / "*.parquet")), opts, str(out), progress=timed,
                                allow_unsafe=None if args.method in ("fa", "pca", "rankswap") else "benchmark")
         secs = time.perf_counter() - t
+        cpu_driver, cpu_workers = time.process_time() - c0, workers_cpu(client) - w0
         peak = ms.to_pandas()["protect"].max() / 2**30
         cols = [c for c in rel.data.columns]
         n0, m0, cov0, *_ = moments(read_dask(str(data / "*.parquet")), cols)
@@ -183,6 +189,8 @@ def main():
           f"peak cluster memory {peak:.2f} GB (largest worker {max(worker_peak.values()) / 2**30:.2f} GB of "
           f"{args.memory}; driver process {driver:.2f} GB), risk floors {'met' if rel.risk.ok else 'broken'} "
           f"(closeness over all records, linking on {rel.sample:,} sampled)", flush=True)
+    print(f"CPU: workers {cpu_workers:.0f} CPU-s (both together), driver {cpu_driver:.1f} CPU-s; wall {secs:.1f} s",
+          flush=True)
     names = ["swap (scatter of all factors' scores)", "release written (gather, reconstruction, Parquet)"]
     if args.method in ("ipso", "shuffle", "cfa"):
         names = ["random blocks gathered and protected", "release written"]

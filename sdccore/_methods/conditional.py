@@ -200,10 +200,13 @@ def perturb_scale(method, s):
                                codes=s.o.get("condition") == "released")
     what = _SCALE_WORDS[method].format(codes=f" and on the codes {', '.join(codes)}" if codes else "",
                                        domains=", in each domain of those codes too" if codes else "", k=k)
-    head = (f"{method_label(method)} in {nb} random block{'s' if nb > 1 else ''} of at most {s.block_max:,} "
-            f"records (each record's block drawn at random, each block protected as protect() protects a file: "
-            + ("the in-memory release for this seed" if nb == 1 else "every block a random sample of the file")
-            + f"); {what}")
+    if nb == 1:
+        head = (f"{method_label(method)} on the whole file as one block (a file of at most {s.block_max:,} records is "
+                f"one: the in-memory release for this seed); {what}")
+    else:
+        head = (f"{method_label(method)} in {nb} random blocks of about {s.n / nb:,.0f} records (each record's block "
+                f"drawn at random, each block protected as protect() protects a file of its records: every block a "
+                f"random sample of the file); {what}")
     return Scaled(X=X, notes=[head])
 
 

@@ -106,11 +106,16 @@ def protect_block(frame, method, sensitive, opts, seed, keep):
     order): the protected kept columns, on the original scale."""
     from .._protect.pipeline import _bind, _perturb
 
-    m2, prep, o = _bind(frame, method, sensitive, dict(opts), seed=seed)
-    if list(prep.keep) != list(keep):
-        raise RuntimeError(f"a block of {len(frame):,} records found other exact linear dependencies than the whole "
-                           f"file; protect in memory, or drop the dependent columns.")
-    step = _perturb(prep, None, m2, o, np.random.default_rng(seed))
+    try:
+        m2, prep, o = _bind(frame, method, sensitive, dict(opts), seed=seed)
+        if list(prep.keep) != list(keep):
+            raise ValueError("its records show an exact linear dependency between columns that the whole file does "
+                             "not (a column with very few values other than its most common one); drop or keep "
+                             "(--keep) that column")
+        step = _perturb(prep, None, m2, o, np.random.default_rng(seed))
+    except ValueError as exc:  # a block is a file of its own: say so, the cause stays the in-memory one
+        raise ValueError(f"a random block of {len(frame):,} records could not be protected as protect() protects a "
+                         f"file (the Dask engine protects {method} block by block): {exc}") from None
     return np.asarray(step.X, dtype=np.float64)
 
 

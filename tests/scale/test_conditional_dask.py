@@ -67,7 +67,7 @@ def test_one_block_is_the_in_memory_release(method, tmp_path):
     same_frame(out, neutralize_formulas(mem))
     assert not out.turnover.equals(d.turnover)
     assert rel.risk.ok == (method != "cfa") and rel.options["engine"] == "dask"
-    assert any("1 random block" in t for t in rel.notes)
+    assert any("on the whole file as one block" in t for t in rel.notes)
 
 
 def test_ipso_in_blocks_keeps_the_whole_files_regression_and_domain_means(tmp_path, monkeypatch):
@@ -162,3 +162,19 @@ def test_ipso_in_blocks_on_a_cluster(tmp_path, monkeypatch):
                                rtol=1e-9)
     assert rel.risk.ok and any("IPSO in 3 random blocks" in t for t in rel.notes)
     assert any("on the codes region" in t for t in rel.notes)
+
+
+def test_a_block_that_cannot_be_protected_says_so(tmp_path, monkeypatch):
+    """A column with two records off its common value is constant in most random blocks: the
+    run stops with one line that names the block and the in-memory cause (the column), not a
+    traceback from a worker; nothing is written."""
+    monkeypatch.setattr(cs, "BLOCK_MAX", 1_000)
+    d = make(3_000, seed=5)
+    d["grants"] = 0.0
+    d.loc[[10, 20], "grants"] = [5_000.0, 7_000.0]
+    with dask.config.set(SYNC), pytest.raises(ValueError) as e:
+        protect_dask(dd.from_pandas(d, npartitions=3), {"method": "ipso", "sensitive": ["turnover"], "seed": 1},
+                     str(tmp_path / "r"), drop=["id"])
+    msg = str(e.value)
+    assert "a random block of" in msg and "grants" in msg and "\n" not in msg
+    assert not (tmp_path / "r").exists() or not any((tmp_path / "r").iterdir())
