@@ -84,8 +84,20 @@ def _ipso(prep, Xk, o, gen):
     extra, used, left_out = (codes.indicators(prep.data, prep.numeric, len(pub)) if o["condition"] == "released"
                              else (None, [], []))
     rows, left = cd.complete_rows(observed, sens, pub)
-    Xpk = cd.ipso(Xk, sens, o["classes"], gen, floor, near, rows, o["floors"].max_close_share,
-                  spread={"guard": False, "spread": True, "ranks": "ranks"}[o["top_band"]], extra=extra)
+    try:
+        Xpk = cd.ipso(Xk, sens, o["classes"], gen, floor, near, rows, o["floors"].max_close_share,
+                      spread={"guard": False, "spread": True, "ranks": "ranks"}[o["top_band"]], extra=extra)
+    except cd.LeverageError as exc:  # named by the public columns that cause it; never a value
+        names = [prep.numeric[keep[j]] for j in pub]
+        causes = [names[j] for j in cd.leverage_causes(Xk[:, pub], extra, exc.rows)]
+        cause = (f"{', '.join(causes)} (a value that almost no other record has, such as the only nonzero one)"
+                 if causes else "their combination of public values")
+        fix = (f"top-code or group {causes[0]}, leave it out of the public variables (exclude=['{causes[0]}']) or "
+               f"mark it sensitive" if causes else "top-code the public variables' rare values")
+        raise ValueError(f"IPSO would release {len(exc.rows)} record(s) with their own "
+                         f"{', '.join(prep.numeric[keep[j]] for j in sens)}: the regression on the public variables "
+                         f"fits them exactly (leverage above {cd.LEVERAGE_MAX}), so no exchanged residual can stay on "
+                         f"them. The cause: {cause}. Fix: {fix}; or use another method.") from None
     given = "the public ones" + (f" and the codes released unchanged ({codes.words(used)})" if used else "")
     return Xpk, [f"the sensitive variables' OLS on {given} is kept exactly (fit + residuals passed "
                  f"between records of similar predicted size, in {o['classes']} class{'' if o['classes'] == 1 else 'es'})" + _missing_words(

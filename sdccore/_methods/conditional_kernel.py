@@ -255,6 +255,9 @@ def ipso(Xk, sens, classes, gen, floor=None, near=None, rows=(), most=0.2, sprea
     pub = [i for i in range(Xk.shape[1]) if i not in set(sens)]
     P = Xk[:, pub] if extra is None or not extra.shape[1] else np.column_stack([Xk[:, pub], extra])
     Q = _basis(np.column_stack([P] + [np.column_stack([r, P * r[:, None]]) for r in rows]) if len(rows) else P)
+    lone = np.flatnonzero((Q * Q).sum(axis=1) > LEVERAGE_MAX)
+    if len(lone):  # their own fit is their value: no exchanged residual can stay on them
+        raise LeverageError(lone)
     S = Xk[:, sens]
     fit = Q @ (Q.T @ S)
     E = S - fit
@@ -298,6 +301,33 @@ def ipso(Xk, sens, classes, gen, floor=None, near=None, rows=(), most=0.2, sprea
                             coded=extra is not None and extra.shape[1] > 0)
     out = Xk.copy()
     out[:, sens] = fit + Es
+    return out
+
+
+LEVERAGE_MAX = 0.99  # a record whose leverage in IPSO's basis is above this is released as it is: refused
+
+
+class LeverageError(ValueError):
+    """IPSO's basis fits records ``rows`` exactly (leverage above LEVERAGE_MAX): the
+    orthogonalisation takes every exchanged residual off them, so each would be released
+    with its own value (a public column that only that record has nonzero, say)."""
+
+    def __init__(self, rows):
+        super().__init__(f"{len(rows)} record(s) have leverage above {LEVERAGE_MAX} in IPSO's regression")
+        self.rows = np.asarray(rows)
+
+
+def leverage_causes(P, extra, rows):
+    """The public columns (indices into P's columns) without which records ``rows`` no
+    longer have leverage above LEVERAGE_MAX."""
+    out = []
+    for j in range(P.shape[1]):
+        B = np.delete(P, j, axis=1)
+        if extra is not None and extra.shape[1]:
+            B = np.column_stack([B, extra])
+        Q = _basis(B)
+        if ((Q[rows] ** 2).sum(axis=1) <= LEVERAGE_MAX).all():
+            out.append(j)
     return out
 
 

@@ -101,14 +101,28 @@ def block_seed(seed, b, nb):
     return int(np.random.default_rng(dask_sequence(seed, "cond_block", b)).integers(0, 2 ** 63 - 1))
 
 
-def protect_block(frame, method, sensitive, opts, seed, keep):
+def protect_block(frame, names, method, sensitive, opts, seed, keep):
     """The in-memory pipeline's binding and perturbation of one block (records in file
-    order): the protected kept columns, on the original scale."""
+    order): the protected kept columns ``keep`` (indices into ``names``), on the original
+    scale.  A public column that takes one value in this block (a column with few values off
+    its common one: in the whole file it varies) is released unchanged in the block and left
+    out of its regression, where the intercept stands for it (X_b'S*_b = X_b'S_b still holds
+    for it, so the whole file's OLS stays exact); in memory a constant column is refused."""
     from .._protect.pipeline import _bind, _perturb
 
+    sensitive = list(sensitive or [])
+    const = [c for c in names if len(frame) and np.ptp(frame[c].to_numpy(dtype=np.float64)) == 0]
     try:
-        m2, prep, o = _bind(frame, method, sensitive, dict(opts), seed=seed)
-        if list(prep.keep) != list(keep):
+        flat = [c for c in const if c in sensitive]
+        if flat:
+            raise ValueError(f"the sensitive variable(s) {', '.join(flat)} take one value in it; protect in memory, "
+                             f"or leave {', '.join(flat)} out of the sensitive variables")
+        o2 = dict(opts)
+        if const:
+            o2["exclude"] = list(dict.fromkeys(list(o2.get("exclude") or []) + const))
+        m2, prep, o = _bind(frame, method, sensitive or None, o2, seed=seed)
+        kept = [prep.numeric[j] for j in prep.keep]
+        if kept != [names[j] for j in keep if names[j] not in const]:
             raise ValueError("its records show an exact linear dependency between columns that the whole file does "
                              "not (a column with very few values other than its most common one); drop or keep "
                              "(--keep) that column")
@@ -116,7 +130,11 @@ def protect_block(frame, method, sensitive, opts, seed, keep):
     except ValueError as exc:  # a block is a file of its own: say so, the cause stays the in-memory one
         raise ValueError(f"a random block of {len(frame):,} records could not be protected as protect() protects a "
                          f"file (the Dask engine protects {method} block by block): {exc}") from None
-    return np.asarray(step.X, dtype=np.float64)
+    X = np.empty((len(frame), len(keep)))
+    for a, j in enumerate(keep):
+        c = names[j]
+        X[:, a] = frame[c].to_numpy(dtype=np.float64) if c in const else step.X[:, kept.index(c)]
+    return X
 
 
 def _block_part(df, method, sensitive, opts, seed, nb, names, codes, keep, scratch, offsets, partition_info=None):
@@ -132,7 +150,7 @@ def _block_part(df, method, sensitive, opts, seed, nb, names, codes, keep, scrat
     for b in np.unique(blocks):
         sel = np.flatnonzero(blocks == b)
         frame = df.iloc[sel][names + codes].reset_index(drop=True)
-        V[sel] = protect_block(frame, method, sensitive, opts, block_seed(seed, int(b), nb), keep)
+        V[sel] = protect_block(frame, names, method, sensitive, opts, block_seed(seed, int(b), nb), keep)
     src = partition_info["number"] if partition_info else 0
     dest = np.searchsorted(offsets, rows, side="right") - 1
     for p in np.unique(dest):

@@ -256,3 +256,24 @@ def test_top_band_windows_counted_by_sorting_equal_the_dense_table():
         counts, hits = _in_windows(r, c, w, lambda cnt: cnt <= most)
         assert np.array_equal(counts, D.sum(axis=0)), trial
         assert np.array_equal(hits, np.flatnonzero(D[:, D.sum(axis=0) <= most].any(axis=1))), trial
+
+
+
+def test_ipso_refuses_a_record_its_regression_fits_exactly():
+    # a public column that one record alone has nonzero gives that record leverage 1 in IPSO's
+    # regression: the orthogonalisation took every exchanged residual off it and the release
+    # carried its own turnover to the cent (found 2026-11-29); now refused, naming the column and
+    # the fix, never the value.  Twelve nonzero records: leverage far below 1, released.
+    rng = np.random.default_rng(3)
+    n = 1_500
+    emp = np.round(np.exp(rng.normal(3, 1, n)))
+    d = pd.DataFrame({"employees": emp, "capital": np.exp(rng.normal(10, 1, n)), "grants": 0.0,
+                      "turnover": np.exp(6 + 0.8 * np.log(emp + 1) + rng.normal(0, 0.5, n))})
+    d.loc[17, "grants"] = 5_321.0
+    with pytest.raises(ValueError, match=r"IPSO would release 1 record\(s\) with their own turnover.*leverage above "
+                                         r"0.99.*The cause: grants .*exclude=\['grants'\]") as e:
+        sdccore.protect(d, "ipso", sensitive=["turnover"], rng=1)
+    assert "5321" not in str(e.value) and "5,321" not in str(e.value)
+    d.loc[rng.choice(n, 12, replace=False), "grants"] = rng.uniform(4_000, 6_000, 12)
+    out = sdccore.protect(d, "ipso", sensitive=["turnover"], rng=1, allow_unsafe="test").data
+    assert not np.isclose(out.turnover, d.turnover, rtol=1e-6).any()

@@ -164,17 +164,46 @@ def test_ipso_in_blocks_on_a_cluster(tmp_path, monkeypatch):
     assert any("on the codes region" in t for t in rel.notes)
 
 
+def test_a_column_constant_in_a_block_is_released_unchanged_there(tmp_path, monkeypatch):
+    """A public column with two records off its common value (grants) is constant in most
+    random blocks: there it is released unchanged and left out of the block's regression (the
+    intercept stands for it), so the whole file's OLS with grants among the regressors stays
+    exact, and grants itself is unchanged everywhere."""
+    monkeypatch.setattr(cs, "BLOCK_MAX", 1_000)
+    d = make(3_000, seed=5)
+    ddf = dd.from_pandas(d, npartitions=3)
+    parts = [ddf.partitions[i].compute(scheduler="synchronous") for i in range(3)]
+    offsets = np.concatenate([[0], np.cumsum([len(p) for p in parts])])
+    block = np.concatenate([cs._keyed(p, ["employees", "capital", "turnover"], [], 3, 1, int(offsets[i]),
+                                      i)["_block"].to_numpy() for i, p in enumerate(parts)])
+    d["grants"] = 0.0
+    d.loc[np.flatnonzero(block == 0)[:8], "grants"] = 5_000.0 + 100.0 * np.arange(8)  # in block 0 only
+    opts = {"method": "ipso", "sensitive": ["turnover"], "seed": 1, "bounds": "none", "rounding": "none"}
+    with dask.config.set(SYNC):
+        rel = protect_dask(dd.from_pandas(d, npartitions=3), opts, str(tmp_path / "r"), drop=["id"],
+                           allow_unsafe="test")
+        out = rel.data.compute().reset_index(drop=True)
+    assert out.grants.equals(d.grants) and not out.turnover.equals(d.turnover)
+    np.testing.assert_allclose(ols(out, "turnover", ["employees", "capital", "grants"]),
+                               ols(d, "turnover", ["employees", "capital", "grants"]), rtol=1e-9)
+    # a value that one record of its block alone has: that block would release the record's own turnover
+    d.loc[np.flatnonzero(block == 1)[0], "grants"] = 9_000.0
+    with dask.config.set(SYNC), pytest.raises(ValueError, match="a random block of .* IPSO would release 1 "
+                                                                "record.* The cause: grants"):
+        protect_dask(dd.from_pandas(d, npartitions=3), opts, str(tmp_path / "r2"), drop=["id"], allow_unsafe="t")
+
+
 def test_a_block_that_cannot_be_protected_says_so(tmp_path, monkeypatch):
-    """A column with two records off its common value is constant in most random blocks: the
-    run stops with one line that names the block and the in-memory cause (the column), not a
-    traceback from a worker; nothing is written."""
+    """A sensitive variable that takes one value in a random block (a few records off its
+    common value) stops the run with one line that names the block, the variable and the fix,
+    not a traceback from a worker; nothing is written."""
     monkeypatch.setattr(cs, "BLOCK_MAX", 1_000)
     d = make(3_000, seed=5)
     d["grants"] = 0.0
     d.loc[[10, 20], "grants"] = [5_000.0, 7_000.0]
     with dask.config.set(SYNC), pytest.raises(ValueError) as e:
-        protect_dask(dd.from_pandas(d, npartitions=3), {"method": "ipso", "sensitive": ["turnover"], "seed": 1},
+        protect_dask(dd.from_pandas(d, npartitions=3), {"method": "ipso", "sensitive": ["grants"], "seed": 1},
                      str(tmp_path / "r"), drop=["id"])
     msg = str(e.value)
-    assert "a random block of" in msg and "grants" in msg and "\n" not in msg
+    assert "a random block of" in msg and "sensitive variable(s) grants take one value" in msg and "\n" not in msg
     assert not (tmp_path / "r").exists() or not any((tmp_path / "r").iterdir())
