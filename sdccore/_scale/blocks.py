@@ -44,11 +44,12 @@ import numpy as np
 import pandas as pd
 
 from .._core.streams import dask_sequence
+from .._methods.codes import MAX_LEVELS  # the in-memory rule's limit, so both see the same columns
 
 __all__ = []
 
 BLOCK_MAX = 100_000  # records per random block (at most; a file this small is one block)
-CODE_LEVELS = 50     # a column released unchanged joins the blocks as a code with at most this many levels
+CODE_LEVELS = MAX_LEVELS  # a column released unchanged joins the blocks as a code with at most this many levels
 
 
 def blocks_for(n):
