@@ -384,3 +384,17 @@ def same_frame(a, b):
     pd.testing.assert_frame_equal(a.drop(columns=text), b.drop(columns=text))
     for c in text:
         assert a[c].astype(object).tolist() == b[c].astype(object).tolist(), c
+
+@pytest.fixture(autouse=True)
+def _no_background_work_left():
+    """The dashboard prefetches Explore's numbers and the recommendation in a background thread
+    (``ui.compute.prefetch_explore``); an AppTest can end while that thread still runs
+    candidate methods, and a later test's registered analysis was then called by it (a plug-in
+    analysis counting its calls saw one too many).  Each test waits for that thread's work and
+    leaves no executor behind (the next session makes its own)."""
+    yield
+    compute = sys.modules.get("ui.compute")
+    if compute is not None and compute._PREFETCHER:
+        pool = compute._PREFETCHER.pop()
+        if pool is not None:
+            pool.shutdown(wait=True)

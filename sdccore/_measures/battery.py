@@ -16,8 +16,9 @@ variable in selective protection; each variable the release changed in general p
   as they are, the zeros left out as an analyst's log leaves them; target >= .8.  More values
   <= 0 in the release than in the original make the analyst's fit impossible for those
   records: they are counted, left out of the released fit, and the target is not met;
-* ``median``   the median regression (statsmodels ``QuantReg`` at q = 0.5, on the same
-  predictors as ``ols``): its slopes' overlap, target >= .7;
+* ``median``   the median regression (on the same predictors as ``ols``, solved exactly, its
+  intervals R quantreg's "nid" sandwich, robust to a spread that grows with the predictors:
+  ``quantreg.py``): its slopes' overlap, target >= .7;
 * ``domain_means``  the largest relative error of y's mean within a domain (each level of
   each domain column with at least 5 records: the set-apart or strata columns, a panel's
   time index), target <= 10 %;
@@ -31,8 +32,9 @@ variable in selective protection; each variable the release changed in general p
 
 Weights (a sampling-weight column, positive) weight the means, the shares (the record on the
 10 % boundary with the part of its weight inside) and the OLS fits (WLS with sandwich, HC1,
-standard errors, as survey analysts use); the median regression, KS and Spearman are
-unweighted (statsmodels' ``QuantReg`` takes no weights: said in the notes).
+standard errors, as survey analysts use) and the median regression (each record's y and x
+times its weight, as R's ``rq(weights = w)``); KS and Spearman are unweighted (said in the
+notes).
 
 A figure that can be computed on the original but not on the release (a variable released
 blank, too few complete records) misses its target.
@@ -57,6 +59,7 @@ from scipy import stats
 
 from .._core.summary import Summary
 from .._core.validation import check_dataframe
+from . import quantreg
 from .regression import _overlap
 
 __all__ = ["analyst_checks", "AnalystChecks"]
@@ -204,16 +207,16 @@ def _fit(kind, y, X, w):
     y, X = y[ok], X[ok]
     if len(y) <= X.shape[1] + 1:
         return None
+    if kind == "median":  # exact, with quantreg's "nid" intervals (quantreg.py: QuantReg's assume one spread)
+        return quantreg.fit(y, X, 0.5, LEVEL, None if w is None else w[ok])
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
-        if kind == "median":
-            res = sm.QuantReg(y, X).fit(q=0.5, max_iter=5000)
-        elif w is not None:  # sampling weights: sandwich standard errors, as survey analysts use
+        if w is not None:  # sampling weights: sandwich standard errors, as survey analysts use
             res = sm.WLS(y, X, weights=w[ok]).fit(cov_type="HC1")
         else:
             res = sm.OLS(y, X).fit()
     ci = np.asarray(res.conf_int(alpha=1 - LEVEL))
-    r2 = float(res.prsquared if kind == "median" else res.rsquared)
+    r2 = float(res.rsquared)
     return np.asarray(res.params), ci[:, 0], ci[:, 1], r2
 
 
@@ -389,9 +392,8 @@ def _variable(original, released, y, num, doms, scale, w):
     ov, r2o, r2r, note, forced = _slopes_overlap("ols", yo, Xo, yr, Xr, w)
     out["ols"] = (r2o, r2r, ov, "R squared original / released; " + note, forced)
     out["loglog"] = _loglog(original, released, y, preds, doms, scale, keep, w)
-    ov, r2o, r2r, note, forced = _slopes_overlap("median", yo, Xo, yr, Xr, None)
-    out["median"] = (r2o, r2r, ov, "pseudo R squared original / released; " + note +
-                     ("; unweighted (QuantReg takes no weights)" if w is not None else ""), forced)
+    ov, r2o, r2r, note, forced = _slopes_overlap("median", yo, Xo, yr, Xr, w)
+    out["median"] = (r2o, r2r, ov, "pseudo R squared original / released; " + note, forced)
     out["domain_means"] = _domain_means(original, yo, yr, doms, scale, w)
     fo, fr = yo[np.isfinite(yo)], yr[np.isfinite(yr)]
     ks = float(stats.ks_2samp(fo, fr).statistic) if len(fo) and len(fr) else np.nan

@@ -132,7 +132,7 @@ class Evaluation:
         return Summary(head, lines)
 
 
-def evaluate(original, protected, *, sensitive=None, rng=None, _with_risk=True, **options):
+def evaluate(original, protected, *, sensitive=None, rng=None, _with_risk=True, _with_plugins=True, **options):
     """Disclosure risk, utility loss and (with ``sensitive``) selectivity of a release.
 
     The result's ``risk`` checks each sensitive variable (each variable in general
@@ -214,7 +214,7 @@ def evaluate(original, protected, *, sensitive=None, rng=None, _with_risk=True, 
     vtable.index = pd.Index([cols[j] for j in check], name="variable")
     scores = Scores(d_score, id_score, pil_score, ps_score, (pil_score + ps_score + d_score + id_score) / 4, ps_shape,
                     1.0 - validity, sel, (pil_score + ps_score + d_score + id_score + 2 * sel) / 6 if sens else None,
-                    extra=_plugin_scores(X0, Y0, cols))
+                    extra=_plugin_scores(X0, Y0, cols) if _with_plugins else ())
     details = _details(id_table, id_vars, cols, per, comps, stat_names, ic, cors, sens, converged, order, X, obs,
                        vtable)
     with warnings.catch_warnings(), np.errstate(all="ignore"):

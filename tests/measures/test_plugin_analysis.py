@@ -316,3 +316,19 @@ def test_a_run_an_analysis_cannot_measure_is_left_out_of_its_mean():
     row = c.summary[c.summary.score == "sometimes"].iloc[0]
     assert row["mean"] == 0.5 and row.reps == 3 and c.runs["sometimes"].isna().sum() == 1
     assert c.summary[c.summary.score == "dbrl"].iloc[0].reps == 4
+
+
+def test_the_kernel_warm_up_does_not_call_a_registered_analysis():
+    """The dashboard warms the kernels in a background thread (``compile_kernels``: every
+    method protected and evaluated on a synthetic file); a user's registered analysis is not
+    run on that toy (it ran there, and a later comparison's analysis that counted its calls
+    saw the warm-up's calls as its own)."""
+    calls = []
+    sdccore.register_analysis(sdccore.AnalysisInfo("counted", "Counted", lambda o, r: calls.append(1) or 0.0))
+    try:
+        sdccore.compile_kernels()
+        assert calls == []
+        sdccore.evaluate(*(sdccore.load_dataset("tarragona").select_dtypes("number"),) * 2, rng=1)
+        assert calls == [1]  # evaluate itself still runs it
+    finally:
+        sdccore.unregister_analysis("counted")
