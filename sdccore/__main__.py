@@ -429,9 +429,9 @@ def build_parser():
                     help="a linear regression to fit on both files, e.g. 'SALES ~ LABOR.COSTS + FIXED.ASSETS' "
                          "(repeatable): coefficients, 95%% intervals and their overlap")
     ev.add_argument("--analyses", action="store_true",
-                    help="also what analysts keep: the OLS, log-log and median regressions, domain means, the "
-                         "distribution, the top-10 %% share and the mean of each protected variable, each against "
-                         "its target (sdccore.analyst_checks)")
+                    help="also what analysts keep: the OLS, log-log, log-level, median and 0.1/0.9 quantile "
+                         "regressions, domain means, the distribution, the top-10 %% share, the mean and the "
+                         "correlations of each protected variable, each against its target (sdccore.analyst_checks)")
     ev.add_argument("--domains", metavar="COLUMNS", help="with --analyses: comma-separated columns whose levels are "
                     "the domains of the domain means (e.g. region,sex; default: none in selective protection)")
     ev.set_defaults(func=_evaluate)

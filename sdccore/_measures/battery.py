@@ -16,19 +16,25 @@ variable in selective protection; each variable the release changed in general p
   as they are, the zeros left out as an analyst's log leaves them; target >= .8.  More values
   <= 0 in the release than in the original make the analyst's fit impossible for those
   records: they are counted, left out of the released fit, and the target is not met;
+* ``loglevel`` the log of such a y on the predictors as they are (the semi-log model of wage
+  and turnover equations), target >= .8, values <= 0 as for ``loglog``;
 * ``median``   the median regression (on the same predictors as ``ols``, solved exactly, its
   intervals R quantreg's "nid" sandwich, robust to a spread that grows with the predictors:
   ``quantreg.py``): its slopes' overlap, target >= .7;
+* ``quantiles`` the same at the 0.1 and 0.9 quantiles (the worse of the two), where at least
+  5 records per coefficient lie beyond each (Tarragona's 834 records and 13 coefficients:
+  83 >= 65), target >= .7.  Files of more than 10,000 records: the quantile regressions on
+  10,000 of them (a seeded sample, the same records in both files; said in the note);
 * ``domain_means``  the largest relative error of y's mean within a domain (each level of
   each domain column with at least 5 records: the set-apart or strata columns, a panel's
   time index), target <= 10 %;
 * ``ks``       the Kolmogorov-Smirnov distance between y's original and released values,
-  target <= .10;
+  target <= .10 (the Wasserstein distance, in y's units, in the note);
 * ``top10_share``  the change of the share of y's total held by its largest 10 % of records, in
   points, target <= 2 points (the largest 1 %'s is reported beside it);
 * ``mean``     the relative change of y's mean, target <= 1 % (2 % in general protection);
-* ``spearman`` the largest change of y's Spearman correlation with another variable (reported,
-  no target).
+* ``pearson``, ``spearman``  the largest change of y's Pearson and Spearman correlation with
+  another variable (reported, no target).
 
 Weights (a sampling-weight column, positive) weight the means, the shares (the record on the
 10 % boundary with the part of its weight inside) and the OLS fits (WLS with sandwich, HC1,
@@ -69,21 +75,29 @@ MAX_LEVELS = 30      # a whole-number column with at most this many levels relea
 MIN_DOMAIN = 5       # records a domain level needs for its mean to be compared
 SKEWED = 1.0         # skewness above which a positive variable is analysed on the log scale
 MAX_ZEROS = 0.05     # ... when at most this share of its values is 0
-ANALYSES = ("ols", "loglog", "median", "domain_means", "ks", "top10_share", "mean", "spearman")
+QR_RECORDS = 10_000  # quantile regressions of larger files on this many records (the same in both files)
+TAILS = (0.1, 0.9)   # the tail quantile regressions ...
+TAIL_RECORDS = 5     # ... where at least this many records per coefficient lie beyond each
+ANALYSES = ("ols", "loglog", "loglevel", "median", "quantiles", "domain_means", "ks", "top10_share", "mean",
+            "pearson", "spearman")
 # (what the figure is, the target's direction, the target in selective and in general protection)
 TARGETS = {
     "ols": ("CI overlap of the slopes", ">=", 0.9, 0.8),
     "loglog": ("CI overlap of the slopes (log scale)", ">=", 0.8, 0.8),
+    "loglevel": ("CI overlap of the slopes (log of the variable, predictors as they are)", ">=", 0.8, 0.8),
     "median": ("CI overlap of the median regression's slopes", ">=", 0.7, 0.7),
+    "quantiles": ("CI overlap of the 0.1 and 0.9 quantile regressions' slopes (the worse)", ">=", 0.7, 0.7),
     "domain_means": ("largest relative error of a domain mean", "<=", 0.10, 0.10),
     "ks": ("Kolmogorov-Smirnov distance", "<=", 0.10, 0.10),
     "top10_share": ("change of the largest 10 %'s share of the total (points)", "<=", 0.02, 0.02),
     "mean": ("relative change of the mean", "<=", 0.01, 0.02),
+    "pearson": ("largest change of a Pearson correlation", None, None, None),
     "spearman": ("largest change of a Spearman correlation", None, None, None),
 }
-LABELS = {"ols": "OLS regression", "loglog": "log-log regression", "median": "median regression",
-          "domain_means": "domain means", "ks": "distribution (KS)", "top10_share": "top-10 % share",
-          "mean": "mean", "spearman": "Spearman correlations"}
+LABELS = {"ols": "OLS regression", "loglog": "log-log regression", "loglevel": "log-level regression",
+          "median": "median regression", "quantiles": "tail quantile regressions", "domain_means": "domain means",
+          "ks": "distribution (KS)", "top10_share": "top-10 % share", "mean": "mean",
+          "pearson": "Pearson correlations", "spearman": "Spearman correlations"}
 
 
 @dataclass(frozen=True)
@@ -138,10 +152,10 @@ class AnalystChecks:
         items = []
         for r in self.worst.itertuples():
             if not np.isfinite(r.kept):
-                items.append(f"{r.label:22s} {'':>20s}  n/a: {r.note}")
+                items.append(f"{r.label:26s} {'':>20s}  n/a: {r.note}")
                 continue
             mark = "" if r.ok is None else ("  ok" if r.ok else "  MISSED")
-            items.append(f"{r.label:22s} {r.variable:>20s}: {_fmt(r.kept)} "
+            items.append(f"{r.label:26s} {r.variable:>20s}: {_fmt(r.kept)} "
                          f"(target {r.target or 'none, reported'}){mark}")
         return Summary(head, items)
 
@@ -207,8 +221,12 @@ def _fit(kind, y, X, w):
     y, X = y[ok], X[ok]
     if len(y) <= X.shape[1] + 1:
         return None
-    if kind == "median":  # exact, with quantreg's "nid" intervals (quantreg.py: QuantReg's assume one spread)
-        return quantreg.fit(y, X, 0.5, LEVEL, None if w is None else w[ok])
+    if kind != "ols":  # a quantile (0.5 for "median"): exact, with quantreg's "nid" intervals (quantreg.py)
+        w = None if w is None else w[ok]
+        if len(y) > QR_RECORDS:  # the same records of both files (rows aligned): a seeded sample
+            pick = np.sort(np.random.default_rng(0).choice(len(y), QR_RECORDS, replace=False))
+            y, X, w = y[pick], X[pick], None if w is None else w[pick]
+        return quantreg.fit(y, X, 0.5 if kind == "median" else float(kind), LEVEL, w)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         if w is not None:  # sampling weights: sandwich standard errors, as survey analysts use
@@ -392,19 +410,52 @@ def _variable(original, released, y, num, doms, scale, w):
     ov, r2o, r2r, note, forced = _slopes_overlap("ols", yo, Xo, yr, Xr, w)
     out["ols"] = (r2o, r2r, ov, "R squared original / released; " + note, forced)
     out["loglog"] = _loglog(original, released, y, preds, doms, scale, keep, w)
+    out["loglevel"] = _loglevel(y, yo, yr, Xo, Xr, w)
     ov, r2o, r2r, note, forced = _slopes_overlap("median", yo, Xo, yr, Xr, w)
-    out["median"] = (r2o, r2r, ov, "pseudo R squared original / released; " + note, forced)
+    sample = f"; on {QR_RECORDS:,} of the records (the same in both files)" if np.isfinite(yo).sum() > QR_RECORDS else ""
+    out["median"] = (r2o, r2r, ov, "pseudo R squared original / released; " + note + sample, forced)
+    out["quantiles"] = _tails(yo, yr, Xo, Xr, w, sample)
     out["domain_means"] = _domain_means(original, yo, yr, doms, scale, w)
     fo, fr = yo[np.isfinite(yo)], yr[np.isfinite(yr)]
     ks = float(stats.ks_2samp(fo, fr).statistic) if len(fo) and len(fr) else np.nan
-    out["ks"] = (np.nan, np.nan, ks, "unweighted" if w is not None else "", False if len(fo) and not len(fr) else None)
+    wd = f"Wasserstein distance {stats.wasserstein_distance(fo, fr):.4g} (in {y}'s units)" if len(fo) and len(fr) else ""
+    out["ks"] = (np.nan, np.nan, ks, wd + ("; unweighted" if w is not None else ""),
+                 False if len(fo) and not len(fr) else None)
     so, sr = _top_share(yo, w, 0.10), _top_share(yr, w, 0.10)
     out["top10_share"] = (so, sr, abs(sr - so), f"largest 1 %: {_fmt(_top_share(yo, w, 0.01))} -> "
                                                 f"{_fmt(_top_share(yr, w, 0.01))}", None)
     mo, mr = _wmean(yo, w), _wmean(yr, w)
     out["mean"] = (mo, mr, abs(mr - mo) / abs(mo) if mo else np.nan, "", None)
-    out["spearman"] = _spearman(original, released, y, num)
+    out["pearson"] = _correlations(original, released, y, num, "pearson")
+    out["spearman"] = _correlations(original, released, y, num, "spearman")
     return out
+
+
+def _loglevel(y, yo, yr, Xo, Xr, w):
+    """The log of a skewed positive y on the predictors as they are (the semi-log model of
+    wages and turnover), as ``_variable``'s tuple; values <= 0 as in ``_loglog``."""
+    if not _skewed_positive(yo):
+        return (np.nan, np.nan, np.nan, "does not apply (not positive and skewed)", None)
+    bad = max(0, int(np.sum(yr <= 0) - np.sum(yo <= 0)))
+    ov, r2o, r2r, note, forced = _slopes_overlap("ols", _log(yo), Xo, _log(yr), Xr, w)
+    note = (f"log of {y} on the predictors as they are; R squared original / released; {note}"
+            + (f"; {bad} more value(s) <= 0 in the release than in the original cannot be logged" if bad > 0 else ""))
+    return (r2o, r2r, ov, note, False if bad > 0 else forced)
+
+
+def _tails(yo, yr, Xo, Xr, w, sample):
+    """The 0.1 and 0.9 quantile regressions (the worse overlap), where at least TAIL_RECORDS
+    records per coefficient lie beyond each quantile; as ``_variable``'s tuple."""
+    n = min(int(np.isfinite(yo).sum()), QR_RECORDS)
+    need = TAIL_RECORDS * Xo.shape[1]
+    if n * min(TAILS[0], 1 - TAILS[1]) < need:
+        return (np.nan, np.nan, np.nan, f"does not apply: too few records for the tails ({need / TAILS[0]:,.0f} "
+                                        f"needed for {Xo.shape[1]} coefficients)", None)
+    got = {q: _slopes_overlap(str(q), yo, Xo, yr, Xr, w) for q in TAILS}
+    worst = min(TAILS, key=lambda q: got[q][0] if np.isfinite(got[q][0]) else np.inf)
+    ov, r2o, r2r, _, forced = got[worst]
+    note = "; ".join(f"{q}: {got[q][0]:.3f}" for q in TAILS) + f"; pseudo R squared at {worst}" + sample
+    return (r2o, r2r, ov, note, False if any(got[q][4] is False for q in TAILS) else forced)
 
 
 def _loglog(original, released, y, preds, doms, scale, keep, w):
@@ -448,12 +499,12 @@ def _domain_means(original, yo, yr, doms, scale, w):
     return (np.nan, np.nan, worst, where or "no domain column", None)
 
 
-def _spearman(original, released, y, num):
+def _correlations(original, released, y, num, method):
     others = [c for c in num if c != y]
     if not others:
         return (np.nan, np.nan, np.nan, "no other variable", None)
-    co = original[[y] + others].corr(method="spearman").iloc[0, 1:].to_numpy(float)
-    cr = released[[y] + others].corr(method="spearman").iloc[0, 1:].to_numpy(float)
+    co = original[[y] + others].corr(method=method).iloc[0, 1:].to_numpy(float)
+    cr = released[[y] + others].corr(method=method).iloc[0, 1:].to_numpy(float)
     d = np.abs(cr - co)
     return (np.nan, np.nan, float(np.nanmax(d)) if np.isfinite(d).any() else np.nan, "", None)
 

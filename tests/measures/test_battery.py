@@ -259,7 +259,8 @@ def test_the_command_line_prints_and_writes_what_analysts_keep(tmp_path):
     code, out, err = run_cli(["evaluate", str(tmp_path / "o.csv"), str(tmp_path / "p.csv"), "--sensitive", "SALES",
                               "--analyses"])
     assert code in (0, None), err
-    assert "What analysts keep: log-log regression of SALES; median regression of SALES" in out
+    assert ("What analysts keep: log-log regression of SALES; log-level regression of SALES; median regression of "
+            "SALES; tail quantile regressions of SALES" in out)
     assert "domain means" in out and "n/a: no domain column" in out
     code, out, err = run_cli(["evaluate", str(tmp_path / "o.csv"), str(tmp_path / "p.csv"), "--sensitive", "SALES",
                               "--analyses", "--json"])
@@ -348,3 +349,83 @@ def test_the_command_line_takes_the_domains(tmp_path):
     assert "domain means" in out and "0.150 (target <= 0.1)  MISSED" in out
     code, out, err = run_cli(args + ["--domains", "nope"])
     assert code != 0 and "domains: ['nope'] are not columns" in err and "Traceback" not in err
+
+
+def _spread_grows(n=3000, seed=5):
+    """y = 10 + 2 x + x e (e standard normal, x uniform 1..3): the median's slope is 2 and the
+    0.1 and 0.9 quantiles' slopes 2 -+ 1.2816 (the spread grows with x)."""
+    g = np.random.default_rng(seed)
+    x = g.uniform(1, 3, n)
+    e = g.standard_normal(n)
+    o = pd.DataFrame({"y": 10 + 2 * x + x * e, "x": x})
+    # the release: the same median line, the spread of the middle x for every record
+    r = o.assign(y=10 + 2 * x + 2 * e)
+    return o, r
+
+
+def test_tail_quantiles_see_a_spread_made_even_that_the_median_keeps():
+    """A release that keeps each record's median (10 + 2 x) and replaces the spread x e by
+    2 e: the median regression holds, the 0.1 and 0.9 quantile regressions' slopes go from
+    2 -+ 1.28 to 2 (intervals apart)."""
+    o, r = _spread_grows()
+    t = sdccore.analyst_checks(o, r, sensitive=["y"]).table.set_index("analysis")
+    assert t.loc["median", "ok"] and t.loc["median", "kept"] > 0.7
+    assert t.loc["quantiles", "kept"] < 0 and t.loc["quantiles", "ok"] is False
+    assert t.loc["quantiles", "note"].startswith("0.1: ") and "; 0.9: " in t.loc["quantiles", "note"]
+    from sdccore._measures import quantreg
+
+    X = np.column_stack([np.ones(len(o)), o.x])
+    assert quantreg.rq(o.y.to_numpy(), X, 0.1)[1] == pytest.approx(2 - 1.2816, abs=0.2)
+    assert quantreg.rq(r.y.to_numpy(), X, 0.1)[1] == pytest.approx(2, abs=0.2)
+    kept = sdccore.analyst_checks(o, o.assign(y=o.y * 1.0001), sensitive=["y"]).table.set_index("analysis")
+    assert kept.loc["quantiles", "kept"] > 0.95
+
+
+def test_tail_quantiles_need_records_beyond_each_tail():
+    """50 records, 2 coefficients: 5 beyond the 0.1 quantile, 10 needed: does not apply."""
+    o, r = _spread_grows(n=50)
+    t = sdccore.analyst_checks(o, r, sensitive=["y"]).table.set_index("analysis")
+    assert np.isnan(t.loc["quantiles", "kept"]) and t.loc["quantiles", "ok"] is None
+    assert "too few records for the tails (100 needed for 2 coefficients)" in t.loc["quantiles", "note"]
+
+
+def test_quantile_regressions_of_a_large_file_use_the_same_sample_of_both():
+    """More than 10,000 records: the quantile regressions on 10,000 of them, the same records
+    in both files (a copy of the original keeps every slope exactly)."""
+    o, _ = _spread_grows(n=12_000)
+    t = sdccore.analyst_checks(o, o.copy(), sensitive=["y"]).table.set_index("analysis")
+    assert t.loc["median", "kept"] == pytest.approx(1.0) and t.loc["quantiles", "kept"] == pytest.approx(1.0)
+    assert "on 10,000 of the records (the same in both files)" in t.loc["median", "note"]
+
+
+def test_log_level_regression_sees_what_the_raw_ols_keeps():
+    """y = exp(1 + 0.5 x + 0.2 e), x uniform 0..6: a release that adds to y half a quadratic
+    in x made orthogonal to [1, x] keeps y's OLS coefficients exactly (overlap .94: only the
+    residual spread grows) and bends the log of y on x (overlap about -3: small values gain
+    relatively more); a skew-free y is not analysed on the log scale."""
+    g = np.random.default_rng(8)
+    x = g.uniform(0, 6, 2000)
+    o = pd.DataFrame({"y": np.exp(1 + 0.5 * x + 0.2 * g.standard_normal(2000)), "x": x})
+    X = np.column_stack([np.ones(len(x)), x])
+    q = (x - 3) ** 2
+    q -= X @ np.linalg.lstsq(X, q, rcond=None)[0]
+    r = o.assign(y=o.y + 0.5 * q)
+    assert np.linalg.lstsq(X, r.y, rcond=None)[0] == pytest.approx(np.linalg.lstsq(X, o.y, rcond=None)[0])
+    t = sdccore.analyst_checks(o, r, sensitive=["y"]).table.set_index("analysis")
+    assert t.loc["ols", "ok"] and t.loc["ols", "kept"] > 0.9
+    assert t.loc["loglevel", "kept"] < -2 and t.loc["loglevel", "ok"] is False
+    assert t.loc["loglevel", "note"].startswith("log of y on the predictors as they are")
+    flat = pd.DataFrame({"y": g.standard_normal(300), "x": g.standard_normal(300)})
+    f = sdccore.analyst_checks(flat, flat.assign(y=flat.y + 0.01), sensitive=["y"]).table.set_index("analysis")
+    assert np.isnan(f.loc["loglevel", "kept"]) and f.loc["loglevel", "note"].startswith("does not apply")
+
+
+def test_pearson_change_and_the_wasserstein_distance_in_units():
+    """y and x with correlation 1 in the original; the release reverses y's order against x:
+    the Pearson correlation 1 -> -1 (change 2, reported without a target), and a shift of
+    every value by 5 is a Wasserstein distance of 5 (in y's units, the KS note)."""
+    o = pd.DataFrame({"y": np.arange(1.0, 101.0), "x": np.arange(1.0, 101.0)})
+    t = sdccore.analyst_checks(o, o.assign(y=o.y[::-1].to_numpy()), sensitive=["y"]).table.set_index("analysis")
+    assert t.loc["pearson", "kept"] == pytest.approx(2.0) and t.loc["pearson", "ok"] is None
+    s = sdccore.analyst_checks(o, o.assign(y=o.y + 5), sensitive=["y"]).table.set_index("analysis")
+    assert s.loc["ks", "note"] == "Wasserstein distance 5 (in y's units)"
