@@ -541,6 +541,9 @@ def _on_sigint(signum, frame):
     signal.signal(signal.SIGINT, signal.SIG_IGN)
     signal.signal(signal.SIGTERM, signal.SIG_IGN)
     what = "interrupted" if signum == signal.SIGINT else "stopped (SIGTERM)"
+    cluster = sys.modules.get(__package__ + "._cli.cluster")
+    if cluster is not None:  # the Dask workers' standard error: dropped from now on
+        cluster.quiet_children()
     try:
         sys.stderr.write(f"error: {what}; nothing was written (an earlier output file is left as it was).\n")
         sys.stderr.flush()

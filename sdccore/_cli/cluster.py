@@ -51,10 +51,77 @@ def _client(args):
     # the scheduler's own HTTP routes (health, no dashboard) move to a free port when 8787 is
     # taken, as by a second run on this machine: not the user's concern
     warnings.filterwarnings("ignore", message=r"Port \d+ is already in use", category=UserWarning)
-    with children_block_sigint():  # its workers never see the terminal's Ctrl-C; this process does
+    with children_block_sigint(), _children_stderr_forwarded():  # its workers never see the terminal's Ctrl-C
         cluster = LocalCluster(n_workers=max(1, os.cpu_count() or 1), threads_per_worker=1, processes=True,
                                dashboard_address=None, silence_logs=logging.CRITICAL)
     return Client(cluster), cluster
+
+
+_FORWARD = {"real": None, "read": None, "window": False, "drop": False, "busy": False}
+DRAIN = 0.05  # seconds the interrupt waits for what was written before it to be forwarded
+
+
+class _children_stderr_forwarded:
+    """The processes started within it (the local cluster's workers, whose start-up can take
+    seconds) get as standard error a pipe that a thread of this process forwards to its own,
+    and no longer forwards once ``quiet_children`` is called (Ctrl-C): a worker stopped
+    while it was still reading its start data from this process printed multiprocessing's
+    ``EOFError: Ran out of input`` traceback after the command line's one line (1 run in
+    8-11 of the Ctrl-C test).  This process's own descriptor 2 is the pipe only within the
+    block; ``quiet_children`` gives it back at once if the interrupt comes there."""
+
+    def __enter__(self):
+        r, w = os.pipe()
+        real = os.dup(2)
+        _FORWARD.update(real=real, read=r, drop=False, busy=False)
+
+        def forward():
+            while True:
+                try:
+                    data = os.read(r, 65536)
+                except OSError:
+                    return
+                _FORWARD["busy"] = True
+                if not data:  # every worker has ended
+                    os.close(r)
+                    os.close(real)
+                    _FORWARD["busy"] = False
+                    return
+                if not _FORWARD["drop"]:
+                    try:
+                        os.write(real, data)
+                    except OSError:
+                        pass
+                _FORWARD["busy"] = False
+
+        threading.Thread(target=forward, name="sdccore-worker-stderr", daemon=True).start()
+        os.dup2(w, 2)  # the workers inherit the pipe; the last write end closes with the last of them
+        os.close(w)
+        _FORWARD["window"] = True
+        return self
+
+    def __exit__(self, *exc):
+        if _FORWARD["window"]:
+            _FORWARD["window"] = False
+            os.dup2(_FORWARD["real"], 2)  # (the forwarder holds its own copy until the workers end)
+        return False
+
+
+def quiet_children():
+    """What the workers write to standard error from now on is dropped (the command line
+    stops them: their tracebacks are not the user's message) once what was written before
+    is forwarded (at most DRAIN seconds), and this process's own standard error is its own
+    again if the interrupt came while they started."""
+    import time
+
+    deadline = time.monotonic() + DRAIN  # what was written before the interrupt still goes out
+    while (_FORWARD["read"] is not None and time.monotonic() < deadline
+           and (_FORWARD["busy"] or _pending(_FORWARD["read"]))):
+        time.sleep(0.002)
+    _FORWARD["drop"] = True
+    if _FORWARD["window"] and _FORWARD["real"] is not None:
+        _FORWARD["window"] = False
+        os.dup2(_FORWARD["real"], 2)
 
 
 def _quiet_resource_tracker():
@@ -136,3 +203,17 @@ def _stop_children():
     except Exception:
         pass
     return trackers
+
+
+def _pending(fd):
+    """Bytes waiting in the pipe ``fd`` (0 where it cannot be asked)."""
+    try:
+        import array
+        import fcntl
+        import termios
+
+        n = array.array("i", [0])
+        fcntl.ioctl(fd, termios.FIONREAD, n)
+        return n[0]
+    except Exception:  # closed (every worker ended), or a system without FIONREAD
+        return 0

@@ -156,3 +156,38 @@ def test_a_killed_resource_tracker_prints_no_traceback_in_a_dask_run(tmp_path):
     assert p.returncode == 0, err
     assert "Traceback" not in err and "KeyError" not in err, err
     assert out.exists()
+
+
+_FORWARDED = """
+import subprocess, sys, time
+from sdccore._cli import cluster
+child = [sys.executable, "-c", "import sys, time; sys.stderr.write('early\\\\n'); sys.stderr.flush(); "
+         "time.sleep(1.5); sys.stderr.write('late\\\\n'); sys.stderr.flush()"]
+with cluster._children_stderr_forwarded():
+    p = subprocess.Popen(child)
+    time.sleep(0.7)
+    if QUIET_IN_WINDOW:
+        cluster.quiet_children()
+    sys.stderr.write('own in the window\\n'); sys.stderr.flush()
+sys.stderr.write('own after\\n'); sys.stderr.flush()
+if not QUIET_IN_WINDOW:
+    cluster.quiet_children()
+p.wait()
+time.sleep(0.3)
+"""
+
+
+@pytest.mark.parametrize("quiet_in_window", [False, True])
+def test_the_workers_standard_error_is_dropped_once_interrupted(quiet_in_window):
+    """The local cluster's workers start with a pipe as standard error that the command line
+    forwards to its own until Ctrl-C (``quiet_children``), then drops: a child's 'early' line
+    arrives, its 'late' one (after the interrupt) does not; this process's own lines arrive
+    either way, also when the interrupt comes while the workers start (its descriptor 2 is
+    then given back at once)."""
+    code = _FORWARDED.replace("QUIET_IN_WINDOW", str(quiet_in_window))
+    r = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True, timeout=60)
+    assert r.returncode == 0, r.stderr
+    lines = r.stderr.splitlines()
+    # (a line this process writes while the workers start goes through the forwarding thread,
+    # and may come after a later one)
+    assert sorted(lines) == ["early", "own after", "own in the window"] and lines[0] == "early"
