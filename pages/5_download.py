@@ -75,7 +75,7 @@ def body():
     widgets.table(st, rel.data.head(50), key="release_preview")
     name = session.data_name().rsplit(".", 1)[0]
     fmt = _data_download(rel, name)
-    book = _recipe_and_codebook(rel, name, fmt)
+    book = _recipe_and_codebook(rel, name, fmt, cfg)
     _report(label, res, ev, rel.data.shape, book, name, cfg)
     _audit()
 
@@ -156,11 +156,11 @@ def _data_download(rel, name):
     return fmt
 
 
-def _recipe_and_codebook(rel, name, fmt):
+def _recipe_and_codebook(rel, name, fmt, cfg=None):
     """The recipe, the codebook and the commands that rebuild the release; returns the codebook."""
     st.download_button("Download the recipe (JSON)", rel.recipe.to_json(), f"{name}_recipe.json",
                        "application/json", key="download_recipe")
-    book = release.codebook(rel)
+    book = release.codebook(rel, cfg)
     c5, c6 = st.columns(2)
     c5.download_button("Download the codebook (CSV)", release.codebook_bytes(book, "csv"), f"{name}_codebook.csv",
                        "text/csv", key="download_codebook_csv")

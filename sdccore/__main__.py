@@ -164,7 +164,8 @@ def _protect(args):
     if args.codebook:
         from ._release.codebook import codebook_bytes
         fmt_cb = "json" if args.codebook.lower().endswith(".json") else "csv"
-        pairs.append((args.codebook, codebook_bytes(rel.codebook(data, src.labels), fmt_cb)))
+        from ._report.assemble import release_codebook
+        pairs.append((args.codebook, codebook_bytes(release_codebook(rel, data, src.labels), fmt_cb)))
     pairs += _report_pairs(args, rel, data, src.labels)
     digest = hashlib.sha256(body).hexdigest()[:12]
     # .xlsx, .sav and .dta files carry their creation time: the file's hash differs between two

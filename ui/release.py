@@ -130,9 +130,11 @@ def release_keys(config: dict):
     return cached(_keys_body, work_frame(), *_release_args(config))
 
 
-def codebook(rel) -> pd.DataFrame:
-    """The codebook of the release on the Download page (per variable of the original)."""
-    return rel.codebook(data(), labels()[0])
+def codebook(rel, config=None) -> pd.DataFrame:
+    """The codebook of the release on the Download page (per variable of the original), with
+    what analysts keep (the session's cached battery of the configuration, when given)."""
+    return sdccore.report.release_codebook(rel, data(), labels()[0],
+                                           release_analyses(config) if config is not None else None)
 
 
 def codebook_bytes(table, fmt) -> bytes:

@@ -89,7 +89,19 @@ def _risk_columns(r, lowered):
                 meets_floors=bool(r.get("ok", False)), floors=lowered or "default")
 
 
-def codebook(result, original=None, *, drop=(), labels=None):
+def _kept_columns(checks, name):
+    """What analysts keep of a checked variable (``analyst_checks``): each analysis with a
+    target, its figure and verdict, in words; and the analyses it misses."""
+    from .._measures.battery import LABELS
+
+    t = checks.table[(checks.table.variable == name) & checks.table.ok.map(lambda v: v is not None)]
+    words = [f"{LABELS[r.analysis]} {r.kept:.3f} ({'kept' if r.ok else 'MISSED'}, target {r.target})"
+             for r in t.itertuples()]
+    missed = [LABELS[r.analysis] for r in t.itertuples() if r.ok is False]
+    return {"analyses_kept": "; ".join(words), "analyses_missed": ", ".join(missed)}
+
+
+def codebook(result, original=None, *, drop=(), labels=None, analyses=None):
     """One row per variable of the original: what a researcher needs to know about it.
 
     Parameters
@@ -102,6 +114,10 @@ def codebook(result, original=None, *, drop=(), labels=None):
         Identifier columns dropped from the release (listed as 'dropped').
     labels : dict, optional
         Variable labels (as ``read_table`` found them in SPSS/Stata/SAS files).
+    analyses : AnalystChecks, optional
+        What analysts keep in this release (``analyst_checks``, e.g. ``sdccore.report.
+        release_analyses``): adds, per checked variable, analyses_kept (each analysis with a
+        target: its figure, kept or MISSED, and the target) and analyses_missed.
 
     Returns
     -------
@@ -114,7 +130,7 @@ def codebook(result, original=None, *, drop=(), labels=None):
         closeness shares are what the release adds beyond the prior, the share of records the
         intruder's knowledge alone predicts within the tolerance; intruder is the one that did
         best; floors is 'default', or names the floors set below the defaults and the reason
-        given for them).
+        given for them); with ``analyses``, analyses_kept and analyses_missed.
 
     Examples
     --------
@@ -152,13 +168,17 @@ def codebook(result, original=None, *, drop=(), labels=None):
             row.update(_protected(c, opts, result, original, plaus.loc[c], method_text))
             if c in risk.index:
                 row.update(_risk_columns(risk.loc[c], lowered))
+        if analyses is not None:
+            row.update(_kept_columns(analyses, name) if name in analyses.checked else
+                       {"analyses_kept": "", "analyses_missed": ""})
         if original is not None:
             row["missing_kept"] = int(original[c].isna().sum()) if name not in drop else 0
         rows.append(row)
     order = ["variable", "label", "role", "in_release", "method", "transform", "bounds", "clipped", "decimals",
              "mean_change_sd", "exact",
              "in_expectation", "missing_kept", "perturbed_share", "abs_cor", "close_own", "close_linked",
-             "prior", "beyond_prior", "intruder", "intruders_tried", "meets_floors", "floors"]
+             "prior", "beyond_prior", "intruder", "intruders_tried", "meets_floors", "floors", "analyses_kept",
+             "analyses_missed"]
     t = pd.DataFrame(rows)
     return t[[c for c in order if c in t.columns]].set_index("variable")
 

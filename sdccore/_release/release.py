@@ -62,12 +62,13 @@ class Release:
 
         return write_table(self.data, format, labels=labels, value_labels=value_labels, sep=sep, decimal=decimal)
 
-    def codebook(self, original=None, labels=None):
-        """Per variable: role, method, rounding, what is exact and what in expectation, and
-        its residual risk (``sdccore.codebook``), identifiers listed as dropped."""
+    def codebook(self, original=None, labels=None, analyses=None):
+        """Per variable: role, method, rounding, what is exact and what in expectation, its
+        residual risk and, with ``analyses`` (``sdccore.report.release_analyses``), what
+        analysts keep (``sdccore.codebook``), identifiers listed as dropped."""
         from .codebook import codebook
 
-        return codebook(self.result, original, drop=self.recipe.drop, labels=labels)
+        return codebook(self.result, original, drop=self.recipe.drop, labels=labels, analyses=analyses)
 
 
 def make_release(data, recipe, *, allow_unsafe=None, result=None):

@@ -31,6 +31,17 @@ def release_analyses(original, released, sensitive, exclude, options):
                           domains=doms, weights=w if w in cols else None)
 
 
+def release_codebook(release, original, labels=None, analyses=None):
+    """The codebook of a ``Release`` made from ``original`` (with its identifier columns)
+    with what analysts keep per checked variable (``release_analyses``, computed here unless
+    given)."""
+    res, opts = release.result, release.result.options
+    if analyses is None:
+        work = original.drop(columns=list(release.recipe.drop))
+        analyses = release_analyses(work, res.data, _names(opts.get("sensitive")), _names(opts.get("exclude")), opts)
+    return release.codebook(original, labels or {}, analyses=analyses)
+
+
 def release_keys(original, released, options):
     """What a release did to its key variables: the identity risk before and after
     (``key_risk``) and the values blanked per key, or None (no keys)."""
@@ -101,9 +112,10 @@ def release_report(release, original, kind="internal", data_name="data", labels=
            and pd.api.types.is_numeric_dtype(work[c])]
     ev = evaluate(work[num], res.data[num], sensitive=sens or None, floors=opts.get("floors"))
     roles = release_roles(original.columns, opts, recipe.drop, recipe.keep)
-    book = release.codebook(original, labels or {})
+    kept = release_analyses(work, res.data, sens, exclude, opts)
+    book = release_codebook(release, original, labels, kept)
     return build_report(kind, data_name, original.shape, roles, method_info(res.method).label, dict(opts), ev, None, res.dependencies,
                         res.notes, res.risk, res.plausibility, res.unsafe_reason, regressions=regressions,
-                        codebook=book, analyses=release_analyses(work, res.data, sens, exclude, opts),
+                        codebook=book, analyses=kept,
                         keys=release_keys(work, res.data, opts),
                         warnings=[w for w in [mean_shift_warning(work, res.data, num)] if w])

@@ -108,8 +108,9 @@ IDEAS = [
     ("seed", "", "The number that fixes the random draws: with it, the recipe and the original, a release is "
                  "rebuilt byte for byte. The one secret of a release: never publish it."),
     ("recipe", "", "The method, its settings and the seed as a file: it rebuilds the release exactly. Internal."),
-    ("codebook", "", "Per variable: its role, the method, what is kept exactly and what in expectation, and its "
-                     "residual risk. Safe to publish beside the release."),
+    ("codebook", "", "Per variable: its role, the method, what is kept exactly and what in expectation, its "
+                     "residual risk and, for each protected variable, what analysts keep (each analysis of the "
+                     "battery with its figure, kept or MISSED, and its target). Safe to publish beside the release."),
     ("runs", "repetitions", "The same configuration protected with different seeds: how much one release may "
                             "differ from another, and how often the floors hold."),
 ]

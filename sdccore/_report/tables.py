@@ -155,7 +155,8 @@ def codebook_table(book: pd.DataFrame) -> pd.DataFrame:
                              "close_own": "own record (beyond prior)", "close_linked": "linked record (beyond prior)",
                              "prior": "known beforehand (prior)", "beyond_prior": "found more by the release",
                              "intruder": "best intruder", "intruders_tried": "intruders tried",
-                             "meets_floors": "meets floors", "mean_change_sd": "mean moved by bounds/rounding (sd)"})
+                             "meets_floors": "meets floors", "mean_change_sd": "mean moved by bounds/rounding (sd)",
+                             "analyses_kept": "what analysts keep", "analyses_missed": "analyses missed"})
 
 
 def history_table(entries: list) -> pd.DataFrame:

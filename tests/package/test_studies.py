@@ -80,6 +80,7 @@ def test_useful_safe_smallest_case():
     # what analysts keep (issue 39): IPSO's OLS exact, its median regression and distribution not
     assert t.loc["IPSO", "an_ols"] == pytest.approx(1.0, abs=1e-6)
     assert t.loc["IPSO", "an_median"] < 0.7 and t.loc["IPSO", "an_ks"] > 0.1
+    assert t.loc["IPSO", "an_loglevel"] < 0.8 and np.isfinite(t.loc["IPSO", "an_quantiles"])
     assert t.loc["IPSO", "analyses_met"] == 0.0
     assert t.loc["Rank swap", "an_ks"] == 0.0  # rank swapping releases the original values
 

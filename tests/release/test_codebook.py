@@ -130,3 +130,28 @@ def test_cli_codebook(tmp_path):
     assert code == 2 and "same file" in err
     code, _, err = _cli(["protect", str(tmp_path / "t.csv"), "--out", str(tmp_path / "y.csv"), "--codebook", "-"])
     assert code == 2 and "--codebook - is not supported" in err
+
+
+def test_the_codebook_says_what_analysts_keep_per_variable():
+    """With what analysts keep (``sdccore.report.release_codebook``): each checked variable's
+    analyses with a target, figure and verdict, and those it misses; the figures are the
+    battery's own (analyst_checks on the release, a second computation); an unchecked
+    (public) variable gets none.  IPSO of Tarragona SALES keeps the OLS, not the median
+    regression."""
+    d = sdccore.load_dataset("tarragona")
+    rel = sdccore.make_release(d, sdccore.Recipe({"method": "ipso", "sensitive": ["SALES"], "seed": 12345},
+                                                 shuffle=False))
+    book = sdccore.report.release_codebook(rel, d)
+    kept, missed = book.loc["SALES", "analyses_kept"], book.loc["SALES", "analyses_missed"]
+    battery = sdccore.analyst_checks(d, rel.data, sensitive=["SALES"]).table.set_index("analysis")
+    ols = battery.loc["ols", "kept"]
+    assert f"OLS regression {ols:.3f} (kept, target >= 0.9)" in kept
+    assert f"median regression {battery.loc['median', 'kept']:.3f} (MISSED, target >= 0.7)" in kept
+    assert "median regression" in missed and "OLS regression" not in missed
+    assert set(missed.split(", ")) == {sdccore._measures.battery.LABELS[a] for a in battery.index
+                                       if battery.loc[a, "ok"] is False}
+    assert "Spearman" not in kept  # reported without a target: not a verdict
+    assert book.loc["LABOR.COSTS", "analyses_kept"] == "" and book.loc["LABOR.COSTS", "analyses_missed"] == ""
+    assert "analyses_kept" not in rel.codebook(d).columns  # without the battery, as before
+    table = sdccore.report.codebook_table(book)
+    assert table.loc["SALES", "what analysts keep"] == kept
