@@ -44,8 +44,34 @@ __all__ = []
 _SCALES = ((lambda v: v, lambda v: v), (slog, slog_inverse))
 
 
+# what the intruders of one context share (the release's rows, the least-squares fits, the
+# candidate models' scores), kept while the context lives: the residual, shrinkage,
+# release-fit and correction intruders fit the same regressions on the same release in turn
+# (general FA of 200,000 x 30: 90 fits of which 60 were repeats, 9 of 29 CPU-s)
+_MEMO = {}
+_MEMO_LOCK = threading.Lock()
+
+
+def _memo(ctx):
+    key = id(ctx)
+    with _MEMO_LOCK:
+        m = _MEMO.get(key)
+        if m is None:
+            m = _MEMO[key] = {}
+            weakref.finalize(ctx, _MEMO.pop, key, None)
+    return m
+
+
 def _released(ctx):
-    """(released target over the records whose cell is released, their released known values)."""
+    """(released target over the records whose cell is released, their released known values);
+    shared by the context's intruders (not to be changed in place)."""
+    m = _memo(ctx)
+    if "released" not in m:
+        m["released"] = _released_rows(ctx)
+    return m["released"]
+
+
+def _released_rows(ctx):
     y = ctx.released[:, ctx.target]
     Yk = ctx.released[:, list(ctx.known)]
     use = np.isfinite(y) & np.isfinite(Yk).all(axis=1)
@@ -61,18 +87,34 @@ def _ols(A, t):
     return np.linalg.lstsq(D, t, rcond=None)[0]
 
 
+def _release_ols(ctx, scale, cols):
+    """``_ols`` of the released target on its released known columns ``cols``, on scale
+    ``scale`` (0 raw, 1 signed log), once per context."""
+    m = _memo(ctx)
+    key = ("ols", scale, tuple(int(c) for c in cols))
+    if key not in m:
+        y, Yk = _released(ctx)
+        f = _SCALES[scale][0]
+        with np.errstate(all="ignore"):
+            m[key] = _ols(f(Yk[:, cols]), f(y))
+    return m[key]
+
+
+def _related(ctx, most):
+    """``related_columns`` of the released known columns to the released target, once per context."""
+    m = _memo(ctx)
+    if ("related", most) not in m:
+        y, Yk = _released(ctx)
+        m[("related", most)] = related_columns(Yk, y, most)
+    return m[("related", most)]
+
+
 def _apply(b, A):
     return b[0] + A @ b[1:]
 
 
 def _can(ctx):
     return bool(ctx.known) and len(ctx.rows) > 2
-
-
-# per thread (the dashboard's sessions protect in threads of one process): a weak reference to
-# the context last scored and its scores by candidate (the residual and release-fit intruders
-# ask for the same fits in turn); weak, so that no release is kept alive after its battery
-_LAST = threading.local()
 
 
 def _validated(ctx, candidates):
@@ -82,10 +124,7 @@ def _validated(ctx, candidates):
     scale, not the best of several chosen band by band with the truth (that would count
     chance hits).  The scores of the context last asked for are kept: the residual and the
     release-fit intruders ask for the same least-squares fits of one context in turn."""
-    ref = getattr(_LAST, "ctx", None)
-    if ref is None or ref() is not ctx:
-        _LAST.ctx, _LAST.scores = weakref.ref(ctx), {}
-    scores = _LAST.scores
+    scores = _memo(ctx).setdefault("scores", {})
     for c in candidates:
         if c not in scores:
             scores[c] = _score(ctx, c)
@@ -127,7 +166,7 @@ def _residual_inputs(ctx):
     pred = attacks.best_prior(ctx)
     if pred is None:
         return None
-    return y, Yk, pred, related_columns(Yk, y, MAX_KNOWN)
+    return y, Yk, pred, _related(ctx, MAX_KNOWN)
 
 
 def residual(ctx):
@@ -139,9 +178,10 @@ def residual(ctx):
     y, Yk, pred, cols = got
     K = ctx.known_values[:, cols]
     out = []
-    f, finv = _SCALES[_validated(ctx, (0, 1))]  # the scale whose fit predicts the release best
+    scale = _validated(ctx, (0, 1))  # the scale whose fit predicts the release best
+    f, finv = _SCALES[scale]
+    b = _release_ols(ctx, scale, cols)
     with np.errstate(all="ignore"):
-        b = _ols(f(Yk[:, cols]), f(y))
         res = np.sort(f(y) - _apply(b, f(Yk[:, cols])))
         fit = _apply(b, f(K))
         want = f(pred) - fit
@@ -166,8 +206,8 @@ def residual_by_size(ctx):
     if got is None:
         return None
     y, Yk, pred, cols = got
+    b = _release_ols(ctx, 0, cols)
     with np.errstate(all="ignore"):
-        b = _ols(Yk[:, cols], y)
         res = y - _apply(b, Yk[:, cols])
         fit = _apply(b, ctx.known_values[:, cols])
         handed = assignment(fit, res)
@@ -201,9 +241,9 @@ def shrinkage(ctx):
     n = len(y)
     if n < 10 or y.std() == 0:
         return None
-    cols = related_columns(Yk, y, MAX_KNOWN)
+    cols = _related(ctx, MAX_KNOWN)
+    b = _release_ols(ctx, 0, cols)
     with np.errstate(all="ignore"):
-        b = _ols(Yk[:, cols], y)
         fit = _apply(b, Yk[:, cols])
         res = y - fit
         top = np.argsort(y, kind="stable")[-max(5, int(np.ceil(0.01 * n))):]
@@ -300,11 +340,11 @@ def _release_model(ctx, y, Yk):
     """The guess of the model fitted on the release that predicts the release best."""
     K = ctx.known_values
     pick = _validated(ctx, (0, 1, "knn"))  # the model that predicts the release best, without the truth
-    cols = related_columns(Yk, y, MAX_KNOWN)
+    cols = _related(ctx, MAX_KNOWN)
     with np.errstate(all="ignore"):
         if pick < 2:
             f, finv = _SCALES[pick]
-            b = _ols(f(Yk[:, cols]), f(y))
+            b = _release_ols(ctx, pick, cols)
             est = finv(_apply(b, f(K[:, cols])))
             return np.where(np.isfinite(est), est, np.nan)
         near = related_columns(Yk, y, KNN_VARIABLES)
@@ -329,8 +369,8 @@ def correction(ctx):
     y, Yk = _released(ctx)
     if len(y) < 3 or y.std() == 0:
         return None
-    cols = related_columns(Yk, y, MAX_KNOWN)
-    b = _ols(Yk[:, cols], y)
+    cols = _related(ctx, MAX_KNOWN)
+    b = _release_ols(ctx, 0, cols)
     K = ctx.known_values[:, cols]
     known = np.asarray(ctx.known)[cols]
     out = []

@@ -4,6 +4,7 @@ computed here by hand, one where it must win and one where it must not."""
 import itertools
 
 import numpy as np
+import pandas as pd
 import pytest
 
 from sdccore._risk import construction
@@ -435,3 +436,38 @@ def test_shrinkage_gets_nothing_where_the_largest_are_not_shrunk():
     I = prof.intruders.set_index(["band", "intruder"])
     assert I.loc[("top 1 %", "shrinkage"), "beyond_prior"] <= 0.2
     assert I.loc[("all", "shrinkage"), "beyond_prior"] < 0.1
+
+
+def test_one_contexts_intruders_share_their_fits_and_free_them_with_it(monkeypatch):
+    """The residual, shrinkage, release-fit and correction intruders of one checked variable
+    fit the same regressions on the same release: each (scale, columns) is fitted once per
+    context (general FA of 6 variables: 6 fits, where each intruder fitting its own made 17),
+    the risk profile is the same as with a fresh fit for every call, and nothing is kept once
+    the contexts are gone."""
+    import gc
+
+    import sdccore
+
+    g = np.random.default_rng(3)
+    M = np.eye(6) + 0.3 * g.standard_normal((6, 6))  # related, none a near-duplicate of another
+    X = pd.DataFrame(np.exp(0.5 * g.standard_normal((1500, 6)) @ M), columns=list("abcdef"))
+    calls = []
+    fresh = construction._ols
+
+    def counted(A, t):
+        calls.append(A.shape)
+        return fresh(A, t)
+
+    monkeypatch.setattr(construction, "_ols", counted)
+    shared = sdccore.protect(X, "fa", rng=1, allow_unsafe="test").risk
+    assert {"residual", "release_fit", "correction"} <= set(shared.intruders.intruder)
+    n_shared = len(calls)
+    assert 0 < n_shared <= 2 * 6
+    monkeypatch.setattr(construction, "_memo", lambda ctx: {})  # no sharing: every intruder fits its own
+    calls.clear()
+    alone = sdccore.protect(X, "fa", rng=1, allow_unsafe="test").risk
+    assert len(calls) >= n_shared + 6  # (17 against 6 here)
+    pd.testing.assert_frame_equal(shared.variables, alone.variables)
+    pd.testing.assert_frame_equal(shared.intruders, alone.intruders)
+    gc.collect()
+    assert construction._MEMO == {}
