@@ -24,7 +24,8 @@ variable in selective protection; each variable the release changed in general p
 * ``quantiles`` the same at the 0.1 and 0.9 quantiles (the worse of the two), where at least
   5 records per coefficient lie beyond each (Tarragona's 834 records and 13 coefficients:
   83 >= 65), target >= .7.  Files of more than 10,000 records: the quantile regressions on
-  10,000 of them (a seeded sample, the same records in both files; said in the note);
+  10,000 of their rows (a seeded sample of row numbers, the same rows in both files, each
+  fit on those of them with a value; said in the note);
 * ``domain_means``  the largest relative error of y's mean within a domain (each level of
   each domain column with at least 5 records: the set-apart or strata columns, a panel's
   time index), target <= 10 %;
@@ -218,15 +219,15 @@ def _fit(kind, y, X, w):
     import statsmodels.api as sm
 
     ok = np.isfinite(y) & np.isfinite(X).all(axis=1) & (np.isfinite(w) if w is not None else True)
+    if kind != "ols" and len(y) > QR_RECORDS:  # a seeded sample of the rows: the same records of both files
+        pick = np.zeros(len(y), dtype=bool)
+        pick[np.random.default_rng(0).choice(len(y), QR_RECORDS, replace=False)] = True
+        ok &= pick
     y, X = y[ok], X[ok]
     if len(y) <= X.shape[1] + 1:
         return None
     if kind != "ols":  # a quantile (0.5 for "median"): exact, with quantreg's "nid" intervals (quantreg.py)
-        w = None if w is None else w[ok]
-        if len(y) > QR_RECORDS:  # the same records of both files (rows aligned): a seeded sample
-            pick = np.sort(np.random.default_rng(0).choice(len(y), QR_RECORDS, replace=False))
-            y, X, w = y[pick], X[pick], None if w is None else w[pick]
-        return quantreg.fit(y, X, 0.5 if kind == "median" else float(kind), LEVEL, w)
+        return quantreg.fit(y, X, 0.5 if kind == "median" else float(kind), LEVEL, None if w is None else w[ok])
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         if w is not None:  # sampling weights: sandwich standard errors, as survey analysts use
@@ -412,7 +413,8 @@ def _variable(original, released, y, num, doms, scale, w):
     out["loglog"] = _loglog(original, released, y, preds, doms, scale, keep, w)
     out["loglevel"] = _loglevel(y, yo, yr, Xo, Xr, w)
     ov, r2o, r2r, note, forced = _slopes_overlap("median", yo, Xo, yr, Xr, w)
-    sample = f"; on {QR_RECORDS:,} of the records (the same in both files)" if np.isfinite(yo).sum() > QR_RECORDS else ""
+    sample = (f"; on a sample of {QR_RECORDS:,} records (the same rows in both files)" if len(yo) > QR_RECORDS
+              else "")
     out["median"] = (r2o, r2r, ov, "pseudo R squared original / released; " + note + sample, forced)
     out["quantiles"] = _tails(yo, yr, Xo, Xr, w, sample)
     out["domain_means"] = _domain_means(original, yo, yr, doms, scale, w)
@@ -446,7 +448,7 @@ def _loglevel(y, yo, yr, Xo, Xr, w):
 def _tails(yo, yr, Xo, Xr, w, sample):
     """The 0.1 and 0.9 quantile regressions (the worse overlap), where at least TAIL_RECORDS
     records per coefficient lie beyond each quantile; as ``_variable``'s tuple."""
-    n = min(int(np.isfinite(yo).sum()), QR_RECORDS)
+    n = int(np.isfinite(yo).sum()) if len(yo) <= QR_RECORDS else QR_RECORDS
     need = TAIL_RECORDS * Xo.shape[1]
     if n * min(TAILS[0], 1 - TAILS[1]) < need:
         return (np.nan, np.nan, np.nan, f"does not apply: too few records for the tails ({need / TAILS[0]:,.0f} "

@@ -395,7 +395,23 @@ def test_quantile_regressions_of_a_large_file_use_the_same_sample_of_both():
     o, _ = _spread_grows(n=12_000)
     t = sdccore.analyst_checks(o, o.copy(), sensitive=["y"]).table.set_index("analysis")
     assert t.loc["median", "kept"] == pytest.approx(1.0) and t.loc["quantiles", "kept"] == pytest.approx(1.0)
-    assert "on 10,000 of the records (the same in both files)" in t.loc["median", "note"]
+    assert "on a sample of 10,000 records (the same rows in both files)" in t.loc["median", "note"]
+    # a release with blank cells: the sample is drawn on the rows (the seeded 10,000 of 12,000),
+    # then the records with a value are kept, so the released fit is on the sampled rows it
+    # has a value for (a second computation of that rule)
+    from sdccore._measures import battery, quantreg
+
+    r = o.copy()
+    r.loc[::7, "y"] = np.nan
+    X = np.column_stack([np.ones(len(o)), o.x])
+    rows = np.zeros(len(o), dtype=bool)
+    rows[np.random.default_rng(0).choice(len(o), 10_000, replace=False)] = True
+    rows &= r.y.notna().to_numpy()
+    got = battery._fit("median", r.y.to_numpy(), X, None)
+    want = quantreg.fit(r.y.to_numpy()[rows], X[rows], 0.5)
+    assert np.array_equal(got[0], want[0]) and np.array_equal(got[1], want[1])
+    t = sdccore.analyst_checks(o, r, sensitive=["y"]).table.set_index("analysis")
+    assert t.loc["median", "kept"] > 0.95 and t.loc["quantiles", "kept"] > 0.7
 
 
 def test_log_level_regression_sees_what_the_raw_ols_keeps():
