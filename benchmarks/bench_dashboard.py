@@ -92,10 +92,18 @@ def _on_data_set(page, name, timeout=60000):
 METHOD_LABELS = ("FA", "PCA", "M-AGG", "Rank swap", "PCA-R", "IPSO", "Shuffle", "FA-cond")
 
 
-def _chosen_methods(page):
-    """How many methods the Run page's selection holds (its chips, one label a line)."""
-    lines = {s.strip() for s in page.locator(".st-key-run_methods").inner_text().split("\n")}
-    return sum(label in lines for label in METHOD_LABELS)
+def _chosen_methods(page, wait_ms=30000):
+    """How many methods the Run page's selection holds (its chips, one label a line), once it
+    shows any (within ``wait_ms``: on a loaded CI machine the line printed "(0)" when the
+    selection was read before the page had drawn it)."""
+    for _ in range(wait_ms // 250):
+        box = page.locator(".st-key-run_methods")
+        lines = {s.strip() for s in box.inner_text().split("\n")} if box.count() else set()
+        n = sum(label in lines for label in METHOD_LABELS)
+        if n:
+            return n
+        page.wait_for_timeout(250)
+    return 0
 
 
 def _gone(page, text, timeout=600000):
