@@ -227,7 +227,7 @@ def _fit(kind, y, X, w):
     if len(y) <= X.shape[1] + 1:
         return None
     if kind != "ols":  # a quantile (0.5 for "median"): exact, with quantreg's "nid" intervals (quantreg.py)
-        return quantreg.fit(y, X, 0.5 if kind == "median" else float(kind), LEVEL, None if w is None else w[ok])
+        return quantreg.fit(y, X, 0.5 if kind == "median" else kind, LEVEL, None if w is None else w[ok])
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         if w is not None:  # sampling weights: sandwich standard errors, as survey analysts use
@@ -453,7 +453,7 @@ def _tails(yo, yr, Xo, Xr, w, sample):
     if n * min(TAILS[0], 1 - TAILS[1]) < need:
         return (np.nan, np.nan, np.nan, f"does not apply: too few records for the tails ({need / TAILS[0]:,.0f} "
                                         f"needed for {Xo.shape[1]} coefficients)", None)
-    got = {q: _slopes_overlap(str(q), yo, Xo, yr, Xr, w) for q in TAILS}
+    got = {q: _slopes_overlap(q, yo, Xo, yr, Xr, w) for q in TAILS}
     worst = min(TAILS, key=lambda q: got[q][0] if np.isfinite(got[q][0]) else np.inf)
     ov, r2o, r2r, _, forced = got[worst]
     note = "; ".join(f"{q}: {got[q][0]:.3f}" for q in TAILS) + f"; pseudo R squared at {worst}" + sample

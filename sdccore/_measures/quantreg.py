@@ -76,8 +76,21 @@ def fit(y, X, tau=0.5, level=0.95, w=None):
     fxxinv = Ri @ Ri.T
     se = np.sqrt(np.clip(np.diag(tau * (1 - tau) * fxxinv @ (X.T @ X) @ fxxinv), 0.0, None))
     z = stats.norm.ppf(1 - (1 - level) / 2)
-    # Koenker and Machado's R1: the check loss against that of the intercept alone (weighted:
-    # the intercept column holds the weights, so that fit is the weighted quantile's)
-    null = rq(y, X[:, :1], tau)
-    r1 = 1 - check_loss(y - X @ b, tau) / check_loss(y - X[:, 0] * null[0], tau) if null is not None else np.nan
+    # Koenker and Machado's R1: the check loss against that of the intercept alone
+    null = _null_loss(y, X[:, 0], tau)
+    r1 = 1 - check_loss(y - X @ b, tau) / null if np.isfinite(null) else np.nan
     return b, b - z * se, b + z * se, float(r1)
+
+
+def _null_loss(y, x0, tau):
+    """The check loss of the intercept-only fit, ``x0`` the intercept column (1, or each
+    record's weight): the programme's minimiser is the x0-weighted tau-quantile of y / x0
+    (the first value whose cumulative weight reaches tau of the total), no programme needed."""
+    if not (x0 > 0).all():  # not an intercept column: the programme
+        null = rq(y, x0[:, None], tau)
+        return check_loss(y - x0 * null[0], tau) if null is not None else np.nan
+    v = y / x0
+    order = np.argsort(v, kind="stable")
+    cw = np.cumsum(x0[order])
+    c = v[order][min(int(np.searchsorted(cw, tau * cw[-1])), len(v) - 1)]
+    return check_loss(y - x0 * c, tau)

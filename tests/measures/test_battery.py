@@ -445,3 +445,16 @@ def test_pearson_change_and_the_wasserstein_distance_in_units():
     assert t.loc["pearson", "kept"] == pytest.approx(2.0) and t.loc["pearson", "ok"] is None
     s = sdccore.analyst_checks(o, o.assign(y=o.y + 5), sensitive=["y"]).table.set_index("analysis")
     assert s.loc["ks", "note"] == "Wasserstein distance 5 (in y's units)"
+
+
+@pytest.mark.parametrize("tau", [0.1, 0.5, 0.9])
+def test_pseudo_r2s_intercept_only_loss_is_the_programmes(tau):
+    """The intercept-only check loss behind the pseudo R squared, taken from the weighted
+    quantile, equals the one the linear programme reaches (unweighted and weighted rows)."""
+    from sdccore._measures import quantreg
+
+    y, X = _tarragona_design()
+    w = np.random.default_rng(1).uniform(0.5, 3, len(y))
+    for ys, x0 in ((y, X[:, 0]), (y * w, X[:, 0] * w)):
+        b = quantreg.rq(ys, x0[:, None], tau)
+        assert quantreg._null_loss(ys, x0, tau) == pytest.approx(quantreg.check_loss(ys - x0 * b[0], tau), rel=1e-12)
