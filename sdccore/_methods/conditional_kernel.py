@@ -45,6 +45,7 @@ from scipy import stats
 
 from .._core import decomp as dc
 from . import methods
+from .ladder import place_band
 from .residuals import _basis, _guard_top, _match, _push
 
 __all__ = []  # internal: reached through protect(method='ipso' | 'shuffle' | 'cfa')
@@ -297,8 +298,10 @@ def ipso(Xk, sens, classes, gen, floor=None, near=None, rows=(), most=0.2, sprea
         # carrying another back to the truth (with the symmetric one, EIA RESREVENUE's top 1 %
         # went from .15 to .24 beyond the prior in every run)
         if tol is not None and GUARD and (S.shape[1] == 1 or spread):
-            Es = _guard_top(fit, Es, S, Xk[:, pub], Q, rows, target, floor, near, gen, most, spread,
-                            coded=extra is not None and extra.shape[1] > 0)
+            coded = extra is not None and extra.shape[1] > 0
+            Es = _guard_top(fit, Es, S, Xk[:, pub], Q, rows, target, floor, near, gen, most, spread, coded=coded)
+            if spread == "random":  # the band on its ladder, last and exactly
+                Es = place_band(fit, Es, S, Xk[:, pub], Q, rows, target, floor, near, gen, most, coded=coded)
     out = Xk.copy()
     out[:, sens] = fit + Es
     return out

@@ -5,7 +5,8 @@ the bounds (``_push``), and IPSO's largest records protected (``_guard_top``): t
 moves every released residual that would put one of them within 1.5 tolerances of its own
 value, whichever record it is handed to (``_guard_tail``), and the spread moves their ratios
 of released to own value apart so that no single divisor takes more of them back than the
-floors allow (``_spread_top``)."""
+floors allow (``_spread_top``; by default the band is placed on a ladder last instead:
+``ladder``)."""
 
 from __future__ import annotations
 
@@ -67,10 +68,7 @@ def _guard_top(fit, Es, S, P, Q, rows, target, floor, near, gen, most, spread, c
     # complete-row sets in the basis, the release's own fit is finer)
     # (with the codes released unchanged in the basis, ``coded``, both: an intruder may fit
     # on the public variables alone or with the codes)
-    seen = [fit]
-    if len(rows) or coded:
-        Q0 = _basis(P)
-        seen = [Q0 @ (Q0.T @ S)] + ([fit] if coded else [])
+    seen = _seen_fits(fit, S, P, rows, coded)
     h = (Q ** 2).sum(axis=1)
     match = _match if S.shape[1] == 1 else _match_tri
     near = np.asarray(near)
@@ -78,7 +76,8 @@ def _guard_top(fit, Es, S, P, Q, rows, target, floor, near, gen, most, spread, c
     memo = {}  # sorts of S and of the fits an intruder computes: the same in every round
     for _ in range(GUARD_ROUNDS):
         moved = 0
-        steps = (_guard, _by_rank, _spread) if spread == "ranks" else (_guard, _spread) if spread else (_guard,)
+        steps = ((_guard, _by_rank) if spread == "random" else (_guard, _by_rank, _spread) if spread == "ranks"
+                 else (_guard, _spread) if spread else (_guard,))
         for step in steps:  # the spread has the last word
             Ep = Es.copy()  # orthogonal and of the right scale already: a move is (1 - h) of itself
             if step(fit, Es, S, seen, Ep, near, h, gen, floor, most, k, memo):
@@ -87,6 +86,14 @@ def _guard_top(fit, Es, S, P, Q, rows, target, floor, near, gen, most, spread, c
         if not moved:
             break
     return Es
+
+
+def _seen_fits(fit, S, P, rows, coded):
+    """The fits an intruder computes on the release (``_guard_top``)."""
+    if not (len(rows) or coded):
+        return [fit]
+    Q0 = _basis(P)
+    return [Q0 @ (Q0.T @ S)] + ([fit] if coded else [])
 
 
 def _guard(fit, Es, S, seen, Ep, near, h, gen, floor, most, k, memo=None):

@@ -399,6 +399,7 @@ def _protect(data, method, sensitive, rng, options):
     wname, w = check_weights(data, options.pop("weights", None), protect=True)
     if wname is not None:
         options["exclude"] = list(dict.fromkeys(list(options.get("exclude") or []) + [wname]))
+    given = dict(options)  # what a replay of the construction binds again (the replay intruder)
     method, prep, o = _bind(data, method, sensitive, options, seed=seed)
     if w is not None:
         prep = replace(prep, weights=w)
@@ -423,7 +424,8 @@ def _protect(data, method, sensitive, rng, options):
     risk = risk_profile(prep.X0, Xp, prep.numeric, prep.check, floors=o["floors"], planned_share=step.planned,
                         link_on=_link_columns(prep), structure=change_structure(prep, step.basis),
                         observed=observed, window=window(method, o) if window else None, method=method,
-                        keys=key_codes)
+                        keys=key_codes, replays=_replays(_assemble(prep.data, prep.numeric, Xp, as_int), prep, method,
+                                                         sensitive, given))
     plaus = pl.report(prep.numeric, prep.X0, Xp, {prep.numeric[j] for j in prep.log_cols}, clipped, dec, o["bounds"])
     risk = _household_floor(risk, o, key_codes, data)
     own = hook(method, "release_check")  # the method's own check of the finished release (its module)
@@ -442,6 +444,47 @@ def _protect(data, method, sensitive, rng, options):
                         f"{info.label} keeps each column's values, so its weighted means change"))
     return ProtectionResult(out, step.loadings, step.perturbed, eff, _dependency_report(prep), tuple(notes), risk,
                             plaus)
+
+
+REPLAYS = ((2_000, 3), (50_000, 2), (None, 1))  # the replay intruder's replays by the file's records (up to)
+
+
+def _replays(release, prep, method, sensitive, options):
+    """The replay intruder's means (``IntruderContext.replays``): a function that makes the
+    release again from ``release`` (the complete released frame, taken as the original) with
+    the same method and options and the intruder's own seeds, once, and returns the replayed
+    files (records x numeric columns, in the release's column order); an empty list where the
+    construction refuses the release."""
+    made = []
+
+    def run():
+        if not made:
+            made.append(_replay_all(release, prep, method, sensitive, options))
+        return made[0]
+    return run
+
+
+def _replay_all(release, prep, method, sensitive, options):
+    import warnings
+
+    info = method_info(method)
+    out = []
+    for s in range(next(r for most, r in REPLAYS if most is None or len(release) <= most)):
+        try:
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore")
+                m, p, o = _bind(release, method, sensitive, dict(options), seed=s)
+                if prep.weights is not None:
+                    p = replace(p, weights=prep.weights)
+                step = _perturb(p, _plan(p, m, o) if info.decomposes else None, m, o,
+                                np.random.default_rng([2 ** 31 - 1, s]))  # the intruder's seeds, not the release's
+                Xs = _finish(p, step.X, len(p.keep) == p.X.shape[1], o, not info.keeps_values)[0]
+        except (ValueError, TypeError, np.linalg.LinAlgError):
+            return []
+        if list(p.numeric) != list(prep.numeric):
+            return []
+        out.append(Xs)
+    return out
 
 
 def _perturb(prep, plan, method, o, gen):

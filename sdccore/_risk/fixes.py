@@ -42,8 +42,12 @@ def _fix(floor, method=None):
         "identity": "protect the columns of the identity together: mark them sensitive too, so that the identity "
                     "no longer solves for it from released values",
         "shrinkage": "the largest records' released values fall short of their own by a ratio (or an amount) the "
-                     "release itself shows; keep IPSO's largest records spread (top_band='ranks', the default, "
-                     "or 'spread'), try another seed, or use a method that redraws the largest values themselves",
+                     "release itself shows; keep IPSO's largest records spread (top_band='random', the default, "
+                     "'ranks' or 'spread'), try another seed, or use a method that redraws the largest values "
+                     "themselves",
+        "replay": "the method made again on the release shows how it moves a record of that size, and undoing "
+                  "that move lands near the record's own value; perturb more strongly (more noise, a larger "
+                  "group size k, more factors), try another seed, or use a method that changes the values themselves",
     }[floor]
 
 
@@ -113,6 +117,8 @@ def _intruder_words(what, selective, identity, names, method=None):
                                                        "sensitive" if selective else "")
     if what == "shrinkage":
         return _fix(what) + _other_methods(method, "residual")
+    if what == "replay":
+        return _fix(what) + _other_methods(method, what)
     if what == "correction":
         return _fix("reconstruction")
     if what == "reconstruction":

@@ -73,6 +73,11 @@ class IntruderContext:
         With key variables (survey files): every record's key values as integer codes (records
         x keys, -1 missing), as the intruder reads them in the original (after the published
         recodings) and as released (a suppressed value is -1: it matches every value).
+    replays : callable or None
+        ``replays()`` -> a list of full files (all records x columns): the release made again
+        by the same method and settings from the release itself, taken as the original, with
+        the intruder's own seeds (the protection pipeline's; None where the method is not
+        known).  An intruder learns there how the construction moves a record's values.
     whole_original, scaled, structure, key : internal
         The built-in intruders' means: the whole original file, the linked records on the
         protection scale, the span of the perturbed factors (FA, PCA) and the priors' cache
@@ -98,6 +103,7 @@ class IntruderContext:
     scaled: Any = field(default=None, repr=False)           # the linked records on the protection scale
     structure: Any = field(default=None, repr=False)        # the perturbed factors' span (FA, PCA)
     key: Any = field(default=None, repr=False)              # the priors' cache key
+    replays: Any = field(default=None, repr=False)          # the method made again on the release (``replay``)
 
     @property
     def known_values(self):
@@ -258,6 +264,12 @@ REGISTRY = {i.name: i for i in (
                  knows="the other variables' original values; the release's regression between the variables",
                  fix=_FIX, selective=False, held_in_general=False, short="own + correction",
                  absent="selective protection (the known variables are released unchanged)"),
+    IntruderInfo("replay", "the replay intruder (makes the release again from the release itself with the "
+                 "published method and settings, and learns there how a record's released value relates to its "
+                 "own, per size band)", "sdccore._risk.replay:replay",
+                 knows="the method and every published setting (only the seed is secret), the known variables and "
+                 "the record's released row", fix=_FIX, short="replayed", held_in_general=False,
+                 absent="a release whose construction is not known (evaluate) or cannot be made again"),
     # survey files (issue 40): the keys released unperturbed narrow the search
     IntruderInfo("key_match", "the key-matching intruder (keeps the released records whose key variables agree "
                  "with the target's, a blank agreeing with every value, and links on what it knows among them)",
@@ -286,7 +298,7 @@ def intruders(*, selective=None, method=None) -> tuple:
     --------
     >>> import sdccore
     >>> sdccore.intruders(selective=True)
-    ('own', 'linked', 'reconstruction', 'assignment', 'identity', 'residual', 'residual_size', 'shrinkage', 'release_fit', 'key_match')
+    ('own', 'linked', 'reconstruction', 'assignment', 'identity', 'residual', 'residual_size', 'shrinkage', 'release_fit', 'replay', 'key_match')
     """
     if selective is None:
         return tuple(i.name for i in REGISTRY.values() if method is None or i.methods is None or method in i.methods)

@@ -44,7 +44,7 @@ import numpy as np
 import pandas as pd
 
 from .._core.streams import dask_sequence
-from .._methods.codes import MAX_LEVELS  # the in-memory rule's limit, so both see the same columns
+from .._methods import CODE_MAX_LEVELS as MAX_LEVELS  # the in-memory rule's limit, so both see the same columns
 
 __all__ = []
 

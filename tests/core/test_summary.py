@@ -25,7 +25,8 @@ def test_the_results_summaries_keep_their_words_and_nest():
     # the same lines as before the Summary (the risk profile's lines indented under the result)
     assert s.splitlines()[:3] == [repr(res), "  " + repr(res.risk),
                                   f"    SALES: {res.risk.variables.loc['SALES', 'beyond_prior']:.1%} beyond the prior "
-                                  f"({res.risk.variables.loc['SALES', 'intruder']}), meets the floors"]
+                                  f"({sdccore.intruder_info(res.risk.variables.loc['SALES', 'intruder']).heading}), "
+                                  f"meets the floors"]
     assert "<ul><li>" + repr(res.risk).replace("'", "&#x27;") in s.as_html()
     ev = sdccore.evaluate(df, res.data, sensitive=["SALES"])
     assert ev.summary().splitlines()[1] == f"  dbrl: {ev.scores.dbrl:.4f}"

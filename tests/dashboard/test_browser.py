@@ -463,7 +463,7 @@ def test_the_report_is_small_and_its_charts_draw_offline(browser, tmp_path):
     from ui import report
 
     d = sdccore.load_dataset("tarragona")
-    r = sdccore.protect(d, "ipso", sensitive=["SALES"], rng=1)
+    r = sdccore.protect(d, "ipso", sensitive=["SALES"], rng=2)
     ev = sdccore.evaluate(d, r.data, sensitive=["SALES"])
     c = sdccore.compare(d, {"IPSO": {"method": "ipso"}, "Rank swap": {"method": "rankswap"}}, sensitive=["SALES"],
                         reps=2, rng=1)

@@ -12,7 +12,7 @@ import pytest
 
 import sdccore
 from conftest import older_recipe
-from sdccore._methods import codes
+from sdccore._methods import conditional as codes
 
 
 def _survey(n=300, seed=0):

@@ -54,13 +54,14 @@ def tarragona():
 
 def test_a_registered_intruder_is_measured_by_protect(registered, tarragona):
     registered(MEDIAN)
-    # a constant guess at the median gets 48.2 % of the middle size band, nearly all of which
-    # the prior's own percentiles explain (since issue 38; 2 points apart since the median of
-    # IPSO's guarded release fell between two 5 points apart and got 15.7 % beyond them)
+    # a constant guess at the median gets about half of the middle size band, nearly all of
+    # which the prior's own percentiles explain (since issue 38; 2 points apart since the median
+    # of IPSO's guarded release fell between two 5 points apart and got 15.7 % beyond them):
+    # 6.0 % of a band beyond them at most here, the records between two percentiles
     res = sdccore.protect(tarragona, "ipso", sensitive=["SALES"], rng=2, allow_unsafe="test of a toy intruder")
     assert not any("the median intruder" in v for v in res.risk.violations)
     t = res.risk.intruders
-    assert t[t.intruder == "median"].beyond_prior.max() < 0.05
+    assert t[t.intruder == "median"].beyond_prior.max() < 0.1
     row = t[(t.intruder == "median") & (t.band == "all") & (t.variable == "SALES")]
     assert len(row) == 1 and bool(row.held.iloc[0])
     # the share it gets, computed here from its guess: |median - x| <= tol |x| on the linked
@@ -216,9 +217,9 @@ def test_the_readme_plugin_example_runs_and_says_what_it_finds(tarragona):
         exec(compile(code, "docs/library.md", "exec"), ns)
         res = sdccore.protect(tarragona, "ipso", sensitive=["SALES"], rng=1, allow_unsafe="a toy")
         assert not any("median intruder" in v for v in res.risk.violations)
-        band = res.risk.intruders.query("intruder == 'median' and variable == 'SALES' and band == '6'").iloc[0]
-        assert f"{band.with_release:.1%}" == "12.0%" and f"{band.beyond_prior:.1%}" == "4.8%"
-        assert "12.0 % of Tarragona's SALES size band 6 within 5 %, but 4.8 % beyond the prior" in " ".join(section.split())
+        band = res.risk.intruders.query("intruder == 'median' and variable == 'SALES' and band == '5'").iloc[0]
+        assert f"{band.with_release:.1%}" == "47.0%" and f"{band.beyond_prior:.1%}" == "9.6%"
+        assert "47.0 % of Tarragona's SALES size band 5 within 5 %, but 9.6 % beyond the prior" in " ".join(section.split())
     finally:
         if "median" in registry.REGISTRY:
             sdccore.unregister_intruder("median")

@@ -156,10 +156,12 @@ def test_ipso_in_blocks_on_a_cluster(tmp_path, monkeypatch):
         out, out2 = (r.data.compute().reset_index(drop=True) for r in (rel, again))
     assert out.turnover.equals(out2.turnover) and not out.turnover.equals(d.turnover)
     assert out.id.astype(object).tolist() == d.id.tolist() and out.capital.equals(d.capital)
+    # exact but for the rounding of the released turnover to the original's 2 decimals (each
+    # value moved by at most 0.005: the intercept of 26,907 by 1.7e-9 of itself at this seed)
     np.testing.assert_allclose(ols(out, "turnover", ["employees", "capital"]),
-                               ols(d, "turnover", ["employees", "capital"]), rtol=1e-9)
+                               ols(d, "turnover", ["employees", "capital"]), rtol=1e-8)
     np.testing.assert_allclose(out.groupby("region").turnover.mean(), d.groupby("region").turnover.mean(),
-                               rtol=1e-9)
+                               rtol=1e-8)
     assert rel.risk.ok and any("IPSO in 3 random blocks" in t for t in rel.notes)
     assert any("on the codes region" in t for t in rel.notes)
 
