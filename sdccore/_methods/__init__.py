@@ -121,7 +121,7 @@ REGISTRY = {m.name: m for m in (
 BUILT_IN = tuple(REGISTRY)  # the methods this package defines (every process knows them without a register call)
 # the most levels a column released unchanged may have to join the conditional methods' basis as
 # a code (``conditional.indicators``); here, so that the Dask engine's blocks read the same rule
-# without loading the methods' kernels on a worker (numba's compiled kernels: 92 MiB more)
+# without loading the methods' kernels on a worker (numba's compiled kernels: 94 MiB more)
 CODE_MAX_LEVELS = 50
 _CAPABILITIES = tuple(f for f in MethodInfo.__dataclass_fields__ if f not in ("name", "label", "steps", "stronger"))
 

@@ -290,23 +290,37 @@ def _ladder(memo, key, Sj, top, k, gen, g, s, f, t, QT=None):
     order = np.argsort([keys[i] for i in top.tolist()], kind="stable")
     L = np.empty(len(top))
     L[order] = g * rungs[:len(top)] - g * rungs[:len(top)].mean()
-    c = _least_energy_centre(L, s, f, QT) + CENTRE_SHIFT * g * shift
+    c = _least_energy_centre(L, s, f, _energy_matrix(memo, key[1], QT)) + CENTRE_SHIFT * g * shift
     return _off_own(L + c, t, g * beyond)
 
 
-def _least_energy_centre(L, s, f, QT=None):
+def _energy_matrix(memo, j, QT):
+    """M = I + Q_T (I - Q_T'Q_T)^-1 Q_T' of column ``j``'s band (``_least_energy_centre``), once a
+    run (the same for every attempt); None without the basis or where it is singular."""
+    if QT is None:
+        return None
+    key = ("M", j)
+    if memo is not None and key in memo:
+        return memo[key]
+    try:
+        M = np.eye(len(QT)) + QT @ np.linalg.solve(np.eye(QT.shape[1]) - QT.T @ QT, QT.T)
+    except np.linalg.LinAlgError:
+        M = None
+    if memo is not None:
+        memo[key] = M
+    return M
+
+
+def _least_energy_centre(L, s, f, M=None):
     """The shift c of the log-ratios L that minimises the energy the band's residuals
     R = s exp(L + c) - f take from E'E: R'MR, M = I + Q_T (I - Q_T'Q_T)^-1 Q_T' (R'R and the
     A'A of the other records' change that keeps the residuals orthogonal to [1, P], which
     shifts every record: its intercept part moves the whole bulk, the marginal KS of
-    Tarragona SALES .26 with R'R alone); with a = s exp(L), exp(c) = a'Mf / a'Ma."""
+    Tarragona SALES .26 with R'R alone; ``_energy_matrix``; None: R'R); with a = s exp(L),
+    exp(c) = a'Mf / a'Ma."""
     a = s * np.exp(L)
-    M = np.eye(len(a))
-    if QT is not None:
-        try:
-            M = M + QT @ np.linalg.solve(np.eye(QT.shape[1]) - QT.T @ QT, QT.T)
-        except np.linalg.LinAlgError:
-            pass
+    if M is None:
+        M = np.eye(len(a))
     num = float(a @ M @ f)
     den = float(a @ M @ a)
     return float(np.log(num / den)) if num > 0 and den > 0 else 0.0
