@@ -10,7 +10,7 @@ from __future__ import annotations
 import numpy as np
 
 from .residuals import GUARD_MARGIN, GUARD_SHARE, PUSH_ROUNDS, SPREAD_MARGIN, _by_rank, _match, _match_tri, _push, \
-    _seen_fits, _sorted, _sym_power
+    _ranked, _seen_fits, _sorted, _sym_power
 
 __all__ = []
 
@@ -150,23 +150,15 @@ def _by_size_hits(fit, Es, S, seen, T, RT, A, B0, C, near, k, memo):
     GUARD_MARGIN tolerances of their own value when handed out by the size of a fit an intruder
     computes (the largest to the largest fit; and their magnitudes so, with the sign of the own
     residual): the check ``_by_rank`` makes in the rounds, for the ladder's attempts."""
-    out = _placed(Es, T, RT, A, B0, C)
-    n = len(S)
     hits = 0
-    for a, sn in enumerate(seen):
-        r = fit + out - sn
-        for j in range(S.shape[1]):
-            if not near[j]:
-                continue
-            top = _sorted(memo, ("S", j), S[:, j])[-k:]
-            rank = np.empty(n, dtype=np.int64)
-            rank[_sorted(memo, ("seen", a, j), sn[:, j])] = np.arange(n)
-            srt = np.sort(r[:, j])
-            mags = np.sort(np.abs(r[:, j]))
-            need = S[top, j] - sn[top, j]
-            w = GUARD_MARGIN * near[j] * np.abs(S[top, j])
-            hits += int((np.abs(srt[rank[top]] - need) < w).sum())
-            hits += int((np.abs(np.sign(need) * mags[rank[top]] - need) < w).sum())
+    for j, sn, r, rank in _ranked(fit, _placed(Es, T, RT, A, B0, C), S, seen, near, memo):
+        top = _sorted(memo, ("S", j), S[:, j])[-k:]
+        srt = np.sort(r[:, j])
+        mags = np.sort(np.abs(r[:, j]))
+        need = S[top, j] - sn[top, j]
+        w = GUARD_MARGIN * near[j] * np.abs(S[top, j])
+        hits += int((np.abs(srt[rank[top]] - need) < w).sum())
+        hits += int((np.abs(np.sign(need) * mags[rank[top]] - need) < w).sum())
     return hits
 
 

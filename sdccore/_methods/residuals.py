@@ -110,8 +110,33 @@ def _by_rank(fit, Es, S, seen, Ep, near, h, gen, floor, most, k, memo=None):
     tolerances of its own value: the residual it is handed is moved just outside, on the
     nearer side.  ``_guard_tail`` leaves a record whose window is crowded (typical of its
     size) alone; this looks only at the one residual its rank hands it."""
-    n = len(S)
     moved = 0
+    for j, sn, r, rank in _ranked(fit, Es, S, seen, near, memo):
+        by_size = np.argsort(r[:, j], kind="stable")
+        for t in _sorted(memo, ("S", j), S[:, j])[-k:]:
+            q = by_size[rank[t]]
+            c = S[t, j] - sn[t, j]
+            w = GUARD_MARGIN * near[j] * abs(S[t, j])
+            if abs(r[q, j] - c) >= w:
+                continue
+            extra = gen.uniform(0.1, 0.5) * near[j] * abs(S[t, j])
+            lo, hi = c - w - extra, c + w + extra
+            new = lo if r[q, j] < c else hi
+            own = S[q, j] - sn[q, j]  # nor put the record that holds it near its own value
+            wq = GUARD_MARGIN * near[j] * abs(S[q, j])
+            if sn[q, j] + new < floor[j] or abs(new - own) < wq:
+                new = hi if new == lo else lo
+                if sn[q, j] + new < floor[j] or abs(new - own) < wq:
+                    continue
+            Ep[q, j] += (new - r[q, j]) / max(1.0 - h[q], 0.1)
+            moved += 1
+    return moved
+
+
+def _ranked(fit, Es, S, seen, near, memo):
+    """For each fit ``sn`` an intruder may compute on the release and each guarded column j:
+    (j, sn, the released residuals around sn, each record's rank in the order of sn)."""
+    n = len(S)
     for a, sn in enumerate(seen):
         r = fit + Es - sn
         for j in range(S.shape[1]):
@@ -119,25 +144,7 @@ def _by_rank(fit, Es, S, seen, Ep, near, h, gen, floor, most, k, memo=None):
                 continue
             rank = np.empty(n, dtype=np.int64)
             rank[_sorted(memo, ("seen", a, j), sn[:, j])] = np.arange(n)
-            by_size = np.argsort(r[:, j], kind="stable")
-            for t in _sorted(memo, ("S", j), S[:, j])[-k:]:
-                q = by_size[rank[t]]
-                c = S[t, j] - sn[t, j]
-                w = GUARD_MARGIN * near[j] * abs(S[t, j])
-                if abs(r[q, j] - c) >= w:
-                    continue
-                extra = gen.uniform(0.1, 0.5) * near[j] * abs(S[t, j])
-                lo, hi = c - w - extra, c + w + extra
-                new = lo if r[q, j] < c else hi
-                own = S[q, j] - sn[q, j]  # nor put the record that holds it near its own value
-                wq = GUARD_MARGIN * near[j] * abs(S[q, j])
-                if sn[q, j] + new < floor[j] or abs(new - own) < wq:
-                    new = hi if new == lo else lo
-                    if sn[q, j] + new < floor[j] or abs(new - own) < wq:
-                        continue
-                Ep[q, j] += (new - r[q, j]) / max(1.0 - h[q], 0.1)
-                moved += 1
-    return moved
+            yield j, sn, r, rank
 
 
 def _spread(fit, Es, S, seen, Ep, near, h, gen, floor, most, k, memo=None):
