@@ -72,7 +72,7 @@ def _place_ladder(fit, Es, S, seen, Q, target, floor, near, most, gen, k, memo=N
     for attempt in range(LADDER_TRIES):
         RT = _band_residuals(fit, Es, S, Q, near, most, gen, k, memo, attempt, T)
         C = target - RT.T @ RT - RT.T @ K @ RT  # A'A = RT' Q_T G^-1 Q_T' RT: no pass over the records
-        if np.linalg.eigvalsh((C + C.T) / 2).min() <= 1e-9 * max(np.trace(target), 1e-300):
+        if _smallest_eigenvalue(C) <= 1e-9 * max(np.trace(target), 1e-300):
             continue
         if _mirrors(RT, S[T] - fit[T], near):
             continue
@@ -86,7 +86,7 @@ def _place_ladder(fit, Es, S, seen, Q, target, floor, near, most, gen, k, memo=N
     if best is None:
         return Es
     _, attempt, (T, RT, A, B0, C) = best
-    O = np.setdiff1d(np.arange(len(Es)), T)
+    O = np.delete(np.arange(len(Es)), T)
     fin = np.isfinite(floor)
     h = (Q ** 2).sum(axis=1)
     by_rank = 0
@@ -118,6 +118,11 @@ def _place_ladder(fit, Es, S, seen, Q, target, floor, near, most, gen, k, memo=N
 BY_RANK_ROUNDS = 8  # rounds of the by-size guard on the others after the placement
 
 LADDER_TRIES = 200
+
+
+def _smallest_eigenvalue(C):
+    """The smallest eigenvalue of the symmetric part of C (one sensitive variable: C itself)."""
+    return float(C[0, 0]) if C.shape == (1, 1) else float(np.linalg.eigvalsh((C + C.T) / 2).min())
 LADDER_CHECKED = 20  # the placeable orders checked against the by-size intruder at most
 MIRROR_COR = 0.3  # the largest |correlation| of the band's released residuals with their own
 
@@ -140,7 +145,7 @@ def _mirrors(RT, own, near):
 def _placed(Es, T, RT, A, B0, C):
     out = Es.copy()
     out[T] = RT
-    O = np.setdiff1d(np.arange(len(Es)), T)
+    O = np.delete(np.arange(len(Es)), T)
     out[O] = A + B0 @ _sym_power(B0.T @ B0, -0.5) @ _sym_power(C, 0.5)
     return out
 
@@ -178,7 +183,7 @@ def _band_frame(Es, S, Q, near, k, most, memo):
     if not T:
         return None
     T = np.array(sorted(T))
-    O = np.setdiff1d(np.arange(n), T)
+    O = np.delete(np.arange(n), T)
     QT, QO = Q[T], Q[O]
     G = QO.T @ QO
     try:
@@ -199,7 +204,6 @@ def _band_residuals(fit, Es, S, Q, near, most, gen, k, memo, attempt, T):
     """The band's residuals (records T x columns) on the ladders of ``attempt``'s random
     order; a record of T outside a column's band keeps its residual there."""
     RT = Es[T].copy()
-    pos = {r: i for i, r in enumerate(T.tolist())}
     m = max(1, int(np.floor(most * k + 1e-9)))
     for j in range(Es.shape[1]):
         if not near[j]:
@@ -209,9 +213,21 @@ def _band_residuals(fit, Es, S, Q, near, most, gen, k, memo, attempt, T):
             continue
         t = near[j]
         g = SPREAD_MARGIN * np.log((1 + t) / (1 - t)) / m
-        L = _ladder(memo, (j, attempt), S[:, j], top, k, gen, g, S[top, j], fit[top, j], t, Q[top])
-        RT[[pos[r] for r in top.tolist()], j] = S[top, j] * np.exp(L) - fit[top, j]
+        rows, QT = _column_band(memo, j, top, T, Q)
+        L = _ladder(memo, (j, attempt), S[:, j], top, k, gen, g, S[top, j], fit[top, j], t, QT)
+        RT[rows, j] = S[top, j] * np.exp(L) - fit[top, j]
     return RT
+
+
+def _column_band(memo, j, top, T, Q):
+    """(the rows of column ``j``'s band in T, Q of the band), once a run: every attempt asks."""
+    key = ("band", j, len(T))
+    if memo is None or key not in memo:
+        got = (np.searchsorted(T, top), Q[top])
+        if memo is None:
+            return got
+        memo[key] = got
+    return memo[key]
 
 
 def _placement(Es, T, RT, target, frame):
@@ -273,17 +289,31 @@ def _ladder(memo, key, Sj, top, k, gen, g, s, f, t, QT=None):
     got = memo.get(key) if memo is not None else None
     if got is None:
         band = _sorted(memo, ("S", key[1]), Sj)[-k:]
-        keys = dict(zip(band.tolist(), gen.random(len(band)).tolist()))
+        keys = gen.random(len(band))  # one per record of the band, in the band's order
         rungs = np.r_[0.0, np.cumsum(1 + LADDER_EXTRA * gen.random(len(band) - 1))]
         got = (keys, rungs - rungs.mean(), gen.uniform(0.0, 0.5, 2), gen.uniform(-1.0, 1.0))
         if memo is not None:
             memo[key] = got
     keys, rungs, beyond, shift = got
-    order = np.argsort([keys[i] for i in top.tolist()], kind="stable")
+    order = np.argsort(keys[_in_band(memo, key[1], Sj, k, top)], kind="stable")
     L = np.empty(len(top))
     L[order] = g * rungs[:len(top)] - g * rungs[:len(top)].mean()
     c = _least_energy_centre(L, s, f, _energy_matrix(memo, key[1], QT)) + CENTRE_SHIFT * g * shift
     return _off_own(L + c, t, g * beyond)
+
+
+def _in_band(memo, j, Sj, k, top):
+    """The positions of the records ``top`` in column ``j``'s band (its largest k by value, in
+    that order), once a run."""
+    key = ("in band", j, len(top))
+    if memo is None or key not in memo:
+        band = _sorted(memo, ("S", j), Sj)[-k:]
+        by_id = np.argsort(band)
+        got = by_id[np.searchsorted(band[by_id], top)]
+        if memo is None:
+            return got
+        memo[key] = got
+    return memo[key]
 
 
 def _energy_matrix(memo, j, QT):

@@ -28,6 +28,9 @@ def _basis(P):
 
 
 def _sym_power(C, power):
+    if C.shape == (1, 1):  # one sensitive variable: what the decomposition gives, without it
+        c = float(C[0, 0])
+        return np.array([[c ** power if c > 1e-12 * max(c, 1e-300) else 0.0]])
     w, V = np.linalg.eigh((C + C.T) / 2)
     w = np.clip(w, 0.0, None)
     with np.errstate(divide="ignore"):
