@@ -59,9 +59,8 @@ def _place_ladder(fit, Es, S, seen, Q, target, floor, near, most, gen, k, memo=N
     by the size of the fit (``_by_size_hits``) is placed, else the one of the first
     LADDER_CHECKED such that leaves the fewest.  The first, not the one of least energy: the
     least-energy order lined the rungs up with released / fit (rank correlation 0.62-0.70),
-    which an outside intruder read.  A
-    value the rescaling puts below the bounds is raised as ``_push`` raises it and the rest
-    placed again around the same ladder."""
+    which an outside intruder read.  A value the rescaling puts below the bounds is raised as
+    ``_push`` raises it and the rest placed again around the same ladder."""
     near = np.asarray(near)
     frame = _band_frame(Es, S, Q, near, k, most, memo)
     if frame is None:
@@ -86,14 +85,11 @@ def _place_ladder(fit, Es, S, seen, Q, target, floor, near, most, gen, k, memo=N
     if best is None:
         return Es
     _, attempt, (T, RT, A, B0, C) = best
-    O = np.delete(np.arange(len(Es)), T)
     fin = np.isfinite(floor)
     h = (Q ** 2).sum(axis=1)
     by_rank = 0
     for _ in range(PUSH_ROUNDS):  # the bounds as ``_push`` keeps them, the band left on its ladder
-        out = Es.copy()
-        out[T] = RT
-        out[O] = A + B0 @ _sym_power(B0.T @ B0, -0.5) @ _sym_power(C, 0.5)
+        out = _placed(Es, T, RT, A, B0, C)
         v = fit + out
         bad = (v < floor) & fin
         Ep = out.copy()
@@ -108,23 +104,23 @@ def _place_ladder(fit, Es, S, seen, Q, target, floor, near, most, gen, k, memo=N
             goal = np.where(fin, floor + 0.25 * np.abs(fit - np.where(fin, floor, 0.0)), v)
             Ep[bad] += (goal - v)[bad]
         RT = _band_residuals(fit, Ep, S, Q, near, most, gen, k, memo, attempt, T)
-        _, RT, A, B0, C = _placement(Ep, T, RT, target, _band_frame(Ep, S, Q, near, k, most, memo))
-        if np.linalg.eigvalsh(C).min() <= 1e-9 * max(np.trace(target), 1e-300):
+        frame = frame[:-1] + (_outside(Ep[frame[1]], frame[2], frame[3]),)  # the geometry stays: B0 anew
+        _, RT, A, B0, C = _placement(Ep, T, RT, target, frame)
+        if _smallest_eigenvalue(C) <= 1e-9 * max(np.trace(target), 1e-300):
             return Es if by_rank == 0 else out
         Es = Ep
     return out
 
 
 BY_RANK_ROUNDS = 8  # rounds of the by-size guard on the others after the placement
-
 LADDER_TRIES = 200
+LADDER_CHECKED = 20  # the placeable orders checked against the by-size intruder at most
+MIRROR_COR = 0.3  # the largest |correlation| of the band's released residuals with their own
 
 
 def _smallest_eigenvalue(C):
     """The smallest eigenvalue of the symmetric part of C (one sensitive variable: C itself)."""
     return float(C[0, 0]) if C.shape == (1, 1) else float(np.linalg.eigvalsh((C + C.T) / 2).min())
-LADDER_CHECKED = 20  # the placeable orders checked against the by-size intruder at most
-MIRROR_COR = 0.3  # the largest |correlation| of the band's released residuals with their own
 
 
 def _mirrors(RT, own, near):
@@ -188,11 +184,15 @@ def _band_frame(Es, S, Q, near, k, most, memo):
     G = QO.T @ QO
     try:
         H = np.linalg.solve(G, QT.T)
-        EO = Es[O]
-        B0 = EO - QO @ np.linalg.solve(G, QO.T @ EO)
+        B0 = _outside(Es[O], QO, G)
     except np.linalg.LinAlgError:
         return None
     return T, O, QO, G, H, QT @ H, B0
+
+
+def _outside(EO, QO, G):
+    """The other records' residuals EO less their part in the span of Q_O (G = Q_O'Q_O)."""
+    return EO - QO @ np.linalg.solve(G, QO.T @ EO)
 
 
 def _top(memo, S, j, k):

@@ -424,8 +424,7 @@ def _protect(data, method, sensitive, rng, options):
     risk = risk_profile(prep.X0, Xp, prep.numeric, prep.check, floors=o["floors"], planned_share=step.planned,
                         link_on=_link_columns(prep), structure=change_structure(prep, step.basis),
                         observed=observed, window=window(method, o) if window else None, method=method,
-                        keys=key_codes, replays=_replays(_assemble(prep.data, prep.numeric, Xp, as_int), prep, method,
-                                                         sensitive, given))
+                        keys=key_codes, replays=_replays(Xp, as_int, prep, method, sensitive, given))
     plaus = pl.report(prep.numeric, prep.X0, Xp, {prep.numeric[j] for j in prep.log_cols}, clipped, dec, o["bounds"])
     risk = _household_floor(risk, o, key_codes, data)
     own = hook(method, "release_check")  # the method's own check of the finished release (its module)
@@ -449,17 +448,18 @@ def _protect(data, method, sensitive, rng, options):
 REPLAYS = ((2_000, 3), (50_000, 2), (None, 1))  # the replay intruder's replays by the file's records (up to)
 
 
-def _replays(release, prep, method, sensitive, options):
+def _replays(Xp, as_int, prep, method, sensitive, options):
     """The replay intruder's means (``IntruderContext.replays``): a function that makes the
-    release again from ``release`` (the complete released frame, taken as the original) with
-    the same method and options and the intruder's own seeds, once, and returns the replayed
-    files (records x numeric columns, in the release's column order); an empty list where the
-    construction refuses the release."""
+    release again from the complete release ``Xp`` (as a frame, taken as the original) with
+    the same method and options and the intruder's own seeds, once, when first asked, and
+    returns the replayed files (records x numeric columns, in the release's column order); an
+    empty list where the construction refuses the release."""
     made = []
 
     def run():
         if not made:
-            made.append(_replay_all(release, prep, method, sensitive, options))
+            made.append(_replay_all(_assemble(prep.data, prep.numeric, Xp, as_int), prep, method, sensitive,
+                                    options))
         return made[0]
     return run
 

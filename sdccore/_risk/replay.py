@@ -31,7 +31,8 @@ from __future__ import annotations
 import numpy as np
 
 from .._core.plausible import close
-from .intruders import MAX_KNOWN, related_columns, slog, slog_inverse
+from .construction import _apply, _ols, _related, _released
+from .intruders import MAX_KNOWN, slog, slog_inverse
 
 __all__ = []
 
@@ -48,12 +49,10 @@ def replay(ctx):
         return None
     j, K = ctx.target, list(ctx.known)
     Y = ctx.released
-    use = np.isfinite(Y[:, j]) & np.isfinite(Y[:, K]).all(axis=1)
-    if ctx.observed is not None:
-        use &= ctx.observed
-    if use.sum() <= 3 * BANDS or np.std(Y[use, j]) == 0:
+    y, _ = _released(ctx)  # the released cells of the target (and the columns related to it, below)
+    if len(y) <= 3 * BANDS or np.std(y) == 0:
         return None
-    cols = [K[c] for c in related_columns(Y[use][:, K], Y[use, j], MAX_KNOWN)]
+    cols = [K[c] for c in _related(ctx, MAX_KNOWN)]
     # the learning set: in each replay the release is the truth, the replay the release
     T, Z, F, G = [], [], [], []
     for Ys in runs:
@@ -93,10 +92,9 @@ def _features(A, y, known, released_known):
     ok = np.isfinite(y) & np.isfinite(A).all(axis=1)
     if ok.sum() <= A.shape[1] + 1:
         return None
-    D = np.c_[np.ones(int(ok.sum())), A[ok]]
-    b = np.linalg.lstsq(D, y[ok], rcond=None)[0]
+    b = _ols(A[ok], y[ok])
     with np.errstate(all="ignore"):
-        return b[0] + known @ b[1:], b[0] + released_known @ b[1:]
+        return _apply(b, known), _apply(b, released_known)
 
 
 def _bands(fit):
