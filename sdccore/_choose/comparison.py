@@ -98,6 +98,10 @@ class Comparison:
     regression : DataFrame
         With ``models``: one row per configuration, run, model and coefficient, the
         columns of ``RegressionCheck.table``; ``regression_summary()`` averages the runs.
+    released : dict
+        For each configuration that met the floors over the runs: '' when the run the master
+        seed releases (``protect(..., rng=seed)``) meets every floor too, else what it breaks
+        (``compare(released=True)``, the default); ``safety()``'s ``released_ok``.
     """
 
     summary: pd.DataFrame
@@ -111,6 +115,7 @@ class Comparison:
     risk_bands: pd.DataFrame = field(default_factory=pd.DataFrame)
     errors: dict = field(default_factory=dict)
     regression: pd.DataFrame = field(default_factory=pd.DataFrame)
+    released: dict = field(default_factory=dict)
 
     def __repr__(self):
         reps = int(self.summary.reps.max()) if len(self.summary) else 0
@@ -151,8 +156,10 @@ class Comparison:
             first = next((v for v in sub.violation if v), "")
             rows.append({"config": label, "runs": len(sub), "floors_met": float(sub.floors_ok.mean()),
                          "expected_ok": self._expected_ok(label, sub),
+                         "released_ok": not self.released.get(label, ""),
                          "failing": ", ".join(failing), "violation": first})
-        return pd.DataFrame(rows, columns=["config", "runs", "floors_met", "expected_ok", "failing", "violation"])
+        return pd.DataFrame(rows, columns=["config", "runs", "floors_met", "expected_ok", "released_ok", "failing",
+                                           "violation"])
 
     def _expected_ok(self, label, sub):
         """Whether a configuration meets the floors in expectation: every run meets them, or
@@ -214,11 +221,12 @@ class Comparison:
                              "median_rel_error": g.median_rel_error.mean()}).reset_index()
 
     def suggest(self, max_risk=None, require=None):
-        """The configuration to release: among those whose every run met every risk floor,
-        whose disclosure risk (upper end of its interval) is at most ``max_risk`` and that
-        keep every required regression, the one whose analysis validity is best (lowest
-        ``validity_loss``, upper end of its interval), ties (within 0.005) broken by the lower
-        utility loss (PIL and PS, upper end).
+        """The configuration to release: among those whose every run met every risk floor (or
+        their expected share, where one record decides) and whose run released with the
+        comparison's seed meets them too (``released``), whose disclosure risk (upper end of
+        its interval) is at most ``max_risk`` and that keep every required regression, the one
+        whose analysis validity is best (lowest ``validity_loss``, upper end of its interval),
+        ties (within 0.005) broken by the lower utility loss (PIL and PS, upper end).
 
         ``require``: the custodian's own regressions that must hold, among the ``models``
         the comparison ran: a formula, a list of formulas (each kept with a smallest CI
@@ -228,7 +236,7 @@ class Comparison:
             max_risk = check_number(max_risk, "max_risk", low=0, high=1)
         require = self._required(require)
         safe = self.safety()
-        ok = set(safe[safe.expected_ok.astype(bool)].config) if len(safe) else set()
+        ok = set(safe[safe.expected_ok.astype(bool) & safe.released_ok.astype(bool)].config) if len(safe) else set()
         if not ok:
             return None, self._none_safe(safe)
         kept_words = ""
@@ -255,10 +263,15 @@ class Comparison:
         ru = ru.assign(_v=(ru.validity_loss_hi / VALIDITY_TIE).round())
         best = ru.sort_values(["_v", "utility_loss_hi", "risk_hi"]).iloc[0]
         met = safe.set_index("config").floors_met.get(best.config, 1.0)
-        runs_words = (f"met every risk floor in all {int(best.reps)} runs" if met >= 1.0 else
-                      f"met every risk floor in {int(round(met * best.reps))} of {int(best.reps)} runs and, where it "
-                      f"broke one, only in a band so small that one record decides, whose share over the runs meets "
-                      f"the floor (the run released is held to the floors too)")
+        released = (f" and in the run released with seed {self.seed}" if best.config in self.released else "")
+        runs_words = (f"met every risk floor in all {int(best.reps)} runs{released}" if met >= 1.0 else
+                      f"met every risk floor in {int(round(met * best.reps))} of {int(best.reps)} runs{released} and, "
+                      f"where it broke one, only in a band so small that one record decides, whose share over the "
+                      f"runs meets the floor")
+        skipped = sorted(c for c, v in self.released.items() if v)
+        if skipped:
+            runs_words += (f" ({', '.join(skipped)} met the floors over the runs, but the run seed {self.seed} "
+                           f"releases breaks one: another seed may give it)")
         if require:
             kept_words = (f", keeps your required regression(s) (smallest slope overlap "
                           f"{held[best.config][1]:.2f}, mean over the runs)")
@@ -313,6 +326,13 @@ class Comparison:
         base = "no configuration met the risk floors in every run (or in expectation, where one record decides)"
         if not len(safe):
             return base + "; run the comparison again"
+        broke = [c for c, v in self.released.items() if v]
+        if broke:
+            label = broke[0]
+            return (f"{label} met the risk floors over the runs, but the run released with seed {self.seed} breaks "
+                    f"one: {self.released[label]}. No release is offered with this seed: the floors hold over the "
+                    f"runs, so another seed (the Data page, or rng=) will likely give one; or change the "
+                    f"configuration as the fix says")
         ru = self.risk_utility().set_index("config")
         t = safe.set_index("config").join(ru[["validity_loss"]])
         t = t.sort_values(["floors_met", "validity_loss"], ascending=[False, True])

@@ -163,6 +163,10 @@ def _compare_options():
                low=1),
         Option("models", f, "formulas", None, "Regressions",
                "Linear regressions fitted on the original and every release ('Y ~ X1 + X2')."),
+        Option("released", f, "flag", True, "Check the run released",
+               "Also protect each configuration that met the floors over the runs with the master seed itself (the "
+               "run a release with that seed publishes) and hold it to the floors: suggest offers none whose run "
+               "released breaks one. True by default; search's comparisons switch it off."),
     )
 
 

@@ -49,6 +49,7 @@ def test_the_no_release_message_names_no_method_that_ran():
     cmp_ = Comparison.__new__(Comparison)
     object.__setattr__(cmp_, "configs", {"FA-cond": {"method": "cfa"}, "IPSO": {"method": "ipso"}})
     object.__setattr__(cmp_, "runs", runs)
+    object.__setattr__(cmp_, "released", {})
     safe = pd.DataFrame({"config": ["FA-cond", "IPSO"], "runs": [10, 10], "floors_met": [0.9, 0.5],
                          "violation": [violation, "x"]})
     why = cmp_._none_safe(safe)
