@@ -123,7 +123,7 @@ def results_section(c, best):
                                                   "correlations and distribution)",
                                  "utility_loss": "PIL and PS (averaged over all variables)"}.get)
     safe = res.safety()
-    refused = list(safe[~safe.expected_ok.astype(bool)].config) if len(safe) else []
+    refused = res.refused()
     c1, c2 = st.columns(2)
     c1.plotly_chart(figures.risk_utility_figure(ru, spread, axis, refused), key="risk_utility_plot")
     c2.plotly_chart(figures.measures_figure(res.summary, spread), key="measures_plot")
@@ -144,7 +144,9 @@ def results_section(c, best):
                  column_config={"method": st.column_config.TextColumn("method", width="medium", pinned=True)})
     st.subheader("Risk floors, per sensitive variable and size band")
     widgets.table(st, safe.assign(floors_met=(safe.floors_met * 100).map(lambda v: f"{v:.0f} % of runs"))
-                 .rename(columns={"floors_met": "runs meeting every floor", "failing": "variables that broke a floor",
+                 .rename(columns={"floors_met": "runs meeting every floor", "expected_ok": "meets them over the runs",
+                                  "released_ok": f"run released (seed {res.seed}) meets them",
+                                  "failing": "variables that broke a floor",
                                   "violation": "first violation (with its fix)"}), hide_index=True, key="safety_table")
     vr = res.variable_risk()
     st.caption("Worst value over the runs, per configuration and " + ("sensitive " if sens else "") + "variable.")

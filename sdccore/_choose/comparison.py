@@ -161,6 +161,14 @@ class Comparison:
         return pd.DataFrame(rows, columns=["config", "runs", "floors_met", "expected_ok", "released_ok", "failing",
                                            "violation"])
 
+    def refused(self):
+        """The configurations ``suggest`` does not offer on the risk floors: not met over the
+        runs (``expected_ok``), or broken in the run released (``released_ok``)."""
+        safe = self.safety()
+        if not len(safe):
+            return []
+        return list(safe[~(safe.expected_ok.astype(bool) & safe.released_ok.astype(bool))].config)
+
     def _expected_ok(self, label, sub):
         """Whether a configuration meets the floors in expectation: every run meets them, or
         breaks them only in bands so small that one record decides (fewer than 10 records)
@@ -236,7 +244,7 @@ class Comparison:
             max_risk = check_number(max_risk, "max_risk", low=0, high=1)
         require = self._required(require)
         safe = self.safety()
-        ok = set(safe[safe.expected_ok.astype(bool) & safe.released_ok.astype(bool)].config) if len(safe) else set()
+        ok = set(safe.config) - set(self.refused()) if len(safe) else set()
         if not ok:
             return None, self._none_safe(safe)
         kept_words = ""

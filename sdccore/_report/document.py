@@ -278,8 +278,7 @@ def build_report(kind, data_name, shape, roles, label, options, evaluation, comp
     figs = []
     if comparison is not None:
         ru = comparison.risk_utility()
-        safe = comparison.safety()
-        refused = list(safe[~safe.expected_ok.astype(bool)].config) if len(safe) else []
+        refused = comparison.refused()
         figs.append(charts.risk_utility_figure(ru, "runs", "validity_loss" if "validity_loss" in ru else
                                                 "utility_loss", refused))
         figs.append(charts.measures_figure(comparison.summary))

@@ -33,7 +33,7 @@ def test_a_configuration_whose_run_released_breaks_a_floor_is_not_suggested(grun
     # the same run, two ways: the comparison's check and protect with the seed
     assert not fa.risk.ok and c.released["fa"] == fa.risk.message() and "capital" in c.released["fa"]
     assert c.released["rankswap"] == "" and bool(safe.loc["rankswap", "released_ok"])
-    assert not bool(safe.loc["fa", "released_ok"])
+    assert not bool(safe.loc["fa", "released_ok"]) and c.refused() == ["fa"]  # the Run page's chart greys it
     best, why = c.suggest()
     assert best == "rankswap"
     assert "in the run released with seed 12345" in why and "fa met the floors over the runs" in why
