@@ -12,8 +12,7 @@ import numpy as np
 
 __all__ = []
 
-# 8: data shuffling's and rank swapping's top_band recorded (a recipe before it released the largest values
-#    themselves: 'values')
+# 8: data shuffling's top_band recorded (a recipe before it handed out the largest values themselves: 'values')
 # 7: the keys' suppression also gives every person's true keys k released candidates, household ids dropped by
 #    default (a recipe with keys before it is refused: its rule left persons identifiable)
 # 6: IPSO's condition recorded (a recipe before it conditioned on the public numeric variables only: 'public')

@@ -202,15 +202,13 @@ def release_check(method, o, prep, plaus, risk):
 
 _KEEPS = {
     "ipso": ("means, covariances and the OLS of the sensitive variables on the public ones", ""),
-    "shuffle": ("the variable's values but its largest 1 % (redrawn, their total kept): mean, total, the quantiles "
-                "below the top 1 %", "rank correlations with the public variables"),
+    "shuffle": ("the variable's values (its largest 1 % redrawn, their total kept): mean, total, quantiles",
+                "rank correlations with the public variables"),
     "cfa": ("means", "covariances (the factor model's law given the public variables)"),
 }
 
 
 def keeps(method, opts):
-    if method == "shuffle" and opts.get("top_band", "redraw") == "values":
-        return "the variable's values: mean, variance, quantiles", _KEEPS[method][1]
     return _KEEPS[method]
 
 

@@ -342,20 +342,3 @@ def redraw_column(sorted_values, m, gen, log_scale=None, near=0.0):
         return redraw_top(sorted_values, m, gen, near)
     x = pl.inverse(np.asarray(sorted_values, dtype=float)[:, None].copy(), [0], [log_scale])[:, 0]
     return pl.forward(redraw_top(x, m, gen, near)[:, None], [0], [log_scale])[:, 0]
-
-
-def redraw_largest(X, cols, top_records, gen, log_scales=None, observed=None, near=0.0):
-    """The released columns ``cols`` of ``X`` (in place) with each one's largest
-    ``band_size(n, top_records)`` values redrawn (``redraw_column``, ``near`` as there) and
-    handed back to the records that held them, in the same order: a method that releases a
-    permutation of the values (rank swapping) publishes the largest no more.  ``observed``
-    (n x m, optional): only the observed cells count; ``log_scales[a]`` as in
-    ``redraw_column``."""
-    for a, j in enumerate(cols):
-        rows = np.arange(X.shape[0]) if observed is None else np.flatnonzero(observed[:, j])
-        m = band_size(len(rows), top_records)
-        if m < 2:
-            continue
-        order = rows[np.argsort(X[rows, j], kind="stable")]
-        X[order, j] = redraw_column(X[order, j], m, gen, None if log_scales is None else log_scales[a], near)
-    return X

@@ -8,7 +8,6 @@ import os
 import numpy as np
 
 from .magg_kernel import rankswap_columns
-from .perturbations import redraw_largest
 from ._base import Option, Perturbed, Scaled
 
 
@@ -18,30 +17,13 @@ def options(method):
                "Each value is swapped with another whose rank differs by at most p % of the records. Default 40 %: "
                "smaller windows kept too many values within 5 % of the truth in some size band on the samples.",
                low=0, high=100, low_open=True, unit="% of records"),
-        Option("top_band", "rankswap", "choice", "redraw", "Largest records",
-               "The largest max(5, 1 %) values of each swapped variable: 'redraw' (the default) replaces them, after "
-               "the swap, by draws from the tail fitted to them (a Pareto tail above the next value down, Hill's "
-               "estimate of its index) with their total kept, in the order the swap left them, so that the largest "
-               "values are not published (an intruder who orders the largest records by what they know would "
-               "otherwise hand most of them their own); 'values' releases the swapped original values, the largest "
-               "too (what a recipe made before this option existed rebuilds).",
-               choices=("redraw", "values"),
-               choice_text={"redraw": "redrawn from their fitted tail, their total kept",
-                            "values": "the original values, swapped like the rest"}),
     ]
 
 
 def perturb(prep, plan, method, o, gen, Xk, full):
     cols = prep.sens if prep.sensitive_names else list(range(len(prep.keep)))
     observed = None if prep.missing is None else ~(prep.missing if full else prep.missing[:, prep.keep])
-    X = rankswap_columns(Xk, cols, o["p"], gen, observed)
-    if o["top_band"] != "redraw":
-        return Perturbed(X=X)
-    scales = dict(zip(prep.log_cols, prep.log_scales))
-    redraw_largest(X, cols, o["floors"].top_records, gen, [scales.get(prep.keep[j]) for j in cols], observed,
-                   o["floors"].tolerance)
-    return Perturbed(X=X, notes=(f"the largest 1 % (at least {o['floors'].top_records}) of each swapped variable "
-                                 f"redrawn from their fitted tail after the swap, their total kept",))
+    return Perturbed(X=rankswap_columns(Xk, cols, o["p"], gen, observed))
 
 
 def risk_window(method, o):
@@ -50,20 +32,15 @@ def risk_window(method, o):
 
 
 def keeps(method, opts):
-    if opts.get("top_band", "redraw") == "redraw":
-        return ("the variable's values but its largest 1 % (redrawn, their total kept): mean, total, the quantiles "
-                "below the top 1 %", "(relations with other variables attenuated)")
     return "the variable's values: mean, variance, quantiles", "(relations with other variables attenuated)"
 
 
 def perturb_scale(method, s):
     cols = s.prep.sens if s.prep.sensitive_names else list(range(len(s.prep.keep)))
-    top = (s.o["floors"].top_records, s.o["floors"].tolerance) if s.o["top_band"] == "redraw" else None
-    Xpk = rankswap_dask(s.Xk, s.lengths, cols, s.o["p"], s.seed, s.scratch, top)
+    Xpk = rankswap_dask(s.Xk, s.lengths, cols, s.o["p"], s.seed, s.scratch)
     return Scaled(X=Xpk, notes=[f"rank swapping of {len(cols)} variable(s) within {s.o['p']:g} % of the ranks over "
                                 f"all {s.n:,} records (each column's sequential pass on the driver: the in-memory "
-                                f"release for this seed)" + ("; the largest 1 % of each redrawn from their fitted "
-                                                             "tail, their total kept" if top else "")])
+                                f"release for this seed)"])
 
 
 # ----------------------------------------------------------------------------- at scale
@@ -87,21 +64,16 @@ def perturb_scale(method, s):
 # million; the workers hold one partition at a time.
 
 
-def rankswap_dask(Xk, lengths, cols, p, seed, scratch, top=None):
+def rankswap_dask(Xk, lengths, cols, p, seed, scratch):
     """The dask array ``Xk`` (n x m, chunked by partition ``lengths``) with the columns
-    ``cols`` rank-swapped within ``p`` % of the ranks, exactly as in memory for ``seed``
-    (with ``top``, the floors' (``top_records``, ``tolerance``): the largest values redrawn
-    after the swap, ``redraw_largest``, from the same stream).  Returns the lazy protected
-    array; writes one slice a partition into ``scratch``."""
+    ``cols`` rank-swapped within ``p`` % of the ranks, exactly as in memory for ``seed``.
+    Returns the lazy protected array; writes one slice a partition into ``scratch``."""
     from .exchange import _save
 
     cols = [int(c) for c in cols]
     V = np.asarray(Xk[:, cols].compute(), dtype=np.float64)  # one pass: the swapped columns only
     # the in-memory function and stream, so the release is protect()'s
-    gen = np.random.default_rng(seed)
-    V = rankswap_columns(V, range(len(cols)), p, gen)
-    if top is not None:
-        redraw_largest(V, range(len(cols)), top[0], gen, near=top[1])
+    V = rankswap_columns(V, range(len(cols)), p, np.random.default_rng(seed))
     os.makedirs(scratch, exist_ok=True)
     at = np.concatenate([[0], np.cumsum(lengths)])
     for part in range(len(lengths)):

@@ -12,16 +12,13 @@ variable was protected on it):
 * magg: ``published`` noise: means and covariances in expectation; ``exact``: means and
   covariances exact; ``none``: means exact, variances reduced.
 * rankswap: each variable's own values (so its mean, variance and every quantile) exact,
-  relations between variables attenuated; with ``top_band='redraw'`` (the default) its
-  largest 1 % (at least 5) redrawn from their fitted tail with their total kept, so the
-  values below them, the mean and the total are exact.
+  relations between variables attenuated.
 * noise: means and correlations in expectation, variances inflated by (1 + noise_cov/100).
 * pca_remove: means exact, variances and covariances NOT kept.
 * ipso: the OLS of each sensitive variable on the public ones (coefficients, standard
   errors, R^2), every mean and the covariance matrix exact; public variables unchanged.
-* shuffle: each sensitive variable's values (mean, variance, quantiles) exact, but the
-  largest 1 % with ``top_band='redraw'`` (as rankswap); rank correlations with the public
-  variables in expectation; public variables unchanged.
+* shuffle: each sensitive variable's values (mean, variance, quantiles) exact; rank
+  correlations with the public variables in expectation; public variables unchanged.
 * cfa: means exact; covariances with the public variables the factor model's; public
   variables unchanged.
 * with ``weights``: the weighted means exact instead of the unweighted ones (fa, pca,

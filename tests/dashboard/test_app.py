@@ -70,12 +70,10 @@ def test_every_page_renders_on_the_sample(app):
             _ok_but_floors(app)
             assert app.error
         elif page == "pages/5_download.py":
-            # (since issue 38 the configured FA breaks them; the recommendation is rank swapping, its
-            # largest values redrawn, offered for preparing, nothing protected before the button)
+            # (since issue 38: and nothing is offered for download, with the reason)
             assert not app.exception, [e.value for e in app.exception]
-            assert not app.error, [e.value for e in app.error]
-            assert any("Prepare the recommended method, Rank swap" in i.value for i in app.info), [
-                i.value for i in app.info]
+            assert [e.value.startswith("No method meets the risk floors with its default settings on these data")
+                    for e in app.error] == [True]
         else:
             _ok(app)
 
@@ -131,10 +129,11 @@ def test_main_flow_by_widget_keys(app):
     assert {"selectivity", "overall", "validity_loss"} <= set(res.summary.score)
     safety = res.safety().set_index("config")
     safe = safety.floors_met
-    # (since issue 38: rank swapping with its largest values redrawn (top_band='redraw') and IPSO,
-    # which guards its largest records, meet every floor in both runs; with the values themselves
-    # rank swapping's first run broke the floor in the 9 largest, where one record decides)
-    assert safe["Rank swap"] == 1.0 and safe["IPSO"] == 1.0 and safe["FA"] == 0.0 and safe["PCA"] == 0.0
+    # (since issue 38: at the app's seed rank swapping's first run breaks the floor in the largest
+    # 9 records, where one record decides, by the residual intruder (2 beyond the prior, the second
+    # run none: the mean meets the floor); IPSO, which guards its largest records since, meets
+    # every floor in both runs)
+    assert safe["Rank swap"] == 0.5 and safe["IPSO"] == 1.0 and safe["FA"] == 0.0 and safe["PCA"] == 0.0
     assert list(safety.expected_ok[["Rank swap", "IPSO", "FA", "PCA"]]) == [True, True, False, False]
     # both are safe; IPSO keeps the regression of SALES on the public variables, rank swapping does not
     assert any("Suggested release: **IPSO**" in s.value and "analysis validity" in s.value

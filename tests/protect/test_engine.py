@@ -239,19 +239,10 @@ def test_selective_magg_changes_only_sensitive(tarragona):
 # ------------------------------------------------------------------ baselines
 
 def test_rankswap_baseline_keeps_marginals(tarragona):
-    res = raw_protect(tarragona, method="rankswap", p=5, rng=2, top_band="values")
+    res = raw_protect(tarragona, method="rankswap", p=5, rng=2)
     for c in tarragona.columns:
         assert np.array_equal(np.sort(res.data[c].to_numpy(float)), np.sort(tarragona[c].to_numpy(float)))
     assert not res.data.equals(tarragona.astype(float))
-    # the default redraws each column's 9 largest (834 firms: the top 1 %) after the swap, their total kept,
-    # and hands them to the records that held them
-    red = raw_protect(tarragona, method="rankswap", p=5, rng=2)
-    for c in tarragona.columns:
-        x0, x1 = np.sort(tarragona[c].to_numpy(float)), np.sort(red.data[c].to_numpy(float))
-        np.testing.assert_array_equal(x1[:-9], x0[:-9])
-        assert x1[-9:].sum() == pytest.approx(x0[-9:].sum(), rel=1e-12)
-        top = np.argsort(res.data[c].to_numpy(float), kind="stable")[-9:]
-        assert set(top) == set(np.argsort(red.data[c].to_numpy(float), kind="stable")[-9:])
 
 
 def test_rankswap_window_respected():
