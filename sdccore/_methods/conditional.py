@@ -62,9 +62,8 @@ def options(method):
             Option("top_band", "shuffle", "choice", "redraw", "Largest records",
                    "The largest max(5, 1 %) values of each sensitive variable: 'redraw' (the default) replaces "
                    "them by draws from the tail fitted to them (a Pareto tail above the next value down, Hill's "
-                   "estimate of its index) with their total kept exactly and none within the floors' tolerance of "
-                   "an original value of the band, before the values are handed out, so the records the public "
-                   "variables rank highest do not get their own values back; 'values' "
+                   "estimate of its index) with their total kept exactly, before the values are handed out, so "
+                   "the records the public variables rank highest do not get their own values back; 'values' "
                    "hands out the original values themselves, the largest ones too (every released value a real "
                    "one; what a recipe made before this option existed rebuilds).",
                    choices=("redraw", "values"),
@@ -179,7 +178,7 @@ def perturb(prep, plan, method, o, gen, Xk, full):
     elif method == "shuffle":
         m = tail.band_size(len(Xk), o["floors"].top_records) if o["top_band"] == "redraw" else 0
         scales = dict(zip(prep.log_cols, prep.log_scales))
-        Xpk = cd.shuffle(Xk, sens, gen, m, [scales.get(keep[j]) for j in sens], o["floors"].tolerance)
+        Xpk = cd.shuffle(Xk, sens, gen, m, [scales.get(keep[j]) for j in sens])
         notes = ["each sensitive variable's original values handed out again in the order of a draw given the "
                  "public variables" + (f", its {m} largest redrawn from their fitted tail with their total kept "
                                         f"(the rest are real values)" if m > 1 else ": every released value is a real one")]

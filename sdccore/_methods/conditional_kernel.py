@@ -411,12 +411,11 @@ def _conditional_draw(ZP, Sig, sens, pub, gen):
     return ZP @ B + _match(N, Q, n * C), B, C
 
 
-def shuffle(Xk, sens, gen, top=0, log_scales=None, near=0.0):
+def shuffle(Xk, sens, gen, top=0, log_scales=None):
     """Data shuffling of columns ``sens`` of ``Xk`` (module docstring); with ``top`` > 1 the
     ``top`` largest values of each are redrawn from their fitted tail first, the band's total
     kept (``tail.redraw_column``; ``log_scales[a]`` the log transform's scale of ``sens[a]``,
-    None on its own scale; ``near``: no redrawn value left that close to an original one of
-    the band, where it can)."""
+    None on its own scale)."""
     pub = [i for i in range(Xk.shape[1]) if i not in set(sens)]
     Z = np.column_stack([normal_scores(Xk[:, j]) for j in range(Xk.shape[1])])
     Z = (Z - Z.mean(axis=0)) / Z.std(axis=0)
@@ -426,7 +425,7 @@ def shuffle(Xk, sens, gen, top=0, log_scales=None, near=0.0):
     for a, j in enumerate(sens):
         vals = np.sort(Xk[:, j], kind="stable")
         if top > 1:
-            vals = tail.redraw_column(vals, top, gen, None if log_scales is None else log_scales[a], near)
+            vals = tail.redraw_column(vals, top, gen, None if log_scales is None else log_scales[a])
         out[np.argsort(Y[:, a], kind="stable"), j] = vals
     return out
 

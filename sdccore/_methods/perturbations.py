@@ -264,9 +264,6 @@ def perturb_residual_rows(E, how, rng):
 # every draw stays above ``u`` (the values below the band are untouched, the order between the
 # band and the rest too).  Nothing of the largest values survives but their total, ``u`` and
 # the fitted index: an intruder who knows this gets the tail's law, not a record's value.
-# A fitted tail reproduces the band's order statistics closely, so with ``near`` (the floors'
-# tolerance) the values that land that close to an original value of the band are drawn
-# afresh, in rounds, before the total is matched again.
 
 
 def band_size(n, top_records):
@@ -275,70 +272,37 @@ def band_size(n, top_records):
     return int(min(max(top_records, int(np.ceil(0.01 * n))), n // 4))
 
 
-AWAY_ROUNDS = 50  # rounds of redraws that move the band's values away from the originals (``redraw_top``)
-
-
-def redraw_top(sorted_values, m, gen, near=0.0):
+def redraw_top(sorted_values, m, gen):
     """``sorted_values`` (ascending) with its ``m`` largest replaced by tail draws that keep the
-    band's total (module docstring); returned sorted.  With ``near`` > 0 no redrawn value is
-    left within ``near`` (relative) of an original value of the band or of one just below it,
-    where rounds of fresh draws for the values that are can manage it (up to ``AWAY_ROUNDS``;
-    else the round with the fewest such values): an intruder who hands the released values
-    of the band out in any order gets none of the band's records that way.  No draws are
-    taken (and the values come back as they are) when ``m`` < 2 or the band is one value
-    repeated."""
+    band's total (module docstring); returned sorted.  No draws are taken (and the values come
+    back as they are) when ``m`` < 2 or the band is one value repeated."""
     x = np.asarray(sorted_values, dtype=float)
     n = len(x)
     if m < 2 or m >= n:
         return x.copy()
     u = x[n - m - 1]
     top = x[n - m:]
-    total = float((top - u).sum())
+    excess = top - u
+    total = float(excess.sum())
     if not total > 0:
         return x.copy()
-    inv_alpha = float(np.mean(np.log(top / u))) if u > 0 else 0.0  # Hill's estimator of 1 / alpha
-
-    def draw(k):
-        if u > 0:
-            return u * np.expm1(gen.standard_exponential(k) * inv_alpha)  # the excesses u (e^E/alpha - 1)
-        return gen.standard_exponential(k) * (total / m)
-
-    def values(d):
-        if not d.sum() > 0:  # every draw 0 (inv_alpha underflowed): the band's mean excess for each
-            d = np.full(m, total / m)
-        return u + d * (total / d.sum())
-
-    draws = draw(m)
-    band = values(draws)
-    if near > 0:
-        avoid = x[np.abs(x - u) <= near * np.abs(x)] if u != 0 else x[x == 0]
-        avoid = np.r_[avoid, top]
-
-        def close(v):
-            return (np.abs(v[:, None] - avoid[None, :]) <= near * np.abs(avoid)[None, :]).any(axis=1)
-
-        best, fewest = band, int(close(band).sum())
-        for _ in range(AWAY_ROUNDS):
-            if fewest == 0:
-                break
-            bad = close(band)
-            draws = draws.copy()
-            draws[bad] = draw(int(bad.sum()))
-            band = values(draws)
-            k = int(close(band).sum())
-            if k < fewest:
-                best, fewest = band, k
-        band = best
+    if u > 0:
+        inv_alpha = float(np.mean(np.log(top / u)))  # Hill's estimator of 1 / alpha
+        draws = u * np.expm1(gen.standard_exponential(m) * inv_alpha)  # the excesses u (e^E/alpha - 1)
+    else:
+        draws = gen.standard_exponential(m) * (total / m)
+    if not draws.sum() > 0:  # every draw 0 (inv_alpha underflowed): the band's mean excess for each
+        draws = np.full(m, total / m)
     out = x.copy()
-    out[n - m:] = np.sort(band)
+    out[n - m:] = u + np.sort(draws) * (total / draws.sum())
     return out
 
 
-def redraw_column(sorted_values, m, gen, log_scale=None, near=0.0):
+def redraw_column(sorted_values, m, gen, log_scale=None):
     """``redraw_top`` on the original scale of a column held on the log scale (``log_scale``:
     the transform's scale, 0 for log x; None for a column on its own scale): the total kept
     is the original values'."""
     if log_scale is None:
-        return redraw_top(sorted_values, m, gen, near)
+        return redraw_top(sorted_values, m, gen)
     x = pl.inverse(np.asarray(sorted_values, dtype=float)[:, None].copy(), [0], [log_scale])[:, 0]
-    return pl.forward(redraw_top(x, m, gen, near)[:, None], [0], [log_scale])[:, 0]
+    return pl.forward(redraw_top(x, m, gen)[:, None], [0], [log_scale])[:, 0]

@@ -43,24 +43,6 @@ def test_redraw_top_at_or_below_zero_keeps_the_total_on_the_raw_scale():
     np.testing.assert_array_equal(out[:4], x[:4])
 
 
-def test_redraw_top_moves_the_values_away_from_the_band_s_originals():
-    # near=0.05 (the floors' tolerance): no redrawn value within 5 % of an original value of the
-    # band (or of the next value down), in each of 20 seeds, the total still kept; near=0 is the
-    # plain redraw (the same draws while no round is needed)
-    g = np.random.default_rng(11)
-    x = np.sort(1000 * (1 + g.pareto(1.0, 900)))
-    band = x[-10:]  # the 9 largest and the next value down
-    for seed in range(20):
-        out = tail.redraw_top(x, 9, np.random.default_rng(seed), near=0.05)
-        new = out[-9:]
-        assert not (np.abs(new[:, None] - band[None, :]) <= 0.05 * band[None, :]).any()
-        assert new.sum() == pytest.approx(x[-9:].sum(), rel=1e-12) and (new > x[-10]).all()
-        np.testing.assert_array_equal(out[:-9], x[:-9])
-    plain = [tail.redraw_top(x, 9, np.random.default_rng(s))[-9:] for s in range(20)]
-    hits = sum(int((np.abs(p[:, None] - band[None, :]) <= 0.05 * band[None, :]).any(axis=1).sum()) for p in plain)
-    assert hits >= 10  # without it, redrawn values do land near the originals (the fitted tail is theirs)
-
-
 def test_the_fitted_tail_is_the_data_s_tail():
     # a Pareto tail of index 2 above 1: the redrawn band's Hill estimate agrees with the original's
     # (two computations of the same index), and the largest value is no longer the original's
@@ -111,7 +93,7 @@ def test_shuffle_redraw_only_the_band_same_order_same_total():
 def test_the_largest_records_get_their_own_values_back_unless_redrawn():
     # must win: with the values handed out, the public variable ranks the largest records so well
     # that they get their own values back (within 5 %: 13 of the 5 largest x 6 seeds, measured);
-    # must not: redrawn away from the band's values, none of 30, and the top 1 % floor holds in every seed
+    # must not: redrawn, 1 of 30, and the top 1 % floor holds in every seed
     d = _ranked()
     top = d.s.nlargest(5).index
     own = {"values": 0, "redraw": 0}
@@ -124,7 +106,7 @@ def test_the_largest_records_get_their_own_values_back_unless_redrawn():
                 t = r.risk.intruders
                 assert t[t.band == "top 1 %"].beyond_prior.max() <= 0.2
                 assert any("5 largest redrawn" in n for n in r.notes)
-    assert own["values"] >= 10 and own["redraw"] == 0  # none is within 5 % of a value of the band
+    assert own["values"] >= 10 and own["redraw"] <= 3
 
 
 def test_grunfeld_suggested_shuffle_meets_the_floors_in_the_run_released():
