@@ -8,7 +8,6 @@ import numpy as np
 import pandas as pd
 
 from . import CODE_MAX_LEVELS, conditional_kernel as cd
-from . import perturbations as tail
 from .._core import plausible as pl
 from ._base import EXTRACTION_TEXT, Option, Perturbed, Scaled
 
@@ -56,19 +55,6 @@ def options(method):
                    choices=("released", "public"),
                    choice_text={"released": "public variables and the codes released unchanged",
                                 "public": "public numeric variables only"}),
-        ]
-    if method == "shuffle":
-        return [
-            Option("top_band", "shuffle", "choice", "redraw", "Largest records",
-                   "The largest max(5, 1 %) values of each sensitive variable: 'redraw' (the default) replaces "
-                   "them by draws from the tail fitted to them (a Pareto tail above the next value down, Hill's "
-                   "estimate of its index) with their total kept exactly, before the values are handed out, so "
-                   "the records the public variables rank highest do not get their own values back; 'values' "
-                   "hands out the original values themselves, the largest ones too (every released value a real "
-                   "one; what a recipe made before this option existed rebuilds).",
-                   choices=("redraw", "values"),
-                   choice_text={"redraw": "redrawn from their fitted tail, their total kept",
-                                "values": "the original values, handed out like the rest"}),
         ]
     if method == "cfa":
         return [
@@ -176,12 +162,9 @@ def perturb(prep, plan, method, o, gen, Xk, full):
     if method == "ipso":
         Xpk, notes = _ipso(prep, Xk, o, gen)
     elif method == "shuffle":
-        m = tail.band_size(len(Xk), o["floors"].top_records) if o["top_band"] == "redraw" else 0
-        scales = dict(zip(prep.log_cols, prep.log_scales))
-        Xpk = cd.shuffle(Xk, sens, gen, m, [scales.get(keep[j]) for j in sens])
+        Xpk = cd.shuffle(Xk, sens, gen)
         notes = ["each sensitive variable's original values handed out again in the order of a draw given the "
-                 "public variables" + (f", its {m} largest redrawn from their fitted tail with their total kept "
-                                        f"(the rest are real values)" if m > 1 else ": every released value is a real one")]
+                 "public variables: every released value is a real one"]
     else:
         Xpk, notes = _cfa(prep, Xk, full, o, gen)
     return Perturbed(X=Xpk, notes=tuple(notes))
@@ -201,8 +184,7 @@ def release_check(method, o, prep, plaus, risk):
 
 _KEEPS = {
     "ipso": ("means, covariances and the OLS of the sensitive variables on the public ones", ""),
-    "shuffle": ("the variable's values (its largest 1 % redrawn, their total kept): mean, total, quantiles",
-                "rank correlations with the public variables"),
+    "shuffle": ("the variable's values: mean, variance, quantiles", "rank correlations with the public variables"),
     "cfa": ("means", "covariances (the factor model's law given the public variables)"),
 }
 

@@ -45,7 +45,6 @@ from scipy import stats
 
 from .._core import decomp as dc
 from . import methods
-from . import perturbations as tail
 from .ladder import place_band
 from .residuals import _basis, _guard_top, _match, _push
 
@@ -411,11 +410,8 @@ def _conditional_draw(ZP, Sig, sens, pub, gen):
     return ZP @ B + _match(N, Q, n * C), B, C
 
 
-def shuffle(Xk, sens, gen, top=0, log_scales=None):
-    """Data shuffling of columns ``sens`` of ``Xk`` (module docstring); with ``top`` > 1 the
-    ``top`` largest values of each are redrawn from their fitted tail first, the band's total
-    kept (``tail.redraw_column``; ``log_scales[a]`` the log transform's scale of ``sens[a]``,
-    None on its own scale)."""
+def shuffle(Xk, sens, gen):
+    """Data shuffling of columns ``sens`` of ``Xk`` (module docstring)."""
     pub = [i for i in range(Xk.shape[1]) if i not in set(sens)]
     Z = np.column_stack([normal_scores(Xk[:, j]) for j in range(Xk.shape[1])])
     Z = (Z - Z.mean(axis=0)) / Z.std(axis=0)
@@ -424,8 +420,6 @@ def shuffle(Xk, sens, gen, top=0, log_scales=None):
     out = Xk.copy()
     for a, j in enumerate(sens):
         vals = np.sort(Xk[:, j], kind="stable")
-        if top > 1:
-            vals = tail.redraw_column(vals, top, gen, None if log_scales is None else log_scales[a])
         out[np.argsort(Y[:, a], kind="stable"), j] = vals
     return out
 

@@ -10,8 +10,6 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
-from .._core import plausible as pl
-
 __all__ = []
 
 PERTURBATIONS = ("swap", "rankswap", "noise", "microagg", "microagg_noise", "bootstrap", "synthetic", "round")
@@ -243,66 +241,3 @@ def perturb_residual_rows(E, how, rng):
     if how == "bootstrap_rows":
         return E[rng.integers(0, n, n)]
     return E
-
-
-# ----------------------------------------------------------------------------- the largest values
-# The largest values redrawn from a fitted tail, the band's total kept (a tail treatment any
-# method whose release would publish them can use; data shuffling's ``top_band='redraw'``).
-#
-# A method that hands out the original values again (data shuffling) publishes the largest of
-# them exactly, and the records that get them are the ones the public variables rank highest:
-# the largest firm gets its own value back.  ``redraw_top`` replaces the ``m`` largest of the
-# sorted values by draws from the tail fitted to them above the threshold ``u`` (the next
-# value down):
-#
-# * positive ``u``: the excess on the log scale, log(x / u), is exponential with mean
-#   ``1 / alpha`` (Hill's estimator on the ``m`` values: a Pareto tail of index ``alpha``);
-# * otherwise the excess x - u itself is exponential with the band's mean excess.
-#
-# The draws' excesses over ``u`` are then scaled so that the band's total is the original one
-# exactly (the variable's total, mean and the share held by its largest records are kept), and
-# every draw stays above ``u`` (the values below the band are untouched, the order between the
-# band and the rest too).  Nothing of the largest values survives but their total, ``u`` and
-# the fitted index: an intruder who knows this gets the tail's law, not a record's value.
-
-
-def band_size(n, top_records):
-    """The records of the top band: the largest 1 % of ``n``, at least ``top_records`` (as the
-    risk floors cut it), and never more than a quarter of the file."""
-    return int(min(max(top_records, int(np.ceil(0.01 * n))), n // 4))
-
-
-def redraw_top(sorted_values, m, gen):
-    """``sorted_values`` (ascending) with its ``m`` largest replaced by tail draws that keep the
-    band's total (module docstring); returned sorted.  No draws are taken (and the values come
-    back as they are) when ``m`` < 2 or the band is one value repeated."""
-    x = np.asarray(sorted_values, dtype=float)
-    n = len(x)
-    if m < 2 or m >= n:
-        return x.copy()
-    u = x[n - m - 1]
-    top = x[n - m:]
-    excess = top - u
-    total = float(excess.sum())
-    if not total > 0:
-        return x.copy()
-    if u > 0:
-        inv_alpha = float(np.mean(np.log(top / u)))  # Hill's estimator of 1 / alpha
-        draws = u * np.expm1(gen.standard_exponential(m) * inv_alpha)  # the excesses u (e^E/alpha - 1)
-    else:
-        draws = gen.standard_exponential(m) * (total / m)
-    if not draws.sum() > 0:  # every draw 0 (inv_alpha underflowed): the band's mean excess for each
-        draws = np.full(m, total / m)
-    out = x.copy()
-    out[n - m:] = u + np.sort(draws) * (total / draws.sum())
-    return out
-
-
-def redraw_column(sorted_values, m, gen, log_scale=None):
-    """``redraw_top`` on the original scale of a column held on the log scale (``log_scale``:
-    the transform's scale, 0 for log x; None for a column on its own scale): the total kept
-    is the original values'."""
-    if log_scale is None:
-        return redraw_top(sorted_values, m, gen)
-    x = pl.inverse(np.asarray(sorted_values, dtype=float)[:, None].copy(), [0], [log_scale])[:, 0]
-    return pl.forward(redraw_top(x, m, gen)[:, None], [0], [log_scale])[:, 0]

@@ -69,14 +69,8 @@ def test_ipso_default_keeps_values_plausible(tarragona):
 def test_shuffle_releases_the_original_values_of_each_sensitive_variable(tarragona):
     S = ["SALES", "NET.PROFIT"]
     res = sdccore.protect(tarragona, "shuffle", sensitive=S, rng=2, allow_unsafe=REASON)
-    real = sdccore.protect(tarragona, "shuffle", sensitive=S, rng=2, allow_unsafe=REASON, top_band="values")
     for s in S:
-        # every value but the 9 largest (834 firms: the top 1 %), which are redrawn with their total kept
-        x0, x1 = np.sort(tarragona[s].to_numpy()), np.sort(res.data[s].to_numpy())
-        np.testing.assert_array_equal(x1[:-9], x0[:-9])
-        assert abs(x1[-9:].sum() - x0[-9:].sum()) <= 9 * 0.5  # the total to the rounding (whole units here)
-        assert not np.isin(x1[-9:], x0).any()
-        np.testing.assert_array_equal(np.sort(real.data[s].to_numpy()), x0)  # top_band='values': all of them
+        np.testing.assert_array_equal(np.sort(res.data[s].to_numpy()), np.sort(tarragona[s].to_numpy()))
         assert not np.array_equal(res.data[s].to_numpy(), tarragona[s].to_numpy())
     pub = [c for c in tarragona.columns if c not in S]
     pd.testing.assert_frame_equal(res.data[pub], tarragona[pub], check_dtype=False)
