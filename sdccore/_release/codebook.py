@@ -61,6 +61,32 @@ def _unprotected(c, dropped, opts):
     return {"role": "excluded" if excluded else "passed through (not numeric)", "method": "released unchanged"}
 
 
+def _key_columns(c, opts, result, original):
+    """A key variable's or post-randomised column's role and method: what the keys' step did to
+    it (recoded, post-randomised, the values blanked for k-anonymity, counted against the
+    original where it is given); {} for any other column."""
+    keys, pram = list(opts.get("keys") or []), list(opts.get("pram") or [])
+    if c not in keys and c not in pram:
+        return {}
+    done = []
+    if c in (opts.get("recode") or {}):
+        done.append("recoded (the recoding is in the recipe)")
+    if c in pram:
+        done.append("post-randomised (PRAM: category counts kept in expectation, no single value to be trusted)")
+    if c in keys:
+        k = opts.get("k_anonymity", 3)
+        if original is not None and c in result.data:
+            blanked = int((original[c].notna().to_numpy() & result.data[c].isna().to_numpy()).sum())
+            done.append(f"{blanked} value(s) blanked for {k}-anonymity (a blank matches every value)")
+        else:
+            done.append(f"values blanked where needed for {k}-anonymity")
+    role = "key variable" if c in keys else None
+    out = {"method": "; ".join(done), "exact": "", "in_expectation": ""}
+    if role:
+        out["role"] = role
+    return out
+
+
 def _protected(c, opts, result, original, p, method_text):
     """A protected column's role, method, plausibility figures and what it keeps."""
     sens = set(opts.get("sensitive") or [])
@@ -173,6 +199,8 @@ def codebook(result, original=None, *, drop=(), labels=None, analyses=None):
                        {"analyses_kept": "", "analyses_missed": ""})
         if original is not None:
             row["missing_kept"] = int(original[c].isna().sum()) if name not in drop else 0
+        if name not in drop:
+            row.update(_key_columns(c, opts, result, original))
         rows.append(row)
     order = ["variable", "label", "role", "in_release", "method", "transform", "bounds", "clipped", "decimals",
              "mean_change_sd", "exact",

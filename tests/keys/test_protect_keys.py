@@ -49,6 +49,27 @@ def test_testdata_keys_and_amounts_in_one_release(testdata, released):
     assert any("677 key value(s) blanked for 3-anonymity" in n for n in r.notes)
 
 
+def test_the_codebook_says_what_was_done_to_the_keys(testdata, released):
+    # a key variable is no "released unchanged" column: its role and the values blanked, counted
+    # against the original (677 in all, as the notes say), and recoding / PRAM where applied
+    import re
+
+    cb = sdccore.codebook(released, testdata)
+    total = 0
+    for c in KEYS:
+        assert cb.loc[c, "role"] == "key variable", c
+        n = int(re.match(r"(\d+) value\(s\) blanked for 3-anonymity", cb.loc[c, "method"]).group(1))
+        assert n == int((testdata[c].notna() & released.data[c].isna()).sum()), c
+        total += n
+    assert total == 677 and cb.loc["roof", "method"] == "released unchanged"
+    bands = sdccore.Recoding.bands([0, 10, 20, 30, 40, 50, 60, 70, 80, float("inf")], right=False)
+    r = sdccore.protect(testdata, "ipso", sensitive=["income"], keys=KEYS, recode={"age": bands}, pram=["roof"],
+                        household="ori_hid", weights="sampling_weight", exclude=APART, rng=12345)
+    cb = sdccore.codebook(r, testdata)
+    assert cb.loc["age", "method"].startswith("recoded") and "58 value(s) blanked" in cb.loc["age", "method"]
+    assert cb.loc["roof", "role"] == "excluded" and cb.loc["roof", "method"].startswith("post-randomised (PRAM")
+
+
 def test_the_recipe_rebuilds_the_release_byte_for_byte(testdata, released):
     recipe = sdccore.Recipe.from_json(released.recipe_json())
     a = sdccore.make_release(testdata, recipe).csv()
