@@ -164,7 +164,11 @@ class Comparison:
     def refused(self):
         """The configurations ``suggest`` does not offer on the risk floors: not met over the
         runs (``expected_ok``), or broken in the run released (``released_ok``)."""
-        safe = self.safety()
+        return self._refused(self.safety())
+
+    @staticmethod
+    def _refused(safe):
+        """``refused`` from a ``safety()`` table already computed."""
         if not len(safe):
             return []
         return list(safe[~(safe.expected_ok.astype(bool) & safe.released_ok.astype(bool))].config)
@@ -244,7 +248,7 @@ class Comparison:
             max_risk = check_number(max_risk, "max_risk", low=0, high=1)
         require = self._required(require)
         safe = self.safety()
-        ok = set(safe.config) - set(self.refused()) if len(safe) else set()
+        ok = set(safe.config) - set(self._refused(safe))
         if not ok:
             return None, self._none_safe(safe)
         kept_words = ""
