@@ -39,7 +39,12 @@ def _with_dependencies(Xpk, m, prep, mean, sd):
         else:  # an exact linear dependency, rebuilt from the protected columns
             d = next(d for d in prep.deps if d.target == j)
             Zp = (Xpk - mean_k) / sd_k
-            cols.append(mean[j] + sd[j] * (Zp @ d.beta))
+            # term by term, not Zp @ beta: a matrix-vector product's last bit depends on the
+            # memory's alignment, so the same seed gave other bytes on another worker
+            acc = Zp[:, 0] * d.beta[0]
+            for k in range(1, len(d.beta)):
+                acc = acc + Zp[:, k] * d.beta[k]
+            cols.append(mean[j] + sd[j] * acc)
     return da.stack(cols, axis=1)
 
 
