@@ -31,7 +31,7 @@ from __future__ import annotations
 import numpy as np
 
 from .._core.plausible import close
-from .construction import _apply, _ols, _related, _released
+from .construction import GRAM_ROWS, _apply, _moments, _ols, _related, _released, _solve
 from .intruders import MAX_KNOWN, slog, slog_inverse
 
 __all__ = []
@@ -56,7 +56,7 @@ def replay(ctx):
     # the learning set: in each replay the release is the truth, the replay the release
     T, Z, F, G = [], [], [], []
     for Ys in runs:
-        feats = _features(Ys[:, cols], Ys[:, j], Y[:, cols], Ys[:, cols])
+        feats = _features(Ys, j, cols, Y, Ys)
         if feats is None:
             return None
         T.append(Y[:, j])
@@ -64,7 +64,7 @@ def replay(ctx):
         F.append(feats[0])
         G.append(feats[1])
     # the release's own: its fit applied to what the intruder knows of the sampled records
-    feats = _features(Y[:, cols], Y[:, j], ctx.original[:, cols], Y[ctx.rows][:, cols])
+    feats = _features(Y, j, cols, ctx.original, Y[ctx.rows])
     if feats is None:
         return None
     f_now, g_now = feats
@@ -85,16 +85,32 @@ def replay(ctx):
     return [guess]
 
 
-def _features(A, y, known, released_known):
-    """(the least-squares fit of a release's target ``y`` on its known columns ``A``, applied
-    to what the intruder knows, ``known``; the same fit applied to the records' released known
-    values), or None where the fit cannot be made."""
-    ok = np.isfinite(y) & np.isfinite(A).all(axis=1)
-    if ok.sum() <= A.shape[1] + 1:
-        return None
-    b = _ols(A[ok], y[ok])
+def _features(S, j, cols, A, B):
+    """(the least-squares fit of column ``j`` of the file ``S`` on its columns ``cols``, applied
+    to the rows of ``A``; the same fit applied to the rows of ``B``), or None where the fit
+    cannot be made.  A whole file's fit is solved from its moments (once per file, shared by
+    every checked variable: ``construction._moments``)."""
+    whole = len(S) > GRAM_ROWS and _moments(S, 0) is not None
+    if whole:
+        b = _solve(*_moments(S, 0), j, cols)
+    else:
+        A_, y = S[:, cols], S[:, j]
+        ok = np.isfinite(y) & np.isfinite(A_).all(axis=1)
+        if ok.sum() <= len(cols) + 1:
+            return None
+        b = _ols(A_[ok], y[ok])
     with np.errstate(all="ignore"):
-        return _apply(b, known), _apply(b, released_known)
+        return _applied(b, A, cols), _applied(b, B, cols)
+
+
+def _applied(b, A, cols):
+    """The fit ``b`` on columns ``cols`` applied to the rows of ``A`` (a whole file's by one
+    product with every column, no copy of it)."""
+    if len(A) > GRAM_ROWS and _moments(A, 0) is not None:
+        full = np.zeros(A.shape[1])
+        full[cols] = b[1:]
+        return b[0] + A @ full
+    return _apply(b, A[:, cols])
 
 
 def _bands(fit):

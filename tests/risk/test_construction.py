@@ -471,3 +471,45 @@ def test_one_contexts_intruders_share_their_fits_and_free_them_with_it(monkeypat
     pd.testing.assert_frame_equal(shared.intruders, alone.intruders)
     gc.collect()
     assert construction._MEMO == {}
+
+
+def test_whole_file_fits_agree_with_the_direct_least_squares():
+    # the intruders' fits on a whole file of more than GRAM_ROWS records are solved from its
+    # moments (issue 42); the same coefficients, fitted values and related columns as the
+    # direct least squares on the file's rows, on the raw and the signed-log scale, and the
+    # minimum-norm fit's values where a column is the sum of two others
+    gen = np.random.default_rng(4)
+    n = construction.GRAM_ROWS + 500
+    X = gen.standard_normal((n, 6)) @ gen.standard_normal((6, 6)) * np.array([1e-2, 1, 10, 1e3, 1e5, 3])
+    X[:, 5] = X[:, 1] + X[:, 2]                       # an exact identity among the known columns
+    X[:, 0] = np.exp(X[:, 0] * 50) * 1e3              # a skewed positive target
+    ctx = _ctx(X, X, [1, 2, 3, 4, 5], 0, rows=np.arange(0, n, 7))
+    assert construction._whole_rows(ctx)
+    cols = np.array([0, 1, 2, 4])                      # positions in known: columns 1, 2, 3, 5
+    for scale, f in ((0, lambda v: v), (1, construction.slog)):
+        b = construction._release_ols(ctx, scale, cols)
+        D = np.c_[np.ones(n), f(X[:, [1, 2, 3, 5]])]
+        direct = np.linalg.lstsq(D, f(X[:, 0]), rcond=None)[0]
+        spread = np.std(D @ direct)
+        assert np.abs(D @ b - D @ direct).max() < 1e-9 * spread
+        fitted = construction._fitted(ctx, scale, cols, b)
+        assert np.abs(fitted - D @ direct).max() < 1e-9 * spread
+    from sdccore._risk.intruders import related_columns
+
+    for most in (2, 3):
+        assert list(construction._related(ctx, most)) == list(related_columns(X[:, [1, 2, 3, 4, 5]], X[:, 0], most))
+    # a file with a blank cell: the records with every cell, directly (no moments)
+    Y = X.copy()
+    Y[3, 2] = np.nan
+    gap = _ctx(X, Y, [1, 2, 3, 4, 5], 0)
+    assert not construction._whole_rows(gap)
+    b = construction._release_ols(gap, 0, cols)
+    ok = np.isfinite(Y).all(axis=1)
+    D = np.c_[np.ones(ok.sum()), Y[ok][:, [1, 2, 3, 5]]]
+    direct = np.linalg.lstsq(D, Y[ok, 0], rcond=None)[0]
+    assert np.abs(D @ b - D @ direct).max() < 1e-9 * np.std(D @ direct)
+    # _ols of many rows (the cross-products) against the SVD
+    A = X[:, [1, 2, 3, 5]]
+    D = np.c_[np.ones(n), A]
+    assert np.abs(D @ construction._ols(A, X[:, 0]) - D @ np.linalg.lstsq(D, X[:, 0], rcond=None)[0]).max() \
+        < 1e-9 * np.std(X[:, 0])
