@@ -52,14 +52,20 @@ _MEMO = {}
 _MEMO_LOCK = threading.Lock()
 
 
-def _memo(ctx):
-    key = id(ctx)
-    with _MEMO_LOCK:
-        m = _MEMO.get(key)
-        if m is None:
-            m = _MEMO[key] = {}
-            weakref.finalize(ctx, _MEMO.pop, key, None)
+def _held(store, lock, obj):
+    """The dict ``store`` keeps for ``obj`` while it lives (by its id; the entry of a freed
+    object whose id came round again is replaced)."""
+    key = id(obj)
+    with lock:
+        m = store.get(key)
+        if m is None or m["of"]() is not obj:
+            m = store[key] = {"of": weakref.ref(obj)}
+            weakref.finalize(obj, store.pop, key, None)
     return m
+
+
+def _memo(ctx):
+    return _held(_MEMO, _MEMO_LOCK, ctx)
 
 
 def _released(ctx):
@@ -129,13 +135,7 @@ _WHOLE_LOCK = threading.Lock()
 
 
 def _whole(A):
-    key = id(A)
-    with _WHOLE_LOCK:
-        w = _WHOLE.get(key)
-        if w is None or w["array"]() is not A:
-            w = _WHOLE[key] = {"array": weakref.ref(A)}
-            weakref.finalize(A, _WHOLE.pop, key, None)
-    return w
+    return _held(_WHOLE, _WHOLE_LOCK, A)
 
 
 def _scaled(A, scale):

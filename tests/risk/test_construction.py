@@ -513,3 +513,22 @@ def test_whole_file_fits_agree_with_the_direct_least_squares():
     D = np.c_[np.ones(n), A]
     assert np.abs(D @ construction._ols(A, X[:, 0]) - D @ np.linalg.lstsq(D, X[:, 0], rcond=None)[0]).max() \
         < 1e-9 * np.std(X[:, 0])
+
+
+def test_a_whole_files_moments_are_kept_while_it_lives_and_no_longer():
+    import gc
+
+    gen = np.random.default_rng(5)
+    Y = gen.standard_normal((construction.GRAM_ROWS + 10, 4))
+    first = construction._moments(Y, 0)
+    assert construction._moments(Y, 0) is first           # once per file
+    mu, C = first
+    Z = Y - Y.mean(axis=0)
+    assert np.allclose(mu, Y.mean(axis=0)) and np.allclose(C, Z.T @ Z)
+    Y2 = Y.copy()
+    Y2[0, 0] = np.inf
+    assert construction._moments(Y2, 0) is None            # a cell not finite: no moments
+    key = id(Y)
+    del Y, Y2, first, mu, C
+    gc.collect()
+    assert key not in construction._WHOLE
