@@ -62,13 +62,23 @@ def regression(ctx):
     return [regression_estimate(ctx.whole_original, ctx.released, ctx.rows, ctx.target, list(ctx.known), ctx.linked)]
 
 
+def _prior_data(ctx):
+    """(the sampled original the priors read, its cache key): the run's own original, or, for
+    a file with missing cells, the one with those cells at their conditional means (what the
+    intruder would guess of a cell nobody knows; the same in every run, so the priors are
+    fitted once per data set, not once per seed's draws)."""
+    if ctx.prior_original is None:
+        return ctx.original, ctx.key
+    return ctx.prior_original, ctx.prior_key
+
+
 def priors(ctx):
     """{model: leave-one-out estimate} of the target from what the intruder knows (the
     original alone: kept per data set)."""
-    x = ctx.original[:, ctx.target]
-    out = {} if not ctx.known else cached(("prior", ctx.key, ctx.target, tuple(ctx.known), ctx.selective),
-                                          lambda: prior_estimates(ctx.original, x, list(ctx.known),
-                                                                  boosting=ctx.selective))
+    X, key = _prior_data(ctx)
+    x = X[:, ctx.target]
+    out = {} if not ctx.known else cached(("prior", key, ctx.target, tuple(ctx.known), ctx.selective),
+                                          lambda: prior_estimates(X, x, list(ctx.known), boosting=ctx.selective))
     if ctx.keys is not None:  # what the keys alone give (the intruder knows them)
         from .keymatch import key_prior
 
@@ -112,9 +122,13 @@ def prior_hits(ctx):
     tolerance (the original alone: kept per data set)."""
     p = priors(ctx)
     models = list(p)
-    x = ctx.original[:, ctx.target]
-    PH = cached(("prior hits", ctx.key, ctx.target, tuple(ctx.known), ctx.selective, ctx.tolerance, _keys_key(ctx)),
-                lambda: np.array([close(x, p[m], ctx.tolerance) for m in models]).reshape(len(models), len(x)))
+    X, key = _prior_data(ctx)
+    x = X[:, ctx.target]
+    # a cell missing from the original is never a hit (its "truth" is a guess itself)
+    obr = None if ctx.prior_original is None or ctx.observed is None else ctx.observed[ctx.rows]
+    PH = cached(("prior hits", key, ctx.target, tuple(ctx.known), ctx.selective, ctx.tolerance, _keys_key(ctx)),
+                lambda: np.array([close(x, p[m], ctx.tolerance) & (True if obr is None else obr)
+                                  for m in models]).reshape(len(models), len(x)))
     return models, PH
 
 

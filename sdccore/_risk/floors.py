@@ -64,7 +64,7 @@ LINK_SAMPLE = 5000  # original records linked (all of them up to this many; an e
 
 
 def risk_profile(X, Y, names, check, *, floors=None, planned_share=None, link_on=None, structure=None, observed=None,
-                 whole=None, window=None, method=None, keys=None, replays=None):
+                 whole=None, window=None, method=None, keys=None, replays=None, prior_original=None):
     """See ``_risk_profile``.  The battery alternates small least-squares fits with the parallel
     linking kernel, and the threads of each pool spin for a while after their call: on
     Tarragona a link interleaved with an SVD took 9.4 ms instead of 0.5 ms, 3.4 ms with BLAS on
@@ -76,14 +76,14 @@ def risk_profile(X, Y, names, check, *, floors=None, planned_share=None, link_on
     with one_thread(None if cells < SMALL_LINK else "blas"):
         return _risk_profile(X, Y, names, check, floors=floors, planned_share=planned_share, link_on=link_on,
                              structure=structure, observed=observed, whole=whole, window=window, method=method,
-                             keys=keys, replays=replays)
+                             keys=keys, replays=replays, prior_original=prior_original)
 
 
 SMALL_LINK = 50_000_000  # original x released distance cells of one link below which it runs on one thread
 
 
 def _risk_profile(X, Y, names, check, *, floors=None, planned_share=None, link_on=None, structure=None,
-                  observed=None, whole=None, window=None, method=None, keys=None, replays=None):
+                  observed=None, whole=None, window=None, method=None, keys=None, replays=None, prior_original=None):
     """Disclosure risk of release ``Y`` of original ``X`` (numpy arrays, rows aligned) for the
     columns ``check`` (indices) as what the release ADDS to what an intruder already knows,
     against ``floors``.
@@ -127,7 +127,11 @@ def _risk_profile(X, Y, names, check, *, floors=None, planned_share=None, link_o
     keys, -1 missing) as the intruder reads them in the original and as released (a blank
     matches every value): the key-matching intruder and the keys' own prior
     (``_risk.keymatch``).  ``replays`` (optional): the release made again from itself by the same
-    method and settings (``IntruderContext.replays``; the replay intruder).  Internal: the public entry points are ``protect``
+    method and settings (``IntruderContext.replays``; the replay intruder).  ``prior_original``
+    (optional, n x m): the original the priors read where X holds a run's own draws for its
+    missing cells (``protect``): those cells at their conditional means, so the priors are the
+    same for every seed and fitted once per data set; their prior hits leave out the cells
+    ``observed`` marks missing.  Internal: the public entry points are ``protect``
     (``result.risk``) and ``evaluate`` (``evaluation.risk``).
     """
     floors = RiskFloors.from_value(floors)
@@ -154,7 +158,8 @@ def _risk_profile(X, Y, names, check, *, floors=None, planned_share=None, link_o
                proxies=proxies, key=intr.data_key(Xr),  # the priors depend on the original alone: fitted once per data set
                scaled=scaled, structure=structure, observed=observed, whole=whole,
                win=None if window is None else int(np.ceil(window * n)), planned_share=planned_share, method=method,
-               keys=keys if keys is not None and np.shape(keys[0])[1] else None, replays=replays)
+               keys=keys if keys is not None and np.shape(keys[0])[1] else None, replays=replays,
+               **_prior_sample(prior_original, rows, observed))
     var_rows, band_rows, violations, failing, intr_rows = [], [], [], [], []
     for a, j in enumerate(check):
         row, bands_j, intr_j, v = _variable_risk(ctx, a, j)
@@ -169,6 +174,15 @@ def _risk_profile(X, Y, names, check, *, floors=None, planned_share=None, link_o
     return RiskProfile(variables, bands, tuple(violations), floors, int(len(rows)), tuple(failing),
                        pd.DataFrame(intr_rows, columns=["variable", "band", "intruder", "prior", "with_release",
                                                         "beyond_prior", "held"]))
+
+
+def _prior_sample(prior_original, rows, observed):
+    """The ``_Run`` fields of the priors' own original (none where the priors read Xr)."""
+    if prior_original is None:
+        return {}
+    P = prior_original[rows]
+    mask = b"" if observed is None else np.packbits(np.asarray(observed)[rows]).tobytes()
+    return {"prior_original": P, "prior_key": (intr.data_key(P), hash(mask))}
 
 
 VARIABLE_COLUMNS = ["variable", "perturbed_share", "abs_cor", "residual_cor", "prior", "prior_model",

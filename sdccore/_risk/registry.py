@@ -78,10 +78,13 @@ class IntruderContext:
         by the same method and settings from the release itself, taken as the original, with
         the intruder's own seeds (the protection pipeline's; None where the method is not
         known).  An intruder learns there how the construction moves a record's values.
-    whole_original, scaled, structure, key : internal
+    whole_original, scaled, structure, key, prior_original, prior_key : internal
         The built-in intruders' means: the whole original file, the linked records on the
         protection scale, the span of the perturbed factors (FA, PCA) and the priors' cache
-        key.  A plug-in intruder uses the fields above.
+        key; the sampled original the priors read where it differs from ``original`` (a file
+        with missing cells: those at their conditional means, the same for every seed, where
+        ``original`` holds the run's own draws) and its cache key.  A plug-in intruder uses the
+        fields above.
     """
 
     variable: str
@@ -104,6 +107,8 @@ class IntruderContext:
     structure: Any = field(default=None, repr=False)        # the perturbed factors' span (FA, PCA)
     key: Any = field(default=None, repr=False)              # the priors' cache key
     replays: Any = field(default=None, repr=False)          # the method made again on the release (``replay``)
+    prior_original: Any = field(default=None, repr=False)   # the sampled original the priors read (None: original)
+    prior_key: Any = field(default=None, repr=False)        # their cache key (None: key)
 
     @property
     def known_values(self):

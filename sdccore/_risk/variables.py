@@ -119,6 +119,8 @@ class _Run:
     method: str | None
     keys: tuple | None = None  # (original, released) key codes (survey files)
     replays: object = None     # the method made again on the release (``IntruderContext.replays``)
+    prior_original: np.ndarray | None = None  # the sample of the original the priors read (None: Xr)
+    prior_key: object = None   # their cache key (None: key)
 
 
 def _abs_cor(xo, yo, wj):
@@ -144,7 +146,8 @@ def _variable_risk(c, a, j):
     ictx = IntruderContext(variable=name, target=j, names=tuple(c.names), original=c.Xr, released=Y, rows=c.rows,
                            linked=linked, known=tuple(known), selective=c.selective, method=c.method, window=c.win,
                            observed=ob, tolerance=floors.tolerance, cells=c.observed, whole_original=X, scaled=c.scaled,
-                           structure=c.structure, key=c.key, keys=c.keys, replays=c.replays)
+                           structure=c.structure, key=c.key, keys=c.keys, replays=c.replays,
+                           prior_original=c.prior_original, prior_key=c.prior_key)
     prior_hits, hits, identity = battery(ictx)
     strict = c.selective or floors.hold_all_intruders
     enforced = [k for k in hits if REGISTRY[k].held(strict)]
