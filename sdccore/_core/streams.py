@@ -20,7 +20,8 @@ __all__ = []
 # 3: option names noise_sd / noise_model / noise_cov, versions stamped, SeedSequence streams
 # 2: transform, bounds, rounding and floors recorded; no stamp: recipes from before them
 RECIPE_VERSION = 7
-STREAMS = {"shuffle": 1, "runs": 2, "search": 3, "bw_map": 4, "impute": 5, "strata": 6, "dask": 7, "pram": 8, "household": 9}
+STREAMS = {"shuffle": 1, "runs": 2, "search": 3, "bw_map": 4, "impute": 5, "strata": 6, "dask": 7, "pram": 8, "household": 9,
+           "prior": 10}
 # the Dask engine's sub-streams, SeedSequence(seed, spawn_key=(STREAMS["dask"], sub-stream,
 # partition, ...)); the exchange of factor j uses sub-stream j (j < 10 ** 5)
 DASK_STREAMS = {

@@ -8,6 +8,7 @@ import numpy as np
 import pandas as pd
 
 from .._core import plausible as pl
+from .._core.missing import prior_completion
 from .._methods import hook, method_info, methods, steps
 from .._methods._base import Perturbed as _Perturbed, Plan as _Plan, planned_share as _planned_share  # noqa: F401
 from .options import METHODS, Context, bind_data, bind_static, min_swap_percent
@@ -425,7 +426,7 @@ def _protect(data, method, sensitive, rng, options):
                         link_on=_link_columns(prep), structure=change_structure(prep, step.basis),
                         observed=observed, window=window(method, o) if window else None, method=method,
                         keys=key_codes, replays=_replays(Xp, as_int, prep, method, sensitive, given),
-                        prior_original=_prior_original(prep))
+                        prior_original=prior_completion(prep.X0, prep.missing))
     plaus = pl.report(prep.numeric, prep.X0, Xp, {prep.numeric[j] for j in prep.log_cols}, clipped, dec, o["bounds"])
     risk = _household_floor(risk, o, key_codes, data)
     own = hook(method, "release_check")  # the method's own check of the finished release (its module)
@@ -447,21 +448,6 @@ def _protect(data, method, sensitive, rng, options):
 
 
 REPLAYS = ((2_000, 3), (50_000, 2), (None, 1))  # the replay intruder's replays by the file's records (up to)
-
-
-def _prior_original(prep):
-    """What the floors' priors read (``risk_profile``): with missing cells, the original with
-    those at their EM conditional means, the same for every seed, so that the priors are
-    fitted once per data set (households with 5 % of incomes blank: the boosted prior was
-    fitted again in every run, 28 of the Run page's 34 s); the run's own draws stay in X0 for
-    every other intruder.  None without missing cells."""
-    if prep.missing is None or not prep.missing.any():
-        return None
-    from .._core.missing import complete
-
-    X = prep.X0.copy()
-    X[prep.missing] = np.nan
-    return complete(X)[0]
 
 
 def _replays(Xp, as_int, prep, method, sensitive, options):

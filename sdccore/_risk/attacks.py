@@ -64,9 +64,9 @@ def regression(ctx):
 
 def _prior_data(ctx):
     """(the sampled original the priors read, its cache key): the run's own original, or, for
-    a file with missing cells, the one with those cells at their conditional means (what the
-    intruder would guess of a cell nobody knows; the same in every run, so the priors are
-    fitted once per data set, not once per seed's draws)."""
+    a file with missing cells, the one with those cells drawn from a fixed stream (the same
+    in every run, so the priors are fitted once per data set, not once per seed's draws;
+    ``missing.prior_completion``)."""
     if ctx.prior_original is None:
         return ctx.original, ctx.key
     return ctx.prior_original, ctx.prior_key
@@ -126,7 +126,9 @@ def prior_hits(ctx):
     x = X[:, ctx.target]
     # a cell missing from the original is never a hit (its "truth" is a guess itself)
     obr = None if ctx.prior_original is None or ctx.observed is None else ctx.observed[ctx.rows]
-    PH = cached(("prior hits", key, ctx.target, tuple(ctx.known), ctx.selective, ctx.tolerance, _keys_key(ctx)),
+    # the keys' own prior reads the run's original (cached under ctx.key): its hits with it
+    PH = cached(("prior hits", key, ctx.key if ctx.keys is not None else None, ctx.target, tuple(ctx.known),
+                 ctx.selective, ctx.tolerance, _keys_key(ctx)),
                 lambda: np.array([close(x, p[m], ctx.tolerance) & (True if obr is None else obr)
                                   for m in models]).reshape(len(models), len(x)))
     return models, PH

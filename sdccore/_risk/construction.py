@@ -100,28 +100,41 @@ GRAM_ROWS = 2000  # least squares of more rows than this from the centred cross-
 def _ols(A, t):
     """Least-squares coefficients of t on [1, A] (the minimum-norm solution when A is rank
     deficient).  Of more than GRAM_ROWS rows from the cross-products of the centred columns
-    (``_solve``: one pass and a p x p solve, about a fifth of the SVD's cost on 200,000 x 30;
-    the fitted values the same to 1e-12 of their spread where the columns are not nearly
-    collinear)."""
-    if len(t) <= GRAM_ROWS:
-        D = np.c_[np.ones(len(t)), A]
-        return np.linalg.lstsq(D, t, rcond=None)[0]
-    F = np.c_[A, t]
-    mu = F.mean(axis=0)
-    Z = F - mu
-    return _solve(mu, Z.T @ Z, A.shape[1], np.arange(A.shape[1]))
+    (``_solve``: one pass and a p x p solve, about a fifth of the SVD's cost on 200,000 x 30)
+    where they determine the fit well, else by the SVD of the rows as below."""
+    if len(t) > GRAM_ROWS:
+        F = np.c_[A, t]
+        mu = F.mean(axis=0)
+        Z = F - mu
+        b = _solve(mu, Z.T @ Z, A.shape[1], np.arange(A.shape[1]))
+        if b is not None:
+            return b
+    D = np.c_[np.ones(len(t)), A]
+    return np.linalg.lstsq(D, t, rcond=None)[0]
+
+
+WELL_DETERMINED = 1e-8  # the smallest eigenvalue of the unit-length columns' cross-products, relative
 
 
 def _solve(mu, C, t, cols):
     """Least squares of column ``t`` on [1, columns ``cols``] from the columns' means ``mu``
-    and centred cross-products ``C``: the normal equations of the columns scaled to unit
-    length, solved by the SVD with a cut of 1e-10 of the largest singular value (the
-    minimum-norm solution among exactly collinear columns)."""
+    and centred cross-products ``C`` (the normal equations of the columns scaled to unit
+    length), or None where they do not determine it to the SVD's precision: a column without
+    variance (the SVD splits the intercept between it and the constant, and the coefficients
+    then differ where it is applied to other values) or nearly collinear columns (an
+    eigenvalue below WELL_DETERMINED of the largest: the squares of the data's singular
+    values, so a relation the SVD of the rows still resolves would be cut).  The caller then
+    fits the rows themselves."""
     cols = np.asarray(cols, dtype=np.int64)
-    sd = np.sqrt(np.diag(C)[cols])
-    sd = np.where(sd > 0, sd, 1.0)
+    d = np.diag(C)[cols]
+    if not len(cols) or not (d > 0).all():
+        return None
+    sd = np.sqrt(d)
     G = C[np.ix_(cols, cols)] / np.outer(sd, sd)
-    beta = np.linalg.lstsq(G, C[cols, t] / sd, rcond=1e-10)[0] / sd
+    w = np.linalg.eigvalsh(G)
+    if w[0] < WELL_DETERMINED * w[-1]:
+        return None
+    beta = np.linalg.solve(G, C[cols, t] / sd) / sd
     return np.r_[mu[t] - mu[cols] @ beta, beta]
 
 
@@ -149,13 +162,21 @@ def _scaled(A, scale):
     return w["slog"]
 
 
+def _finite(A):
+    """Whether every cell of the whole file ``A`` is finite, once per file."""
+    w = _whole(A)
+    if "finite" not in w:
+        w["finite"] = bool(np.isfinite(A).all())
+    return w["finite"]
+
+
 def _moments(A, scale):
     """(column means, centred cross-products) of the whole file ``A`` on ``scale``, once per
     file, or None where a cell is not finite (the fits then use the records they can)."""
     w = _whole(A)
     if ("moments", scale) not in w:
         F = _scaled(A, scale)
-        if not np.isfinite(F).all():
+        if not _finite(A) or not np.isfinite(F).all():
             w[("moments", scale)] = None
         else:
             mu = F.mean(axis=0)
@@ -182,8 +203,7 @@ def _fitted(ctx, scale, cols, b):
         full = np.zeros(ctx.released.shape[1])
         full[np.asarray(ctx.known)[cols]] = b[1:]
         return b[0] + _scaled(ctx.released, scale) @ full
-    _, Yk = _released(ctx)
-    return _apply(b, _SCALES[scale][0](Yk[:, cols]))
+    return _apply(b, _SCALES[scale][0](_known_columns(ctx, cols)))
 
 
 def _release_ols(ctx, scale, cols):
@@ -194,13 +214,13 @@ def _release_ols(ctx, scale, cols):
     key = ("ols", scale, tuple(int(c) for c in cols))
     if key not in m:
         moments = _moments(ctx.released, scale) if _whole_rows(ctx) else None
-        if moments is not None:
-            m[key] = _solve(*moments, ctx.target, np.asarray(ctx.known)[cols])
-        else:
-            y, Yk = _released(ctx)
+        b = _solve(*moments, ctx.target, np.asarray(ctx.known)[cols]) if moments is not None else None
+        if b is None:
+            y = _released(ctx)[0]
             f = _SCALES[scale][0]
             with np.errstate(all="ignore"):
-                m[key] = _ols(f(Yk[:, cols]), f(y))
+                b = _ols(f(_known_columns(ctx, cols)), f(y))
+        m[key] = b
     return m[key]
 
 

@@ -129,8 +129,8 @@ def _risk_profile(X, Y, names, check, *, floors=None, planned_share=None, link_o
     (``_risk.keymatch``).  ``replays`` (optional): the release made again from itself by the same
     method and settings (``IntruderContext.replays``; the replay intruder).  ``prior_original``
     (optional, n x m): the original the priors read where X holds a run's own draws for its
-    missing cells (``protect``): those cells at their conditional means, so the priors are the
-    same for every seed and fitted once per data set; their prior hits leave out the cells
+    missing cells (``protect``): those cells drawn from a fixed stream, the same for every
+    seed, so the priors are fitted once per data set; their prior hits leave out the cells
     ``observed`` marks missing.  Internal: the public entry points are ``protect``
     (``result.risk``) and ``evaluate`` (``evaluation.risk``).
     """

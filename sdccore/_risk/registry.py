@@ -82,7 +82,7 @@ class IntruderContext:
         The built-in intruders' means: the whole original file, the linked records on the
         protection scale, the span of the perturbed factors (FA, PCA) and the priors' cache
         key; the sampled original the priors read where it differs from ``original`` (a file
-        with missing cells: those at their conditional means, the same for every seed, where
+        with missing cells: those drawn from a fixed stream, the same for every seed, where
         ``original`` holds the run's own draws) and its cache key.  A plug-in intruder uses the
         fields above.
     """

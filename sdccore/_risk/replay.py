@@ -31,7 +31,7 @@ from __future__ import annotations
 import numpy as np
 
 from .._core.plausible import close
-from .construction import GRAM_ROWS, _apply, _moments, _ols, _related, _released, _solve
+from .construction import GRAM_ROWS, _apply, _finite, _moments, _ols, _related, _released, _solve
 from .intruders import MAX_KNOWN, slog, slog_inverse
 
 __all__ = []
@@ -91,9 +91,8 @@ def _features(S, j, cols, A, B):
     cannot be made.  A whole file's fit is solved from its moments (once per file, shared by
     every checked variable: ``construction._moments``)."""
     whole = len(S) > GRAM_ROWS and _moments(S, 0) is not None
-    if whole:
-        b = _solve(*_moments(S, 0), j, cols)
-    else:
+    b = _solve(*_moments(S, 0), j, cols) if whole else None
+    if b is None:
         A_, y = S[:, cols], S[:, j]
         ok = np.isfinite(y) & np.isfinite(A_).all(axis=1)
         if ok.sum() <= len(cols) + 1:
@@ -106,7 +105,7 @@ def _features(S, j, cols, A, B):
 def _applied(b, A, cols):
     """The fit ``b`` on columns ``cols`` applied to the rows of ``A`` (a whole file's by one
     product with every column, no copy of it)."""
-    if len(A) > GRAM_ROWS and _moments(A, 0) is not None:
+    if len(A) > GRAM_ROWS and _finite(A):
         full = np.zeros(A.shape[1])
         full[cols] = b[1:]
         return b[0] + A @ full

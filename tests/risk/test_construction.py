@@ -473,6 +473,11 @@ def test_one_contexts_intruders_share_their_fits_and_free_them_with_it(monkeypat
     assert construction._MEMO == {}
 
 
+def _moments_of(F):
+    mu = F.mean(axis=0)
+    return mu, (F - mu).T @ (F - mu)
+
+
 def test_whole_file_fits_agree_with_the_direct_least_squares():
     # the intruders' fits on a whole file of more than GRAM_ROWS records are solved from its
     # moments (issue 42); the same coefficients, fitted values and related columns as the
@@ -508,6 +513,14 @@ def test_whole_file_fits_agree_with_the_direct_least_squares():
     D = np.c_[np.ones(ok.sum()), Y[ok][:, [1, 2, 3, 5]]]
     direct = np.linalg.lstsq(D, Y[ok, 0], rcond=None)[0]
     assert np.abs(D @ b - D @ direct).max() < 1e-9 * np.std(D @ direct)
+    # a relation the cross-products cannot resolve (x2 - x1 of 1e-5 of x1) and a column without
+    # variance: the rows themselves are fitted, as the SVD of fewer rows does
+    x1 = gen.standard_normal(n)
+    u = 1e-5 * gen.standard_normal(n)
+    for A, t in ((np.c_[x1, x1 + u], u), (np.c_[x1, np.full(n, 3.0)], 2 * x1 + 1)):
+        D = np.c_[np.ones(n), A]
+        assert construction._solve(*_moments_of(np.c_[A, t]), 2, [0, 1]) is None
+        np.testing.assert_allclose(construction._ols(A, t), np.linalg.lstsq(D, t, rcond=None)[0], rtol=1e-6, atol=1e-12)
     # _ols of many rows (the cross-products) against the SVD
     A = X[:, [1, 2, 3, 5]]
     D = np.c_[np.ones(n), A]
