@@ -200,10 +200,17 @@ def _fitted(ctx, scale, cols, b):
     """The fit ``b`` (on the related known columns ``cols``, scale ``scale``) applied to the
     released rows the fits use (``_released``'s records)."""
     if _whole_rows(ctx):
-        full = np.zeros(ctx.released.shape[1])
-        full[np.asarray(ctx.known)[cols]] = b[1:]
-        return b[0] + _scaled(ctx.released, scale) @ full
+        return _on_whole(b, _scaled(ctx.released, scale), np.asarray(ctx.known)[cols])
     return _apply(b, _SCALES[scale][0](_known_columns(ctx, cols)))
+
+
+def _on_whole(b, A, idx):
+    """The fit ``b`` (the intercept, then a coefficient per column ``idx`` of ``A``) applied to
+    every row of the whole file ``A`` by one product with all its columns, without copying
+    those columns."""
+    full = np.zeros(A.shape[1])
+    full[idx] = b[1:]
+    return b[0] + A @ full
 
 
 def _release_ols(ctx, scale, cols):

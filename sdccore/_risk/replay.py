@@ -31,7 +31,7 @@ from __future__ import annotations
 import numpy as np
 
 from .._core.plausible import close
-from .construction import GRAM_ROWS, _apply, _finite, _moments, _ols, _related, _released, _solve
+from .construction import GRAM_ROWS, _apply, _finite, _moments, _ols, _on_whole, _related, _released, _solve
 from .intruders import MAX_KNOWN, slog, slog_inverse
 
 __all__ = []
@@ -106,9 +106,7 @@ def _applied(b, A, cols):
     """The fit ``b`` on columns ``cols`` applied to the rows of ``A`` (a whole file's by one
     product with every column, no copy of it)."""
     if len(A) > GRAM_ROWS and _finite(A):
-        full = np.zeros(A.shape[1])
-        full[cols] = b[1:]
-        return b[0] + A @ full
+        return _on_whole(b, A, cols)
     return _apply(b, A[:, cols])
 
 
