@@ -39,9 +39,16 @@ with st.sidebar:
         f"**Public:** {len(pub)} · **excluded:** {len(session.columns_with('excluded'))} · "
         f"**identifiers (dropped):** {len(session.columns_with('identifier'))}"
     )
-    st.number_input("Seed (reproducibility)", min_value=0, max_value=2**31 - 1, step=1,
+    st.number_input("Seed (the release's key)", min_value=0, max_value=session.SEED_MAX, step=1,
                     value=session.seed(), key="seed_input", on_change=session.seed_changed,
-                    help="The same seed, data and settings give the same protected file, byte for byte.")
+                    help="The same seed, data and settings give the same protected file, byte for byte. Each "
+                         "session starts with a random seed. Keep it, and the recipe that records it, private: "
+                         "with the seed, anyone who has the release and this tool can make the same random draws "
+                         "and undo the swaps and the noise.")
+    if session.seed() < session.SHORT_SEED:
+        st.warning(f"Seed {session.seed():,} is short enough to be found by trying every seed; anyone who finds "
+                   f"it can undo the protection. Use a long random seed (a new session starts with one) for a "
+                   f"file you publish.")
     steps = history.undo_steps()
     st.button(f"Undo: {steps[-1]['what']}" if steps else "Undo (nothing to undo yet)", key="undo_button",
               on_click=history.undo, disabled=not steps, use_container_width=True,

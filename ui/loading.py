@@ -13,7 +13,8 @@ import streamlit as st
 import sdccore
 from ui.common import METHOD_LABELS, WIDGETS_TIED_TO_DATA
 from ui.session import (
-    DEFAULT_MAX_RISK, DEFAULT_SEED, data, data_name, design, numeric_columns, passthrough_text, read_format, read_notes, roles,
+    DEFAULT_MAX_RISK, data, data_name, design, fresh_seed, numeric_columns, passthrough_text, read_format, read_notes,
+    roles,
 )
 from ui.compute import prefetch_explore
 
@@ -39,7 +40,8 @@ def default_roles(df: pd.DataFrame, name: str | None = None) -> dict:
 
 def init():
     ss = st.session_state
-    ss.setdefault("seed", DEFAULT_SEED)
+    if "seed" not in ss:
+        ss["seed"] = fresh_seed()
     ss.setdefault("floors", sdccore.RiskFloors().to_dict())
     ss.setdefault("max_risk", DEFAULT_MAX_RISK)
     for m in METHOD_LABELS:  # every offered method starts from its schema's defaults

@@ -24,7 +24,22 @@ from ui.common import METHOD_LABELS
 ROLES = ("sensitive", "public", "excluded", "identifier")
 
 
-DEFAULT_SEED = 12345
+SEED_ENV = "SDCCORE_SEED"  # a fixed first seed for every session (demonstrations, the tests); unset: random
+SEED_MAX = 2**53 - 1       # the largest whole number a browser's number field holds exactly
+SHORT_SEED = 2**32         # below this a seed can be found by trying them all
+
+
+def fresh_seed() -> int:
+    """A new session's seed: drawn from the operating system's randomness (0 to 2^53 - 1), so
+    that nobody can guess it.  The seed is the release's key: an intruder who has the release,
+    this tool and the seed makes the same draws and undoes the swaps and the noise.  The
+    environment variable SDCCORE_SEED fixes it instead (a demonstration, the tests)."""
+    fixed = os.environ.get(SEED_ENV, "").strip()
+    if fixed.isdigit() and int(fixed) <= SEED_MAX:
+        return int(fixed)
+    import secrets
+
+    return secrets.randbelow(SEED_MAX + 1)
 
 
 MIN_ROWS = 3  # as sdccore protects (records)

@@ -126,5 +126,12 @@ def compile_kernels(*, progress=None):
     mdav_file_weighted(np.asarray(num, dtype=np.float64), 3)
     done["M-AGG, in blocks (Dask)"] = time.perf_counter() - t
     say(f"M-AGG, in blocks (Dask): {done['M-AGG, in blocks (Dask)']:.1f} s")
+    # rank swapping in pairs (sdcMicro's rankSwap, recipes before format 8): its own kernel
+    from .._methods.perturbations import rankswap
+
+    t = time.perf_counter()
+    rankswap(np.asarray(num["a"], dtype=np.float64), 40.0, np.random.default_rng(0))
+    done["Rank swapping in pairs"] = time.perf_counter() - t
+    say(f"Rank swapping in pairs: {done['Rank swapping in pairs']:.1f} s")
     say(f"every kernel ready in {time.perf_counter() - t0:.1f} s")
     return done

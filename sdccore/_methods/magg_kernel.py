@@ -11,7 +11,7 @@ from __future__ import annotations
 import numpy as np
 
 from .mdav import group_means, mdav_groups
-from .perturbations import rankswap
+from .perturbations import rankswap, rankswap_shifted
 
 __all__ = []
 
@@ -102,17 +102,19 @@ def _selective(X, Z, Zs, Zbar, W, labels, cols, others, noise, rng, mean, sd):
     return out
 
 
-def rankswap_columns(X, cols, p, rng, observed=None):
-    """Rank swapping of ``cols``; with ``observed`` (an n x m mask) each column's observed
-    cells are swapped among themselves only, so the released values of a column are a
-    permutation of its observed values (never an imputed one)."""
+def rankswap_columns(X, cols, p, rng, observed=None, exchange="shifted"):
+    """Rank swapping of ``cols`` (``exchange`` 'shifted': ``rankswap_shifted``; 'pairs':
+    sdcMicro's ``rankswap``); with ``observed`` (an n x m mask) each column's observed cells
+    are swapped among themselves only, so the released values of a column are a permutation
+    of its observed values (never an imputed one)."""
+    swap = rankswap_shifted if exchange == "shifted" else rankswap
     out = X.copy()
     for j in cols:
         if observed is None or observed[:, j].all():
-            out[:, j] = rankswap(np.ascontiguousarray(X[:, j]), p, rng)
+            out[:, j] = swap(np.ascontiguousarray(X[:, j]), p, rng)
         else:
             ob = observed[:, j]
-            out[ob, j] = rankswap(np.ascontiguousarray(X[ob, j]), p, rng)
+            out[ob, j] = swap(np.ascontiguousarray(X[ob, j]), p, rng)
     return out
 
 

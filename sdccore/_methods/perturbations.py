@@ -128,6 +128,40 @@ def rankswap(f, p, rng):
     return out
 
 
+SHIFT = 2.0  # rank swapping's shifted ranks: a rank plus a uniform draw of up to SHIFT x the window
+
+
+def rankswap_shifted(f, p, rng):
+    """Rank swapping by shifted ranks: every record's rank r is shifted to r + 2w u (u uniform
+    on [0, 1), w = p % of the records) and the sorted values are handed out in the order of the
+    shifted ranks.  A value then moves up to about w ranks, up or down, evenly spread (w/2 on
+    average, about as in pairs; the largest records down, the smallest up), and no record is
+    paired with another: in pairs (``rankswap``) a record's row shows its partner's value and
+    the partner's row its own, which an intruder who knows the records' other variables finds;
+    here the record whose value a row shows holds the value of an unrelated record, and there
+    are no blocks whose bounds the release would show.  A record whose shifted rank keeps its
+    place (about n/(2w) records) exchanges its value with the next record in the shifted
+    order, so none keeps its own value."""
+    n = f.shape[0]
+    out = f.copy()
+    if n < 2:
+        return out
+    order = np.argsort(f, kind="stable")
+    w = max(1.0, p * n / 100.0)
+    shifted = np.argsort(np.arange(n) + SHIFT * w * rng.random(n), kind="stable")
+    pos = np.empty(n, dtype=np.int64)
+    pos[shifted] = np.arange(n)                 # rank r takes the value of rank pos[r]
+    for r in np.flatnonzero(pos == np.arange(n)):
+        if pos[r] != r:                         # already moved by an exchange before
+            continue
+        m = pos[r] + 1 if pos[r] + 1 < n else pos[r] - 1
+        r2 = shifted[m]
+        pos[r], pos[r2] = pos[r2], pos[r]
+        shifted[pos[r]], shifted[pos[r2]] = r, r2
+    out[order] = f[order][pos]
+    return out
+
+
 def noise(f, s, rng):
     """f + N(0, (s/100 * sd)^2), then affinely rescaled to f's own mean and variance."""
     mu, sd = f.mean(), f.std()

@@ -1,5 +1,9 @@
 """Rank swapping (Moore 1996; sdcMicro's rankSwap): each value exchanged with another whose
-rank differs by at most p % of the records, in memory and at scale."""
+rank differs by about p % of the records, in memory and at scale.  By default every record's
+rank is shifted by a random amount and the values handed out in the shifted order
+(``exchange='shifted'``); sdcMicro's reciprocal pairs (``exchange='pairs'``) hand every
+record's own value to its partner's row, which an intruder who knows the records' other
+variables finds (the partner intruder)."""
 
 from __future__ import annotations
 
@@ -17,17 +21,28 @@ def options(method):
                "Each value is swapped with another whose rank differs by at most p % of the records. Default 40 %: "
                "smaller windows kept too many values within 5 % of the truth in some size band on the samples.",
                low=0, high=100, low_open=True, unit="% of records"),
+        Option("exchange", "rankswap", "choice", "shifted", "Exchange",
+               "How the values are exchanged. 'shifted' (default): every record's rank r is shifted to r + 2w u "
+               "(u uniform, w = p % of the records) and the values are handed out in the shifted order, so a value "
+               "moves up to about p % of the ranks, up or down, evenly spread (p/2 % on average, as in pairs), and "
+               "no record is paired with another. 'pairs': sdcMicro's rankSwap, records swap values in pairs within "
+               "p % of the ranks; a record's own value is then in its partner's row, which an intruder who knows "
+               "the records' other variables can find (recipes written before format 8 used pairs).",
+               choices=("shifted", "pairs"),
+               choice_text={"shifted": "every rank shifted by a random amount; no pairs",
+                            "pairs": "records swap values in pairs (sdcMicro's rankSwap)"}),
     ]
 
 
 def perturb(prep, plan, method, o, gen, Xk, full):
     cols = prep.sens if prep.sensitive_names else list(range(len(prep.keep)))
     observed = None if prep.missing is None else ~(prep.missing if full else prep.missing[:, prep.keep])
-    return Perturbed(X=rankswap_columns(Xk, cols, o["p"], gen, observed))
+    return Perturbed(X=rankswap_columns(Xk, cols, o["p"], gen, observed, o["exchange"]))
 
 
 def risk_window(method, o):
-    """The rank window an intruder who knows the method can exploit (a share of the records)."""
+    """The rank window an intruder who knows the method can exploit (a share of the records):
+    p % of the ranks (shifted ranks move a value about as far: rarely 6 % further)."""
     return o["p"] / 100
 
 
@@ -37,8 +52,8 @@ def keeps(method, opts):
 
 def perturb_scale(method, s):
     cols = s.prep.sens if s.prep.sensitive_names else list(range(len(s.prep.keep)))
-    Xpk = rankswap_dask(s.Xk, s.lengths, cols, s.o["p"], s.seed, s.scratch)
-    return Scaled(X=Xpk, notes=[f"rank swapping of {len(cols)} variable(s) within {s.o['p']:g} % of the ranks over "
+    Xpk = rankswap_dask(s.Xk, s.lengths, cols, s.o["p"], s.seed, s.scratch, s.o["exchange"])
+    return Scaled(X=Xpk, notes=[f"rank swapping ({s.o['exchange']}) of {len(cols)} variable(s) within {s.o['p']:g} % of the ranks over "
                                 f"all {s.n:,} records (each column's sequential pass on the driver: the in-memory "
                                 f"release for this seed)"])
 
@@ -64,7 +79,7 @@ def perturb_scale(method, s):
 # million; the workers hold one partition at a time.
 
 
-def rankswap_dask(Xk, lengths, cols, p, seed, scratch):
+def rankswap_dask(Xk, lengths, cols, p, seed, scratch, exchange="shifted"):
     """The dask array ``Xk`` (n x m, chunked by partition ``lengths``) with the columns
     ``cols`` rank-swapped within ``p`` % of the ranks, exactly as in memory for ``seed``.
     Returns the lazy protected array; writes one slice a partition into ``scratch``."""
@@ -73,7 +88,7 @@ def rankswap_dask(Xk, lengths, cols, p, seed, scratch):
     cols = [int(c) for c in cols]
     V = np.asarray(Xk[:, cols].compute(), dtype=np.float64)  # one pass: the swapped columns only
     # the in-memory function and stream, so the release is protect()'s
-    V = rankswap_columns(V, range(len(cols)), p, np.random.default_rng(seed))
+    V = rankswap_columns(V, range(len(cols)), p, np.random.default_rng(seed), exchange=exchange)
     os.makedirs(scratch, exist_ok=True)
     at = np.concatenate([[0], np.cumsum(lengths)])
     for part in range(len(lengths)):

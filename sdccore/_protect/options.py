@@ -125,7 +125,7 @@ LEGACY_DEFAULTS = {"transform": "none", "bounds": "none", "rounding": "none"}
 # an option a method gained in recipe format v: what a recipe of an earlier format, which
 # lacks it, meant ((method, option) -> value)
 LEGACY_BEFORE = {4: {("ipso", "missing_rows"): "filled"}, 5: {("ipso", "top_band"): "guard"},
-                 6: {("ipso", "condition"): "public"}}
+                 6: {("ipso", "condition"): "public"}, 8: {("rankswap", "exchange"): "pairs"}}
 
 
 def _evaluate_options():
@@ -238,7 +238,7 @@ def option_schema(method):
     --------
     >>> import sdccore
     >>> [o.name for o in sdccore.option_schema("rankswap")][:8]
-    ['p', 'exclude', 'transform', 'bounds', 'rounding', 'floors', 'weights', 'keys']
+    ['p', 'exchange', 'exclude', 'transform', 'bounds', 'rounding', 'floors', 'weights']
     """
     if isinstance(method, str) and method in FUNCTIONS:
         return FUNCTIONS[method]()

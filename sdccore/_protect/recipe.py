@@ -197,7 +197,7 @@ def _as_then(d, method, version):
         raise ValueError(f"this recipe (format {version}) suppresses key variables by a rule that left persons "
                          f"identifiable (a person blanked alone was still the only record agreeing with their true "
                          f"keys) and released the household ids; it is not rebuilt. Protect the file again to write "
-                         f"a recipe of format 7.")
+                         f"a recipe of format {RECIPE_VERSION}.")
     for since, table in LEGACY_BEFORE.items():
         if version is None or version < since:
             for (m, key), val in table.items():

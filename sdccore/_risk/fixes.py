@@ -45,6 +45,10 @@ def _fix(floor, method=None):
                      "release itself shows; keep IPSO's largest records spread (top_band='random', the default, "
                      "'ranks' or 'spread'), try another seed, or use a method that redraws the largest values "
                      "themselves",
+        "partner": "another record's released value, that of the record whose prediction fits the target's "
+                   "released row, lands near the target's own value (rank swapping in pairs hands the target's own "
+                   "value to its partner's row); exchange the values by shifted ranks (rank swapping's "
+                   "exchange='shifted', the default), a larger window p, or use a method that changes the values themselves",
         "replay": "the method made again on the release shows how it moves a record of that size, and undoing "
                   "that move lands near the record's own value; perturb more strongly (more noise, a larger "
                   "group size k, more factors), try another seed, or use a method that changes the values themselves",
@@ -117,7 +121,7 @@ def _intruder_words(what, selective, identity, names, method=None):
                                                        "sensitive" if selective else "")
     if what == "shrinkage":
         return _fix(what) + _other_methods(method, "residual")
-    if what == "replay":
+    if what in ("replay", "partner"):
         return _fix(what) + _other_methods(method, what)
     if what == "correction":
         return _fix("reconstruction")

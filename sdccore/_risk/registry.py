@@ -275,6 +275,12 @@ REGISTRY = {i.name: i for i in (
                  knows="the method and every published setting (only the seed is secret), the known variables and "
                  "the record's released row", fix=_FIX, short="replayed", held_in_general=False,
                  absent="a release whose construction is not known (evaluate) or cannot be made again"),
+    IntruderInfo("partner", "the partner intruder (finds the record whose value the target's row shows, by what "
+                 "it knows, and reads that record's released value: a release that exchanges values in pairs hands "
+                 "it the target's own)", "sdccore._risk.partner:partner",
+                 knows="the known variables of every record, the target's released row and a published swap window",
+                 fix=_FIX, short="partner", held_in_general=False, methods=("rankswap",),
+                 absent="a release that does not exchange values between records (rank swapping does)"),
     # survey files (issue 40): the keys released unperturbed narrow the search
     IntruderInfo("key_match", "the key-matching intruder (keeps the released records whose key variables agree "
                  "with the target's, a blank agreeing with every value, and links on what it knows among them)",
@@ -303,7 +309,7 @@ def intruders(*, selective=None, method=None) -> tuple:
     --------
     >>> import sdccore
     >>> sdccore.intruders(selective=True)
-    ('own', 'linked', 'reconstruction', 'assignment', 'identity', 'residual', 'residual_size', 'shrinkage', 'release_fit', 'replay', 'key_match')
+    ('own', 'linked', 'reconstruction', 'assignment', 'identity', 'residual', 'residual_size', 'shrinkage', 'release_fit', 'replay', 'partner', 'key_match')
     """
     if selective is None:
         return tuple(i.name for i in REGISTRY.values() if method is None or i.methods is None or method in i.methods)

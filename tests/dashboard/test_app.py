@@ -112,9 +112,9 @@ def test_main_flow_by_widget_keys(app):
     app.radio(key="config_method").set_value("PCA").run()
     _ok_but_floors(app)
     app.radio(key="config_method").set_value("Rank swap").run()
-    app.number_input(key="rankswap_p").set_value(60.0).run()
+    app.number_input(key="rankswap_p").set_value(80.0).run()
     _ok(app)  # SALES swapped alone: the public variables show nothing, the assignment adds < 20 %
-    assert app.session_state["cfg_rankswap"] == {"method": "rankswap", "p": 60.0}
+    assert app.session_state["cfg_rankswap"] == {"method": "rankswap", "p": 80.0}
     # the prior beside the risk: what the public variables already give, what the release adds
     assert any("known within 5% beforehand" in m.value
                and "the release finds" in m.value for m in app.markdown)
@@ -129,11 +129,10 @@ def test_main_flow_by_widget_keys(app):
     assert {"selectivity", "overall", "validity_loss"} <= set(res.summary.score)
     safety = res.safety().set_index("config")
     safe = safety.floors_met
-    # (since issue 38: at the app's seed rank swapping's first run breaks the floor in the largest
-    # 9 records, where one record decides, by the residual intruder (2 beyond the prior, the second
-    # run none: the mean meets the floor); IPSO, which guards its largest records since, meets
-    # every floor in both runs)
-    assert safe["Rank swap"] == 0.5 and safe["IPSO"] == 1.0 and safe["FA"] == 0.0 and safe["PCA"] == 0.0
+    # (rank swapping with p = 80 % by shifted ranks, since issue 38, and IPSO, which guards its largest
+    # records, meet every floor in both runs; in pairs with p = 60 % the first run broke the floor
+    # in the largest 9 records by the residual intruder, where one record decides)
+    assert safe["Rank swap"] == 1.0 and safe["IPSO"] == 1.0 and safe["FA"] == 0.0 and safe["PCA"] == 0.0
     assert list(safety.expected_ok[["Rank swap", "IPSO", "FA", "PCA"]]) == [True, True, False, False]
     # both are safe; IPSO keeps the regression of SALES on the public variables, rank swapping does not
     assert any("Suggested release: **IPSO**" in s.value and "analysis validity" in s.value
@@ -357,6 +356,21 @@ def test_returning_to_the_data_page_keeps_uploaded_data(no_prefetch, app):
     assert app.session_state["data_name"] == "casc"
 
 
+def test_every_session_starts_with_its_own_random_seed(no_prefetch, monkeypatch):
+    """Issue 38 (an outside intruder found the release's seed by trying the tool's default,
+    12345, and could then redo its random draws): the seed is drawn from the operating
+    system's randomness for every session, and a short seed is flagged."""
+    monkeypatch.delenv("SDCCORE_SEED")
+    a = AppTest.from_file(str(ROOT / "app.py"), default_timeout=60).run()
+    b = AppTest.from_file(str(ROOT / "app.py"), default_timeout=60).run()
+    seeds = [a.session_state["seed"], b.session_state["seed"]]
+    # two draws of 0 .. 2^53 - 1: equal, or one below 2^32, with chance under 1e-6
+    assert seeds[0] != seeds[1] and min(seeds) >= 2**32 and max(seeds) < 2**53, seeds
+    assert not any("short enough to be found" in w.value for w in a.sidebar.warning)
+    a.sidebar.number_input(key="seed_input").set_value(12345).run()
+    assert any("Seed 12,345 is short enough to be found by trying every seed" in w.value for w in a.sidebar.warning)
+
+
 def test_seed_widget_reaches_the_page_in_the_same_run(no_prefetch, app):
     # (AppTest reports the sidebar only before a switch_page, so the seed is set on page 1)
     app.sidebar.number_input(key="seed_input").set_value(777).run()
@@ -435,7 +449,7 @@ def test_a_fix_on_the_configure_page_reaches_the_picked_release(no_prefetch, app
     # the fix, on the Configure page
     app.switch_page("pages/3_configure.py").run()
     app.radio(key="config_method").set_value("Rank swap").run()
-    app.number_input(key="rankswap_p").set_value(60.0).run()
+    app.number_input(key="rankswap_p").set_value(80.0).run()
     app.switch_page("pages/4_run.py").run()
     assert not app.exception
     assert any("Changed since this comparison ran: Rank swap settings" in w.value for w in app.warning)

@@ -104,8 +104,8 @@ def test_unknown_recipe_keys_are_named_with_the_valid_ones():
         Recipe.from_dict({"method": "rankswap", "seed": 1, "bogus": 1, "k": 3}, source="r.json")
     msg = str(exc.value)
     assert msg.startswith("r.json holds key(s) 'bogus', 'k' that are not options of method 'rankswap'")
-    assert ("bounds, exclude, floors, household, household_ids, k_anonymity, keys, method, p, pram, pram_alpha, "
-            "pram_pd, recode, rounding, seed, sensitive, transform, weights") in msg
+    assert ("bounds, exchange, exclude, floors, household, household_ids, k_anonymity, keys, method, p, pram, "
+            "pram_alpha, pram_pd, recode, rounding, seed, sensitive, transform, weights") in msg
     assert "\n" not in msg
 
 

@@ -52,7 +52,8 @@ def test_a_plug_in_whose_steps_do_not_fit_is_refused_when_registered():
 def test_a_layer_asking_for_a_step_outside_the_contract_is_an_error():
     with pytest.raises(AttributeError, match="'risk_windw' is not a step of the method contract"):
         _methods.hook("rankswap", "risk_windw")
-    assert _methods.hook("rankswap", "risk_window")("rankswap", {"p": 40}) == 0.4
+    assert _methods.hook("rankswap", "risk_window")("rankswap", {"p": 40, "exchange": "pairs"}) == 0.4
+    assert _methods.hook("rankswap", "risk_window")("rankswap", {"p": 40, "exchange": "shifted"}) == 0.4
     assert _methods.hook("magg", "risk_window") is None
 
 

@@ -74,6 +74,7 @@ def test_useful_safe_smallest_case():
     t = table.set_index("method")
     # both meet the floors; rank swapping scrambles the regression, IPSO keeps it
     assert t.loc["IPSO", "floors_met"] == 1.0 and t.loc["Rank swap", "floors_met"] == 1.0
+    # (measured: IPSO 1.0, rank swapping by shifted ranks .29)
     assert t.loc["IPSO", "overlap_worst"] >= 0.9 > 0.5 > t.loc["Rank swap", "overlap_worst"]
     assert t.loc["IPSO", "validity"] > t.loc["Rank swap", "validity"]
     assert chosen.iloc[0].suggested == "IPSO"

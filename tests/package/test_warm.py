@@ -33,6 +33,8 @@ for m in sdccore.methods(dashboard=True):
 for m in ("fa", "pca", "magg", "rankswap"):
     res = sdccore.protect(d, m, rng=3, allow_unsafe="test")
     sdccore.evaluate(d, res.data)
+# rank swapping in pairs (sdcMicro's rankSwap; recipes before format 8): its own kernel
+sdccore.protect(d, "rankswap", sensitive=["SALES"], exchange="pairs", rng=3, allow_unsafe="test")
 t = sdccore.load_dataset("testdata")
 res = sdccore.protect(t[["income", "expend", "savings", "sampling_weight"]].dropna(), "magg", sensitive=["income"],
                       weights="sampling_weight", rng=3, allow_unsafe="test")
