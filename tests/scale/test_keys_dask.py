@@ -97,7 +97,7 @@ def test_bad_input_is_refused_with_the_fix(monkeypatch, local_scheduler):
     with pytest.raises(ValueError, match="k=0"):
         sdccore.key_risk_dask(ddf, KEYS, k=0)
     monkeypatch.setattr(dkeys, "MAX_COMBINATIONS", 100)
-    with pytest.raises(ValueError, match="combinations \(more than 100\).*Recode them first"):
+    with pytest.raises(ValueError, match=r"combinations \(more than 100\).*Recode them first"):
         sdccore.key_risk_dask(ddf, KEYS)
 
 
