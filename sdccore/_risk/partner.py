@@ -20,6 +20,7 @@ from __future__ import annotations
 import numpy as np
 
 from .attacks import _prior_data, best_prior
+from .construction import _apply, _ols
 from .intruders import slog, slog_inverse
 
 __all__ = []
@@ -40,9 +41,10 @@ def partner(ctx):
         ok &= ctx.observed
     if ok.sum() < 3:
         return None
-    out = [_guess(ctx.rows, y, pred, ok, ctx.window)]
+    index = _index(y, pred, ok)
+    out = [_guess(ctx.rows, y, index, ctx.window)]
     if not np.array_equal(ctx.linked, ctx.rows):
-        out.append(_guess(ctx.linked, y, pred, ok, ctx.window))
+        out.append(_guess(ctx.linked, y, index, ctx.window))
     return out
 
 
@@ -60,11 +62,8 @@ def _predictions(ctx):
         A, t = X[:, known], X[:, ctx.target]
         use = np.isfinite(A).all(axis=1) & np.isfinite(t)
         if use.sum() > len(known) + 1:
-            L = slog(A[use])
-            mu, sd = L.mean(axis=0), L.std(axis=0)
-            sd = np.where(sd > 0, sd, 1.0)
-            b = np.linalg.lstsq(np.c_[np.ones(use.sum()), (L - mu) / sd], slog(t[use]), rcond=None)[0]
-            out = slog_inverse(b[0] + ((slog(ctx.released[:, known]) - mu) / sd) @ b[1:])
+            b = _ols(slog(A[use]), slog(t[use]))
+            out = slog_inverse(_apply(b, slog(ctx.released[:, known])))
     out[ctx.rows] = p
     return out
 
@@ -77,13 +76,10 @@ def _nearest(sorted_values, at, count):
     return start[:, None] + np.arange(k)[None, :]
 
 
-def _guess(own, y, pred, ok, window):
-    """For each target row in ``own``: the released value of its partner, the row j (j !=
-    own, its cell released, within ``window`` released ranks of the target's released value)
-    minimising |L(pred_j) - L(y_own)| + |L(pred_own) - L(y_j)| on the signed log scale L,
-    where the target is in turn the best such row for j (partners in pairs choose each other;
-    without that the guess would be a released value near the target's own prediction, the
-    prior again, not a partner).  NaN where there is none."""
+def _index(y, pred, ok):
+    """What every target's search reads, made once per variable: the released cells' records,
+    their released values and predictions on the signed log scale L, both sort orders, each
+    cell's released rank and each row's position among the cells (-1: not released)."""
     idx = np.flatnonzero(ok)
     ly, lp = slog(y[idx]), slog(pred[idx])
     by_pred, by_y = np.argsort(lp, kind="stable"), np.argsort(ly, kind="stable")
@@ -91,6 +87,17 @@ def _guess(own, y, pred, ok, window):
     rank[by_y] = np.arange(len(idx))
     where = np.full(len(y), -1, dtype=np.int64)
     where[idx] = np.arange(len(idx))
+    return idx, ly, lp, by_pred, by_y, rank, where
+
+
+def _guess(own, y, index, window):
+    """For each target row in ``own``: the released value of its partner, the row j (j !=
+    own, its cell released, within ``window`` released ranks of the target's released value)
+    minimising |L(pred_j) - L(y_own)| + |L(pred_own) - L(y_j)| on the signed log scale L,
+    where the target is in turn the best such row for j (partners in pairs choose each other;
+    without that the guess would be a released value near the target's own prediction, the
+    prior again, not a partner).  ``index``: ``_index``.  NaN where there is none."""
+    idx, ly, lp, by_pred, by_y, rank, where = index
     t = where[own]
     has = t >= 0
     guess = np.full(len(own), np.nan)

@@ -12,7 +12,11 @@ import pytest
 
 import sdccore
 from sdccore._methods.perturbations import rankswap, rankswap_shifted
-from sdccore._risk.partner import _guess
+from sdccore._risk.partner import _guess as _guess_index, _index
+
+
+def _guess(own, y, pred, ok, window):
+    return _guess_index(own, y, _index(y, pred, ok), window)
 
 
 def test_hand_made_pairs_hand_every_value_back_and_a_cycle_none():
