@@ -42,3 +42,32 @@ def one_thread(user_api):
     if not _CONTROLLER:
         _CONTROLLER.append(ThreadpoolController())
     return _CONTROLLER[0].limit(limits=1, user_api=user_api)
+
+
+SMALL_WORK = 50_000_000  # distance cells (records linked x records) below which a whole call runs on one thread
+
+
+@contextlib.contextmanager
+def by_work(cells: float):
+    """A whole measurement (``evaluate``) on one BLAS thread, and on a small file (fewer than
+    ``SMALL_WORK`` distance cells of one link) on one numba thread too.
+
+    Its BLAS calls are small least-squares fits and products whose second thread waits and
+    spins (evaluate EIA 4,092 x 10: 0.57-0.69 CPU-s with BLAS's two threads, 0.43-0.53 with
+    one, the wall time no longer); the propensity fit keeps its own rule (``blas_threads``)
+    inside.  On a small file the linking kernels' second numba thread saves a few
+    milliseconds of wall time and costs more CPU than it saves; on a large file each link is
+    long enough for it to pay.  numba's thread count is the calling thread's own, restored
+    on the way out."""
+    with one_thread("blas"):
+        if cells >= SMALL_WORK:
+            yield
+            return
+        import numba
+
+        before = numba.get_num_threads()
+        numba.set_num_threads(1)
+        try:
+            yield
+        finally:
+            numba.set_num_threads(before)

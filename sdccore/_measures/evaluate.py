@@ -14,7 +14,8 @@ from .._risk.linkage import _dbrl_arrays, _indices, _pair, default_id_reference,
 from .._core.missing import completed as _completed
 from .._risk.scores import _id_arrays
 from .._core.summary import Summary
-from .._risk.floors import RiskProfile, risk_profile
+from .._risk.floors import LINK_SAMPLE, RiskProfile, risk_profile
+from .._core.threads import by_work
 from .utility import _extras, _ic_arrays, _pil_arrays, _pil_observed, _pil_stat_names, _ps_arrays, check_ps_order, ps_terms
 from .._core.validation import check_dataframe, make_rng
 from .validity import validity_arrays
@@ -179,6 +180,12 @@ def evaluate(original, protected, *, sensitive=None, rng=None, _with_risk=True, 
     False
     """
     make_rng(rng)
+    n = len(original) if hasattr(original, "__len__") else 0
+    with by_work(min(n, LINK_SAMPLE) * n):  # threads chosen by the work (issue 42)
+        return _evaluate(original, protected, sensitive, _with_risk, _with_plugins, options)
+
+
+def _evaluate(original, protected, sensitive, _with_risk, _with_plugins, options):
     weights = options.pop("weights", None)
     original, protected, wname, w = _without_weights(original, protected, weights)
     _check_names(options)

@@ -49,7 +49,7 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-from .._core.threads import one_thread
+from .._core.threads import SMALL_WORK, by_work
 from . import intruders as intr
 from .profile import RiskProfile  # noqa: F401  (its home is below the pipeline)
 from .settings import RiskFloors, UnsafeReleaseError  # noqa: F401  (their home is below the pipeline's schema)
@@ -73,13 +73,13 @@ def risk_profile(X, Y, names, check, *, floors=None, planned_share=None, link_on
     links too; on large files each link is long enough for its threads to pay."""
     n = X.shape[0]
     cells = min(n, LINK_SAMPLE) * n
-    with one_thread(None if cells < SMALL_LINK else "blas"):
+    with by_work(cells):
         return _risk_profile(X, Y, names, check, floors=floors, planned_share=planned_share, link_on=link_on,
                              structure=structure, observed=observed, whole=whole, window=window, method=method,
                              keys=keys, replays=replays, prior_original=prior_original)
 
 
-SMALL_LINK = 50_000_000  # original x released distance cells of one link below which it runs on one thread
+SMALL_LINK = SMALL_WORK  # original x released distance cells of one link below which it runs on one thread
 
 
 def _risk_profile(X, Y, names, check, *, floors=None, planned_share=None, link_on=None, structure=None,

@@ -53,3 +53,41 @@ def test_the_propensity_score_is_the_same_on_one_thread_or_two(monkeypatch):
     monkeypatch.setattr(threads, "SMALL_FLOP", 0)
     two = sdccore.propensity_score(X, Y)
     assert one == pytest.approx(two, rel=1e-9, abs=1e-12)
+
+
+def test_a_measurement_runs_on_one_blas_thread_and_a_small_one_on_one_numba_thread():
+    """``by_work``: evaluate's whole call on one BLAS thread; below SMALL_WORK distance cells
+    numba's kernels on one thread too (threadpoolctl does not see numba's OpenMP pool, so
+    ``one_thread(None)`` left it at two: evaluate EIA 0.53 -> 0.50 CPU-s); the calling
+    thread's numba count restored after the call, also when it raises."""
+    import numba
+
+    before = numba.get_num_threads()
+    outside = _blas_threads()
+    with threads.by_work(threads.SMALL_WORK - 1):
+        assert numba.get_num_threads() == 1
+        if outside:
+            assert set(_blas_threads()) == {1}
+    assert numba.get_num_threads() == before and _blas_threads() == outside
+    with threads.by_work(threads.SMALL_WORK):  # a large file: numba's threads kept
+        assert numba.get_num_threads() == before
+    with pytest.raises(RuntimeError), threads.by_work(10):
+        raise RuntimeError("a measurement that fails")
+    assert numba.get_num_threads() == before and _blas_threads() == outside
+
+
+def test_evaluate_is_the_same_on_one_thread_or_the_machine_s_own():
+    """The thread choice changes the time, not the figures: evaluate on a small file (one numba
+    thread) against the same call with the large-file rule forced (numba's own threads)."""
+    g = np.random.default_rng(5)
+    X = pd.DataFrame(g.standard_normal((400, 5)), columns=list("abcde"))
+    Y = X + g.normal(0, 0.5, X.shape)
+    small = sdccore.evaluate(X, Y, sensitive=["a"])
+    old = threads.SMALL_WORK
+    try:
+        threads.SMALL_WORK = 0
+        large = sdccore.evaluate(X, Y, sensitive=["a"])
+    finally:
+        threads.SMALL_WORK = old
+    assert small.scores == large.scores
+    assert small.risk.variables.equals(large.risk.variables)
