@@ -113,6 +113,24 @@ def keys_line(args):
           f"{secs:.1f} s wall, {args.records / secs:,.0f} records/s, driver {cpu:.1f} CPU-s, largest worker "
           f"{max(worker_peak.values()) / 2**30:.2f} GB of {args.memory}; {r.sample_uniques:,} unique, {r.below_k:,} "
           f"below 3; first file as in memory: {same}", flush=True)
+    # the blanks to 3-anonymity (local_suppression_dask), written back to Parquet
+    out = Path(args.folder) / f"keys_{args.records}_suppressed"
+    with LocalCluster(n_workers=2, threads_per_worker=1, processes=True, memory_limit=args.memory,
+                      dashboard_address=None) as cluster, Client(cluster) as client:
+        with WorkerPeaks(client) as worker_peak:
+            t, c, wc = time.perf_counter(), time.process_time(), workers_cpu(client)
+            s = sdccore.local_suppression_dask(dd.read_parquet(str(data / "*.parquet")), keys, k=3)
+            s.data.to_parquet(str(out), overwrite=True)
+            secs, cpu, wcpu = time.perf_counter() - t, time.process_time() - c, workers_cpu(client) - wc
+    with dask.config.set(scheduler="sync"):
+        small = sdccore.local_suppression_dask(dd.from_pandas(first, npartitions=3), keys, k=3).data.compute()
+    same = all((small[c].isna().to_numpy() == sdccore.local_suppression(first, keys, k=3).data[c].isna().to_numpy()).all()
+               for c in keys)
+    print(f"dask  local suppression to 3-anonymity, {args.records:,} records: {secs:.1f} s wall (written), "
+          f"{args.records / secs:,.0f} records/s, driver {cpu:.1f} CPU-s, workers {wcpu:.1f} CPU-s, largest worker "
+          f"{max(worker_peak.values()) / 2**30:.2f} GB of {args.memory}; {s.cells:,} values blanked "
+          f"({', '.join(f'{k} {v:,}' for k, v in s.per_key.items())}), decided on {s.kept:,} records in {s.rounds} "
+          f"round(s); first file's blanks as in memory: {same}", flush=True)
 
 
 def main():

@@ -28,7 +28,8 @@ The public names, by the step of the work they belong to:
 * key variables (survey files): ``key_risk``, ``KeyRisk`` (sample frequencies, individual and
   household risk, k-anonymity, as sdcMicro measures them; ``key_risk_dask``, ``DaskKeyRisk``: the
   same on Dask), ``local_suppression``,
-  ``Suppression`` (blanks to k-anonymity), ``pram``, ``Pram`` (post-randomisation with an
+  ``Suppression`` (blanks to k-anonymity; ``local_suppression_dask``, ``DaskSuppression``: the same
+  blanks on Dask), ``pram``, ``Pram`` (post-randomisation with an
   invariant transition matrix, as sdcMicro's ``pram``), ``recode``, ``Recoding`` (global
   recoding: bands, merged categories, top and bottom codes) and ``suggest_recodings``
   (``RecodingSuggestions``, ``RecodingOption``: what each recoding saves and loses);
@@ -89,6 +90,7 @@ if TYPE_CHECKING:  # pragma: no cover
     from ._risk.settings import RiskFloors, UnsafeReleaseError
     from ._keys.risk import KeyRisk, key_risk
     from ._scale.keys import DaskKeyRisk, key_risk_dask
+    from ._scale.suppression import DaskSuppression, local_suppression_dask
     from ._keys.pram import Pram, pram
     from ._keys.recoding import Recoding, recode
     from ._keys.suggest import RecodingOption, RecodingSuggestions, suggest_recodings
@@ -105,6 +107,8 @@ _EXPORTS = {
     "KeyRisk": "_keys.risk",
     "DaskKeyRisk": "_scale.keys",
     "key_risk_dask": "_scale.keys",
+    "DaskSuppression": "_scale.suppression",
+    "local_suppression_dask": "_scale.suppression",
     "key_risk": "_keys.risk",
     "Suppression": "_keys.suppression",
     "Pram": "_keys.pram",
@@ -254,8 +258,9 @@ __all__ = [
     "IntruderContext", "IntruderInfo", "RiskFloors", "RiskProfile", "UnsafeReleaseError",
     "intruder_info", "intruders", "register_intruder", "unregister_intruder",
     # key variables
-    "DaskKeyRisk", "KeyRisk", "Pram", "Recoding", "RecodingOption", "RecodingSuggestions", "Suppression", "key_risk",
-    "key_risk_dask", "local_suppression", "pram", "recode", "suggest_recodings",
+    "DaskKeyRisk", "DaskSuppression", "KeyRisk", "Pram", "Recoding", "RecodingOption", "RecodingSuggestions",
+    "Suppression", "key_risk", "key_risk_dask", "local_suppression", "local_suppression_dask", "pram", "recode",
+    "suggest_recodings",
     # measuring
     "AnalysisInfo", "AnalysisValidity", "AnalystChecks", "Evaluation", "ID_REFERENCES", "ID_REFERENCE_TEXT", "RegressionCheck",
     "Scores", "UTILITY_METRICS",

@@ -214,8 +214,9 @@ def scale_refusal(options):
             return (f"{key} is not available with --engine dask yet; protect each group's files separately, or "
                     f"protect in memory.")
     if options.get("keys"):  # local suppression needs every record's key combination at once
-        return ("keys (k-anonymity by local suppression) are not available with --engine dask yet; suppress the keys "
-                "in memory first (sdccore.local_suppression), or protect in memory.")
+        return ("keys (k-anonymity by local suppression) are not available inside --engine dask's protection yet; "
+                "blank them first with sdccore.local_suppression_dask (the in-memory blanks, on Dask), then protect "
+                "the numeric columns with --engine dask, or protect in memory.")
     if options.get("transform", "none") not in ("none", None, [], ()):
         return "transform (log scale) is not available with --engine dask; use transform='none'."
     if options.get("bounds") == "tail":

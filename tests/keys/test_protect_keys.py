@@ -91,7 +91,8 @@ def test_keys_are_checked(testdata):
 def test_the_dask_engine_refuses_keys_with_the_fix():
     # a recipe with keys run at scale would otherwise release the keys unsuppressed
     why = sdccore.scale_refusal({"method": "fa", "keys": ["region"], "k_anonymity": 3})
-    assert why is not None and "keys (k-anonymity by local suppression) are not available with --engine dask" in why
+    assert why is not None and "keys (k-anonymity by local suppression) are not available inside --engine dask" in why
+    assert "sdccore.local_suppression_dask" in why  # the fix: the same blanks at scale, before the protection
     assert sdccore.scale_refusal({"method": "fa"}) is None
 
 
