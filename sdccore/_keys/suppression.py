@@ -303,7 +303,7 @@ def _by_stratum(data, keys, k, importance, household, strata, order):
     if data[strata].isna().any().any():
         raise ValueError(f"strata column(s) {', '.join(c for c in strata if data[c].isna().any())} have missing "
                          f"values; give those records a group of their own (e.g. 'unknown') or drop them.")
-    groups = data.reset_index(drop=True).groupby(strata, sort=True).indices
+    groups = data.reset_index(drop=True).groupby(strata, sort=True, observed=True).indices  # no empty category
     small = [(g, len(ix)) for g, ix in groups.items() if len(ix) < k]
     if small:
         raise ValueError(f"strata: {len(small)} group(s) have fewer than k={k} records (e.g. {small[0][0]!r}: "

@@ -37,6 +37,8 @@ import pandas as pd
 __all__ = ["DaskSuppression", "local_suppression_dask"]
 
 _ROW = "__sdccore_row"
+# the working columns beside the keys (a key of the file may be called "total" or "cap")
+_TOTAL, _CAP, _BLANKED = "__sdccore_total", "__sdccore_cap", "__sdccore_blanked"
 _COMBO = "__sdccore_combination"
 ROOM = 2  # a capped combination that gave j donors is kept to k + ROOM * j records in the next round
 MAX_ROUNDS = 8
@@ -111,7 +113,7 @@ def _head(part, cols, k, raised):
     part = part.sort_values(_ROW, kind="stable")
     rank = part.groupby(cols, dropna=False, observed=True, sort=False).cumcount().to_numpy()
     if len(raised):
-        cap = part[cols].merge(raised, on=cols, how="left", sort=False)["cap"].fillna(k).to_numpy()
+        cap = part[cols].merge(raised, on=cols, how="left", sort=False)[_CAP].fillna(k).to_numpy()
     else:
         cap = k
     return part[rank < cap]
@@ -167,6 +169,10 @@ def _checked(ddf, keys, k, strata):
     if isinstance(k, bool) or not isinstance(k, (int, np.integer)) or k < 2:
         raise ValueError(f"k={k!r} must be a whole number of at least 2 (3 is usual).")
     strata = [] if strata is None else named_columns(strata, empty, "strata", "strata columns", ["region"])
+    odd = [c for c in keys + strata if str(c).startswith("__sdccore_")]
+    if odd:
+        raise ValueError(f"column {odd[0]!r}: names beginning with '__sdccore_' are the function's own working "
+                         f"columns; rename it (e.g. ddf.rename(columns={{{odd[0]!r}: 'key1'}})).")
     return keys, strata
 
 
@@ -186,16 +192,16 @@ def _local_suppression_dask(ddf, keys, k, importance, strata):
                          f"with {k - 1} others. Choose k of at most {n}.")
     offsets = np.concatenate([[0], np.cumsum(lengths)[:-1]]).astype(np.int64)
     # one pass: the records of each key combination (a row per combination, on the driver)
-    total = ddf[cols].groupby(cols, dropna=False, observed=True).size().compute().rename("total").reset_index()
+    total = ddf[cols].groupby(cols, dropna=False, observed=True).size().compute().rename(_TOTAL).reset_index()
     if len(total) * k > MAX_KEPT:
         raise ValueError(f"the keys {', '.join(keys)} have {len(total):,} combinations: the suppression would decide on "
                          f"up to {len(total) * k:,} records (more than {MAX_KEPT:,}). Recode them first (bands for an "
                          f"age or an amount, merged categories), then suppress.")
     cats = {c: pd.Index(total[c].dropna().unique()) for c in cols}
-    total = pd.DataFrame({**{c: _codes(total[c], cats[c]) for c in cols}, "total": total["total"].to_numpy()})
+    total = pd.DataFrame({**{c: _codes(total[c], cats[c]) for c in cols}, _TOTAL: total[_TOTAL].to_numpy()})
     meta = pd.DataFrame({**{c: pd.Series(dtype="i4") for c in cols}, _ROW: pd.Series(dtype="i8")})
     work = ddf.map_partitions(_numbered, offsets, cols, cats, meta=meta)
-    raised = total.iloc[:0][cols].assign(cap=pd.Series(dtype="i8"))
+    raised = total.iloc[:0][cols].assign(**{_CAP: pd.Series(dtype="i8")})
     for rounds in range(1, MAX_ROUNDS + 1):
         # one pass: the first k records of each combination (more where a round asked for room),
         # cut per partition and again as the partitions' heads are merged in a tree
@@ -207,15 +213,15 @@ def _local_suppression_dask(ddf, keys, k, importance, strata):
         s = local_suppression(coded.astype(np.float64).where(coded >= 0), keys, k, importance=importance,
                               strata=strata or None)
         # a combination cut short that gave records as look-alikes (blanked) needs room for them
-        blanked = reduced[cols].assign(blanked=s.suppressed.to_numpy().any(axis=1).astype(np.int64))
-        per = blanked.groupby(cols, dropna=False, observed=True, sort=False)["blanked"].sum().reset_index()
-        per = per[per.blanked > 0].merge(total, on=cols, how="left", sort=False)
+        blanked = reduced[cols].assign(**{_BLANKED: s.suppressed.to_numpy().any(axis=1).astype(np.int64)})
+        per = blanked.groupby(cols, dropna=False, observed=True, sort=False)[_BLANKED].sum().reset_index()
+        per = per[per[_BLANKED] > 0].merge(total, on=cols, how="left", sort=False)
         per = per.merge(raised, on=cols, how="left", sort=False)
-        per["cap"] = per["cap"].fillna(k)
-        short = per[(per.total > per.cap) & (per.cap < k + per.blanked)]
+        per[_CAP] = per[_CAP].fillna(k)
+        short = per[(per[_TOTAL] > per[_CAP]) & (per[_CAP] < k + per[_BLANKED])]
         if not len(short):
             break
-        grow = short[cols].assign(cap=np.minimum(short.total, 2 * k + ROOM * short.blanked).astype(np.int64))
+        grow = short[cols].assign(**{_CAP: np.minimum(short[_TOTAL], 2 * k + ROOM * short[_BLANKED]).astype(np.int64)})
         raised = pd.concat([raised.merge(grow[cols], on=cols, how="left", indicator=True, sort=False)
                             .query("_merge == 'left_only'").drop(columns="_merge"), grow], ignore_index=True)
     else:

@@ -86,6 +86,24 @@ def test_a_combination_that_gives_look_alikes_is_kept_long_enough():
     _same_blanks(s.data.compute(), mem, ["a", "b"])
 
 
+@pytest.mark.parametrize("name", ["total", "cap", "blanked"])
+def test_a_key_may_bear_the_name_of_a_working_column(name):
+    """An outside review's finding: keys named as the function's working columns crashed or,
+    named 'cap', were silently blanked otherwise (the key's codes read as the room of each
+    combination). Seven common combinations before the 12-record case, so that the one giving
+    look-alikes has a large code."""
+    a = ["b"] * 21 + ["y"] * 6 + ["x"] * 5 + ["x"]
+    b = [v for v in range(10, 17) for _ in range(3)] + [3] * 6 + [20] * 5 + [1]
+    d = pd.DataFrame({"a": a, name: b})
+    mem = sdccore.local_suppression(d, ["a", name], k=3)
+    s = sdccore.local_suppression_dask(dd.from_pandas(d, npartitions=3), ["a", name], k=3)
+    _same_blanks(s.data.compute(), mem, ["a", name])
+    assert s.rounds == 2
+    with pytest.raises(ValueError, match="working columns; rename it"):
+        sdccore.local_suppression_dask(dd.from_pandas(d.rename(columns={name: "__sdccore_row"}), npartitions=2),
+                                       ["a", "__sdccore_row"])
+
+
 def test_bad_input_is_refused_with_the_fix():
     d = sdccore.load_dataset("testdata")
     ddf = dd.from_pandas(d, npartitions=2)
@@ -109,3 +127,15 @@ def test_bad_input_is_refused_with_the_fix():
 def test_the_engine_names_the_function_that_blanks_at_scale():
     msg = sdccore.scale_refusal({"method": "fa", "keys": ["sex"]})
     assert "sdccore.local_suppression_dask" in msg
+
+
+def test_a_categorical_stratum_with_an_unused_category():
+    """An outside review's finding (in memory): a categorical stratum column whose categories
+    include one no record has was refused as a group of 0 records; now the groups are the
+    levels present, in memory and on Dask alike."""
+    d = sdccore.load_dataset("testdata")[KEYS].copy()
+    d["s"] = pd.Categorical(np.where(d["urbrur"] == 1, "N", "S"), categories=["N", "S", "E"])
+    mem = sdccore.local_suppression(d, ["water", "sex", "age"], k=3, strata="s")
+    s = sdccore.local_suppression_dask(dd.from_pandas(d, npartitions=3), ["water", "sex", "age"], k=3, strata="s")
+    assert mem.cells > 0 and s.per_key == mem.per_key
+    _same_blanks(s.data.compute(), mem, ["water", "sex", "age"])
