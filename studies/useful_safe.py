@@ -6,7 +6,7 @@ variables); analysis validity (mean and lower end of the 95 % interval over the 
 regression CI overlap and R^2 kept (worst variable, worst run); PIL; PS; values clipped to
 the bounds; what analysts keep (``analyst_checks``, issue 39: OLS, log-log, log-level,
 median and 0.1/0.9 quantile regression overlaps, domain means, KS, the top-10 % share's
-change and the mean's, each for the worst
+change, the mean's, the share below 60 % of the median and the Gini coefficient's, each for the worst
 sensitive variable and averaged over the runs, columns an_*; analyses_met: the share of runs
 meeting every target); and the release ``Comparison.suggest`` picks.  Draws the risk-utility chart with
 analysis validity per sample (HTML).  Writes studies/output/useful_safe.csv, .log and
@@ -34,7 +34,8 @@ METHODS = {"FA": {"method": "fa"}, "PCA": {"method": "pca"}, "M-AGG": {"method":
 
 # the analyses of sdccore.analyst_checks reported per method: the worst sensitive variable's
 # figure, mean over the runs (an overlap: higher is better; an error or distance: lower)
-BATTERY = ("ols", "loglog", "loglevel", "median", "quantiles", "domain_means", "ks", "top10_share", "mean")
+BATTERY = ("ols", "loglog", "loglevel", "median", "quantiles", "domain_means", "ks", "top10_share", "mean", "low_share",
+           "gini")
 
 
 def _validity_detail(d, c, sens, label, reps):

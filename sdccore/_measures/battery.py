@@ -34,6 +34,10 @@ variable in selective protection; each variable the release changed in general p
 * ``top10_share``  the change of the share of y's total held by its largest 10 % of records, in
   points, target <= 2 points (the largest 1 %'s is reported beside it);
 * ``mean``     the relative change of y's mean, target <= 1 % (2 % in general protection);
+* ``low_share`` for a non-negative y, the change of the share of records below 60 % of y's
+  median (the at-risk-of-poverty rate of an income, Eurostat's definition; each file's own
+  median), in points, target <= 1 point;
+* ``gini``     for a non-negative y, the change of its Gini coefficient, target <= .01;
 * ``pearson``, ``spearman``  the largest change of y's Pearson and Spearman correlation with
   another variable (reported, no target).
 
@@ -80,7 +84,8 @@ QR_RECORDS = 10_000  # quantile regressions of larger files on this many records
 TAILS = (0.1, 0.9)   # the tail quantile regressions ...
 TAIL_RECORDS = 5     # ... where at least this many records per coefficient lie beyond each
 ANALYSES = ("ols", "loglog", "loglevel", "median", "quantiles", "domain_means", "ks", "top10_share", "mean",
-            "pearson", "spearman")
+            "low_share", "gini", "pearson", "spearman")
+LOW_LINE = 0.6  # the low-value line: this share of the median (Eurostat's at-risk-of-poverty threshold)
 # (what the figure is, the target's direction, the target in selective and in general protection)
 TARGETS = {
     "ols": ("CI overlap of the slopes", ">=", 0.9, 0.8),
@@ -92,12 +97,15 @@ TARGETS = {
     "ks": ("Kolmogorov-Smirnov distance", "<=", 0.10, 0.10),
     "top10_share": ("change of the largest 10 %'s share of the total (points)", "<=", 0.02, 0.02),
     "mean": ("relative change of the mean", "<=", 0.01, 0.02),
+    "low_share": ("change of the share below 60 % of the median (points)", "<=", 0.01, 0.01),
+    "gini": ("change of the Gini coefficient", "<=", 0.01, 0.01),
     "pearson": ("largest change of a Pearson correlation", None, None, None),
     "spearman": ("largest change of a Spearman correlation", None, None, None),
 }
 LABELS = {"ols": "OLS regression", "loglog": "log-log regression", "loglevel": "log-level regression",
           "median": "median regression", "quantiles": "tail quantile regressions", "domain_means": "domain means",
           "ks": "distribution (KS)", "top10_share": "top-10 % share", "mean": "mean",
+          "low_share": "share below 60 % of median", "gini": "Gini coefficient",
           "pearson": "Pearson correlations", "spearman": "Spearman correlations"}
 
 
@@ -288,6 +296,58 @@ def _top_share(v, w, share):
     return float(np.sum(vv * inside) / total)
 
 
+def _wquantile(v, w, q):
+    """The (weighted) q-quantile: the smallest value whose cumulative weight reaches q of the
+    total (unweighted: numpy's default, linear interpolation)."""
+    if w is None:
+        return float(np.quantile(v, q))
+    o = np.argsort(v, kind="stable")
+    c = np.cumsum(w[o])
+    return float(v[o][np.searchsorted(c, q * c[-1])])
+
+
+def _low_share(v, w):
+    """The (weighted) share of records below LOW_LINE of the (weighted) median."""
+    line = LOW_LINE * _wquantile(v, w, 0.5)
+    return float(np.mean(v < line)) if w is None else float(np.sum(w[v < line]) / np.sum(w))
+
+
+def _gini(v, w):
+    """The (weighted) Gini coefficient: the mean absolute difference between two records over
+    twice the mean, from the sorted values (unweighted: sum (2i - n - 1) v_(i) / (n sum v))."""
+    o = np.argsort(v, kind="stable")
+    v = v[o]
+    ww = np.ones(len(v)) if w is None else w[o]
+    total = np.sum(ww * v)
+    if total <= 0:
+        return np.nan
+    cw = np.cumsum(ww)
+    W = cw[-1]
+    # sum_i w_i v_i (F_i + F_(i-1) - 1) with F the cumulative weight share: the area form
+    return float(np.sum(ww * v * ((cw + cw - ww) / W - 1.0)) / total)
+
+
+def _distribution(yo, yr, w):
+    """The low-value share and the Gini coefficient of a non-negative y, original against
+    release, as ``_variable``'s tuples (each on its file's observed values)."""
+    def finite(y):
+        ok = np.isfinite(y) & (np.isfinite(w) if w is not None else True)
+        return y[ok], (w[ok] if w is not None else None)
+
+    (vo, wo), (vr, wr) = finite(yo), finite(yr)
+    if len(vo) < 2 or vo.min() < 0:
+        na = (np.nan, np.nan, np.nan, "does not apply (negative values: not an amount)", None)
+        return na, na
+    if len(vr) < 2:
+        return ((np.nan, np.nan, np.nan, "no released values", False),) * 2
+    lo, lr = _low_share(vo, wo), _low_share(vr, wr)
+    go, gr = _gini(vo, wo), _gini(vr, wr)
+    note = "" if vr.min() >= 0 else f"{int(np.sum(vr < 0))} released value(s) below 0"
+    return ((lo, lr, abs(lr - lo), f"each file's own line: {LOW_LINE:.0%} of its median" + (f"; {note}" if note else ""),
+             None),
+            (go, gr, abs(gr - go) if np.isfinite(go) and np.isfinite(gr) else np.nan, note, None))
+
+
 def _skewed_positive(v):
     """Non-negative, at most MAX_ZEROS of it 0, and skewed: analysed on the log scale (its
     zeros left out, as an analyst's log leaves them)."""
@@ -428,6 +488,7 @@ def _variable(original, released, y, num, doms, scale, w):
                                                 f"{_fmt(_top_share(yr, w, 0.01))}", None)
     mo, mr = _wmean(yo, w), _wmean(yr, w)
     out["mean"] = (mo, mr, abs(mr - mo) / abs(mo) if mo else np.nan, "", None)
+    out["low_share"], out["gini"] = _distribution(yo, yr, w)
     out["pearson"] = _correlations(original, released, y, num, "pearson")
     out["spearman"] = _correlations(original, released, y, num, "spearman")
     return out

@@ -458,3 +458,46 @@ def test_pseudo_r2s_intercept_only_loss_is_the_programmes(tau):
     for ys, x0 in ((y, X[:, 0]), (y * w, X[:, 0] * w)):
         b = quantreg.rq(ys, x0[:, None], tau)
         assert quantreg._null_loss(ys, x0, tau) == pytest.approx(quantreg.check_loss(ys - x0 * b[0], tau), rel=1e-12)
+
+
+def test_low_share_and_gini_by_hand():
+    """y = 1..10: the median 5.5, the line 60 % of it 3.3, three records below it (.3); Gini
+    sum((2i - n - 1) y_(i)) / (n sum y) = 165 / 550 = .3.  Doubling every value keeps both (they
+    do not depend on the scale).  Lifting the four smallest to 4 leaves none below the line
+    (median 5.5) and the Gini 119 / 610; the mean absolute difference over twice the mean gives
+    the original's Gini too (20 + ... : 330 / 100 / (2 * 5.5))."""
+    y = np.arange(1, 11, dtype=float)
+    o = pd.DataFrame({"x": np.sin(y), "y": y})
+    t = sdccore.analyst_checks(o, o.assign(y=2 * y), sensitive=["y"]).table.set_index("analysis")
+    assert t.loc["low_share", "original"] == pytest.approx(0.3, abs=1e-15)
+    assert t.loc["gini", "original"] == pytest.approx(0.3, abs=1e-15)
+    mad = np.abs(y[:, None] - y[None, :]).mean()
+    assert t.loc["gini", "original"] == pytest.approx(mad / (2 * y.mean()), abs=1e-15)  # a second computation
+    assert t.loc["low_share", "kept"] == pytest.approx(0.0, abs=1e-15) and t.loc["low_share", "ok"] is True
+    assert t.loc["gini", "kept"] == pytest.approx(0.0, abs=1e-15) and t.loc["gini", "ok"] is True
+    lifted = np.r_[4.0, 4.0, 4.0, 4.0, y[4:]]
+    t = sdccore.analyst_checks(o, o.assign(y=lifted), sensitive=["y"]).table.set_index("analysis")
+    assert t.loc["low_share", "released"] == 0.0 and t.loc["low_share", "kept"] == pytest.approx(0.3, abs=1e-15)
+    assert t.loc["gini", "released"] == pytest.approx(119 / 610, abs=1e-15)
+    assert t.loc["gini", "kept"] == pytest.approx(0.3 - 119 / 610, abs=1e-15)
+    assert t.loc["low_share", "ok"] is False and t.loc["gini", "ok"] is False
+    # an amount that can be negative (a profit): neither applies
+    t = sdccore.analyst_checks(o.assign(y=y - 5), o.assign(y=y - 5), sensitive=["y"]).table.set_index("analysis")
+    assert np.isnan(t.loc["gini", "kept"]) and t.loc["gini", "ok"] is None and "does not apply" in t.loc["gini", "note"]
+
+
+def test_weighted_low_share_and_gini_equal_the_replicated_file():
+    """Integer sampling weights are records counted that many times: the weighted Gini equals the
+    unweighted one of the file with each record repeated (the Lorenz curve is the same), and the
+    low-value share too (an odd count, so that the two medians' definitions agree)."""
+    g = np.random.default_rng(4)
+    y = np.round(np.exp(g.normal(8, 1, 31)))
+    w = g.integers(1, 5, 31).astype(float)
+    w[0] += 1 - w.sum() % 2  # an odd total weight
+    o = pd.DataFrame({"w": w, "x": g.normal(size=31), "y": y})
+    tw = sdccore.analyst_checks(o, o, sensitive=["y"], weights="w").table.set_index("analysis")
+    rep = o.loc[np.repeat(np.arange(31), w.astype(int))].drop(columns="w").reset_index(drop=True)
+    assert len(rep) % 2 == 1
+    tu = sdccore.analyst_checks(rep, rep, sensitive=["y"]).table.set_index("analysis")
+    assert tw.loc["gini", "original"] == pytest.approx(tu.loc["gini", "original"], abs=1e-12)
+    assert tw.loc["low_share", "original"] == pytest.approx(tu.loc["low_share", "original"], abs=1e-12)
