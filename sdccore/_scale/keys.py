@@ -157,20 +157,29 @@ def key_risk_dask(ddf, keys, *, weights=None, k=3) -> DaskKeyRisk:
         return _key_risk_dask(ddf, keys, weights, k)
 
 
+def dask_keys(ddf, keys, in_memory):
+    """The key names checked against a Dask DataFrame's columns (a TypeError naming the
+    in-memory function ``in_memory`` where ``ddf`` is no Dask DataFrame)."""
+    import dask.dataframe as dd
+
+    from .._keys.frequencies import named_columns
+
+    if not isinstance(ddf, dd.DataFrame):
+        raise TypeError(f"ddf must be a Dask DataFrame (dask.dataframe.read_parquet or from_pandas), not "
+                        f"{type(ddf).__name__}; for a pandas DataFrame use sdccore.{in_memory}.")
+    return named_columns(keys, pd.DataFrame(columns=list(ddf.columns)), "keys", "key variables",
+                         ["region", "sex", "age"])
+
+
 def _key_risk_dask(ddf, keys, weights, k):
     """The work of ``key_risk_dask``."""
     import dask
     import dask.dataframe as dd
 
     from .._io.partitions import _workers_ready, distributed_client
-    from .._keys.frequencies import named_columns
     from .._keys.risk import check_k
 
-    if not isinstance(ddf, dd.DataFrame):
-        raise TypeError(f"ddf must be a Dask DataFrame (dask.dataframe.read_parquet or from_pandas), not "
-                        f"{type(ddf).__name__}; for a pandas DataFrame use sdccore.key_risk.")
-    keys = named_columns(keys, pd.DataFrame(columns=list(ddf.columns)), "keys", "key variables",
-                         ["region", "sex", "age"])
+    keys = dask_keys(ddf, keys, "key_risk")
     check_k(k)
     if weights is not None:
         if weights not in ddf.columns:

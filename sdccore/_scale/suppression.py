@@ -157,15 +157,11 @@ def local_suppression_dask(ddf, keys, k=3, *, importance=None, strata=None) -> D
 
 
 def _checked(ddf, keys, k, strata):
-    import dask.dataframe as dd
-
     from .._keys.frequencies import named_columns
+    from .keys import dask_keys
 
-    if not isinstance(ddf, dd.DataFrame):
-        raise TypeError(f"ddf must be a Dask DataFrame (dask.dataframe.read_parquet or from_pandas), not "
-                        f"{type(ddf).__name__}; for a pandas DataFrame use sdccore.local_suppression.")
+    keys = dask_keys(ddf, keys, "local_suppression")
     empty = pd.DataFrame(columns=list(ddf.columns))
-    keys = named_columns(keys, empty, "keys", "key variables", ["region", "sex", "age"])
     if isinstance(k, bool) or not isinstance(k, (int, np.integer)) or k < 2:
         raise ValueError(f"k={k!r} must be a whole number of at least 2 (3 is usual).")
     strata = [] if strata is None else named_columns(strata, empty, "strata", "strata columns", ["region"])
