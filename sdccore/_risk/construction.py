@@ -326,7 +326,7 @@ def residual(ctx):
         res = np.sort(f(y) - _fitted(ctx, scale, cols, b))
         fit = _apply(b, f(K))
         want = f(pred) - fit
-        handed = assignment(want, res)
+        handed = assignment(want, res, presorted=True)  # res is sorted above
         if handed is not None:
             out.append(finv(fit + handed))
         r = np.clip(np.searchsorted(res, want), 1, len(res) - 1)

@@ -299,15 +299,16 @@ def by_size_fit(K, t):
     return est
 
 
-def assignment(pred, released, n_total=None):
+def assignment(pred, released, n_total=None, presorted=False):
     """The value-set attack: the released values sorted and handed out in the order of
-    ``pred`` (ties in record order).  ``released``: every released value of the variable;
-    when ``pred`` covers a sample of the records, the value at the same rank fraction."""
+    ``pred`` (ties in record order).  ``released``: every released value of the variable
+    (``presorted``: already in increasing order, as ``np.sort`` leaves them); when ``pred``
+    covers a sample of the records, the value at the same rank fraction."""
     pred = np.asarray(pred, dtype=float)
     order = np.argsort(np.nan_to_num(pred, nan=-np.inf), kind="stable")
     rank = np.empty(len(pred), dtype=np.int64)
     rank[order] = np.arange(len(pred))
-    values = np.sort(np.asarray(released, dtype=float))
+    values = np.asarray(released, dtype=float) if presorted else np.sort(np.asarray(released, dtype=float))
     if len(values) == 0:
         return None
     if len(values) == len(pred):
@@ -316,11 +317,11 @@ def assignment(pred, released, n_total=None):
     return values[np.clip(pos, 0, len(values) - 1)]
 
 
-def window_clip(est, own_released, released, window):
+def window_clip(est, own_released, released, window, presorted=False):
     """Rank swapping's published window: the original value lies within ``window`` ranks
     (a count of records) of the record's own released value, so each estimate is clipped to
-    the released values within that many ranks of it."""
-    values = np.sort(np.asarray(released, dtype=float))
+    the released values within that many ranks of it (``presorted`` as in ``assignment``)."""
+    values = np.asarray(released, dtype=float) if presorted else np.sort(np.asarray(released, dtype=float))
     n = len(values)
     r = np.searchsorted(values, own_released, side="left")
     lo = values[np.clip(r - window, 0, n - 1)]
@@ -507,10 +508,11 @@ def _assignments(preds, released, y_linked, window):
     """The assignment intruder's guesses: the released values handed out in the order of each
     prediction (and clipped to a published rank window)."""
     out = []
+    values = np.sort(np.asarray(released, dtype=float))  # once for every prediction (issue 42)
     for p in preds:
-        a = assignment(p, released)
+        a = assignment(p, values, presorted=True)
         if a is not None:
             out.append(a)
             if window is not None:
-                out.append(window_clip(a, y_linked, released, window))
+                out.append(window_clip(a, y_linked, values, window, presorted=True))
     return out
