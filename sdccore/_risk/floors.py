@@ -49,7 +49,7 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-from .._core.threads import SMALL_WORK, by_work
+from .._core.threads import by_work
 from . import intruders as intr
 from .profile import RiskProfile  # noqa: F401  (its home is below the pipeline)
 from .settings import RiskFloors, UnsafeReleaseError  # noqa: F401  (their home is below the pipeline's schema)
@@ -69,7 +69,7 @@ def risk_profile(X, Y, names, check, *, floors=None, planned_share=None, link_on
     linking kernel, and the threads of each pool spin for a while after their call: on
     Tarragona a link interleaved with an SVD took 9.4 ms instead of 0.5 ms, 3.4 ms with BLAS on
     one thread and 1.4 ms with BLAS and OpenMP (numba's threads) on one.  So the fits always run
-    on one BLAS thread, and on small files (fewer than SMALL_LINK distance cells a link) the
+    on one BLAS thread, and on small files (fewer than threads.SMALL_WORK distance cells a link) the
     links too; on large files each link is long enough for its threads to pay."""
     n = X.shape[0]
     cells = min(n, LINK_SAMPLE) * n
@@ -77,9 +77,6 @@ def risk_profile(X, Y, names, check, *, floors=None, planned_share=None, link_on
         return _risk_profile(X, Y, names, check, floors=floors, planned_share=planned_share, link_on=link_on,
                              structure=structure, observed=observed, whole=whole, window=window, method=method,
                              keys=keys, replays=replays, prior_original=prior_original)
-
-
-SMALL_LINK = SMALL_WORK  # original x released distance cells of one link below which it runs on one thread
 
 
 def _risk_profile(X, Y, names, check, *, floors=None, planned_share=None, link_on=None, structure=None,
