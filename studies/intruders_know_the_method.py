@@ -83,7 +83,7 @@ def case(name, load, sens, apart, reps=10):
     configs = {m: {"method": m, **({"exclude": apart} if apart else {})} for m in methods}
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
-        c = sdccore.compare(d, configs, sensitive=sens, reps=reps, rng=SEED)
+        c = sdccore.compare(d, configs, sensitive=sens, reps=reps, rng=SEED, tails=True)
     best, why = c.suggest()
     rows = []
     if best is None:

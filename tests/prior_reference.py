@@ -7,7 +7,8 @@ import numpy as np
 def _ref_priors(P, x):
     """OLS, log-OLS, 5-NN and the mean, median and percentiles of the others, leave-one-out;
 and the least-squares fits on every record (raw and log); cross-fitted gradient boosting
-(selective protection's prior) and least squares with its spread (ols-by-size),
+(selective protection's prior), least squares with its spread (ols-by-size) and each
+model's ranked version (the others' values handed out in its order),
     by refitting without each record (loops: the
     normal equations less the record's own term, solved anew; the nearest records by a full
     sort of the distances)."""
@@ -29,7 +30,7 @@ and the least-squares fits on every record (raw and log); cross-fitted gradient 
         knn[i] = x[np.argsort(d, kind="stable")[:5]].mean()
     lz = loo(g(P), g(x))
     others = [np.delete(x, i) for i in range(n)]
-    ranked = [np.sort(o) for o in others]  # each record's others sorted once, for the 48 percentiles
+    sorted_others = [np.sort(o) for o in others]  # each record's others sorted once, for the 48 percentiles
 
     # gradient boosting, cross-fitted: 5 folds in scikit-learn's shuffled order (seed 0), 50 trees
     from sklearn.ensemble import HistGradientBoostingRegressor
@@ -49,9 +50,17 @@ and the least-squares fits on every record (raw and log); cross-fitted gradient 
         res = np.sort(x[train] - D @ b)
         for a, i in enumerate(np.argsort(fit, kind="stable")):
             by_size[test[i]] = fit[i] + res[min(int((a + 0.5) * len(res) / len(test)), len(res) - 1)]
-    return {"ols": loo(P, x), "log-ols": np.sign(lz) * np.expm1(np.abs(lz)), "knn": knn,
-            "mean": np.array([o.mean() for o in others]), "median": np.array([np.median(o) for o in others]),
-            "boosting": boost, "ols-by-size": by_size,
+    fits = {"ols": loo(P, x), "log-ols": np.sign(lz) * np.expm1(np.abs(lz)), "knn": knn, "boosting": boost}
+
+    def ranked(pred):  # the others' values at each record's rank fraction in the order of pred (loops)
+        rank = np.argsort(np.argsort(pred, kind="stable"), kind="stable")
+        return np.array([sorted_others[i][int((rank[i] + 0.5) * (n - 1) / n)] for i in range(n)])
+    ranks = {f"{m}-ranked": ranked(e) for m, e in fits.items()}
+    # halfway on the signed log scale between each fit and each ranked model
+    mixed = {f"{a} + {b}": np.sign(h) * np.expm1(np.abs(h))
+             for a in fits for b in ranks for h in [(g(fits[a]) + g(ranks[b])) / 2]}
+    return {**fits, "mean": np.array([o.mean() for o in others]), "median": np.array([np.median(o) for o in others]),
+            "ols-by-size": by_size, **ranks, **mixed,
             # the percentiles of the others: the order statistic of rank round(q (n - 2))
-            **{f"P{p}": np.array([o[int(round(p / 100 * (n - 2)))] for o in ranked])
+            **{f"P{p}": np.array([o[int(round(p / 100 * (n - 2)))] for o in sorted_others])
                for p in range(2, 100, 2) if p != 50}}

@@ -71,7 +71,8 @@ def flag(box, method, name, cfg, key):
     return int(box.checkbox(o.label, bool(cfg.get(name, o.default)), key=key, help=o.help))
 
 
-COMMON = ("exclude", "transform", "bounds", "rounding", "floors", "keys", "k_anonymity", "household")  # set on the Configure page's other sections
+# set on the Configure page's other sections (tail: by the Run page's second round)
+COMMON = ("exclude", "transform", "bounds", "rounding", "tail", "floors", "keys", "k_anonymity", "household")
 
 
 def schema_widgets(box, method, cfg, prefix):

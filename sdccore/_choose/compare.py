@@ -16,6 +16,7 @@ from .._methods import BUILT_IN, hook, method_info, methods
 from .._protect.pipeline import _protect, decompose
 from .._core.streams import child_seeds
 from .._measures.regression import _against, _original_fit
+from .rounds import released_runs, tail_round, without_failed
 from .comparison import Comparison, bootstrap_interval, config_label, mean_interval, run_range  # noqa: F401
 from .._core.validation import check_number, numeric_columns, resolve_seed
 
@@ -238,7 +239,7 @@ def _runs(data, tasks, jobs):
 
 
 def compare(data, configs, *, sensitive=None, reps=30, rng=None, progress=None, evaluate_options=None,
-            n_jobs=None, models=None, partial=None, released=True):
+            n_jobs=None, models=None, partial=None, released=True, tails=False):
     """Run every configuration ``reps`` times and summarise each score with its interval.
 
     Seeds: one master seed (recorded) gives one child seed per configuration and run
@@ -281,6 +282,11 @@ def compare(data, configs, *, sensitive=None, reps=30, rng=None, progress=None, 
         rng=seed)``, the dashboard's Download page), held to the floors as well
         (``Comparison.released``; ``suggest`` offers none whose run released breaks one).
         ``search`` switches it off (its seeds are never released).
+    tails : bool
+        True: where no configuration can be offered and some broke a floor among the largest
+        1 % of records, compare those again with their largest values aggregated
+        (``tail='aggregate'``; ``_choose.rounds``), labelled '... + largest aggregated' (the
+        dashboard's Run page and the command line's suggestion do).
 
     Returns
     -------
@@ -335,7 +341,7 @@ def compare(data, configs, *, sensitive=None, reps=30, rng=None, progress=None, 
     if len(errors) == len(items):
         raise ValueError(next(iter(errors.values())))
     if errors:  # a configuration that failed in some run is left out whole
-        rows, var_rows, band_rows, reg_rows = _without_failed(errors, rows, var_rows, band_rows, reg_rows)
+        rows, var_rows, band_rows, reg_rows = without_failed(errors, rows, var_rows, band_rows, reg_rows)
     runs = pd.DataFrame(rows)
     summ = _summary_rows(runs, [label for label, _ in items])
     risk_vars = pd.concat(var_rows, ignore_index=True) if var_rows else pd.DataFrame()
@@ -345,33 +351,12 @@ def compare(data, configs, *, sensitive=None, reps=30, rng=None, progress=None, 
                      tuple(sensitive) if sensitive else None, seed, cancelled, secs, risk_vars, risk_bands, errors,
                      regression)
     if released and not cancelled:
-        out = replace(out, released=_released_runs(data, out, sensitive, seed))
+        out = replace(out, released=released_runs(data, out, sensitive, seed, _protect))
+        if tails:  # nothing offered, the largest records decided: those configurations again, aggregated
+            out = tail_round(out, lambda again: compare(
+                data, again, sensitive=sensitive, reps=reps, rng=seed, progress=progress, n_jobs=n_jobs, models=models,
+                evaluate_options=evaluate_options, partial=None, released=True, tails=False))
     return out
-
-
-def _released_runs(data, cmp_, sensitive, seed):
-    """{label: '' if the run the master seed releases meets every floor, else what breaks}
-    for each configuration that met the floors over the runs (issue 38: the run released is
-    held to the floors too, not only their expected share)."""
-    safe = cmp_.safety()
-    out = {}
-    for label in (safe[safe.expected_ok.astype(bool)].config if len(safe) else []):
-        cfg = dict(cmp_.configs[label])
-        method = cfg.pop("method")
-        try:
-            risk = _protect(data, method, sensitive, seed, cfg).risk
-        except ValueError as exc:  # the runs did not fail on it; never expected
-            out[label] = str(exc)
-            continue
-        out[label] = "" if risk.ok else risk.message()
-    return out
-
-
-def _without_failed(errors, rows, var_rows, band_rows, reg_rows):
-    return ([x for x in rows if x["config"] not in errors],
-            [v for v in var_rows if v["config"].iloc[0] not in errors],
-            [b for b in band_rows if len(b) == 0 or b["config"].iloc[0] not in errors],
-            [t for t in reg_rows if t["config"].iloc[0] not in errors])
 
 
 def _summary_rows(runs, labels):

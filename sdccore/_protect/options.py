@@ -28,6 +28,7 @@ import numpy as np
 from .._methods import hook, method_info, methods, on_change, steps
 from .._methods._base import OMIT, Context, Option  # noqa: F401  (Option and Context re-exported)
 from .._core.validation import check_number
+from .._core.tail import TAILS
 
 __all__ = ["Option", "option_schema", "CONDITIONAL_METHODS"]
 
@@ -61,6 +62,13 @@ def _common(method):
         Option("rounding", method, "choice", "original", "Rounding",
                "original: the original's decimals (integers stay integers); moves means by at most half a unit of "
                "the last digit.", choices=ROUNDINGS),
+        Option("tail", method, "choice", "none", "Largest records",
+               "none: the largest values as the method leaves them. aggregate: each protected variable's largest "
+               "released values (max(5, 1 %) of the records, at most 100, a few more where their mean would land "
+               "near a record's own value) replaced by their mean, the total kept: the largest records protected on "
+               "purpose, not by the luck of a seed; it moves regressions on the raw scale, whose points of highest "
+               "leverage they are (a comparison tries it where nothing else can be offered).", choices=TAILS,
+               choice_text={"none": "as the method leaves them", "aggregate": "largest values replaced by their mean"}),
         Option("floors", method, "floors", None, "Risk floors",
                "A dict of RiskFloors fields (min_perturbed_share, max_abs_cor, tolerance, max_close_share, bands, "
                "top_records, hold_all_intruders); omitted fields keep their defaults."),
@@ -238,7 +246,7 @@ def option_schema(method):
     --------
     >>> import sdccore
     >>> [o.name for o in sdccore.option_schema("rankswap")][:8]
-    ['p', 'exchange', 'exclude', 'transform', 'bounds', 'rounding', 'floors', 'weights']
+    ['p', 'exchange', 'exclude', 'transform', 'bounds', 'rounding', 'tail', 'floors']
     """
     if isinstance(method, str) and method in FUNCTIONS:
         return FUNCTIONS[method]()

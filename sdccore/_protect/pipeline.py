@@ -14,6 +14,7 @@ from .._methods._base import Perturbed as _Perturbed, Plan as _Plan, planned_sha
 from .options import METHODS, Context, bind_data, bind_static, min_swap_percent
 from .._risk.intruders import change_structure
 from .prepare import _dependency_report, _prepare
+from .._core.tail import aggregate as aggregate_tail, words as tail_words
 from .results import Decomposition, ProtectionResult  # noqa: F401  (re-exported)
 from .._risk.floors import RiskFloors, RiskProfile, UnsafeReleaseError, risk_profile  # noqa: F401  (RiskProfile re-exported)
 from .._core.validation import check_choice, check_names, numeric_columns, resolve_seed
@@ -410,7 +411,8 @@ def _protect(data, method, sensitive, rng, options):
     step = _perturb(prep, plan, method, o, gen)
     # rank swapping and shuffling release a permutation of each column's observed values:
     # nothing to shift
-    Xp, clipped, dec, as_int = _finish(prep, step.X, len(prep.keep) == prep.X.shape[1], o, not info.keeps_values)
+    tails = {}
+    Xp, clipped, dec, as_int = _finish(prep, step.X, len(prep.keep) == prep.X.shape[1], o, not info.keeps_values, tails)
     observed = None
     if prep.missing is not None:
         observed = ~prep.missing
@@ -432,7 +434,7 @@ def _protect(data, method, sensitive, rng, options):
     own = hook(method, "release_check")  # the method's own check of the finished release (its module)
     if own is not None:
         risk = own(method, o, prep, plaus, risk)
-    notes = list(prep.notes) + list(step.notes) + key_notes
+    notes = list(prep.notes) + list(step.notes) + key_notes + [tail_words(prep.numeric[c], *t) for c, t in tails.items()]
     for c, k in clipped.items():
         if k:
             notes.append(f"{prep.numeric[c]}: {k} value(s) outside the original's "
@@ -529,9 +531,11 @@ def _observed_only(X0k, missing):
     return X
 
 
-def _finish(prep, Xpk, full, o, shift_means=True):
-    """Back to the original scale, bounds, rounding, exact dependencies rebuilt; returns
-    (Xp, clipped per numeric column, decimals per numeric column, integer column names)."""
+def _finish(prep, Xpk, full, o, shift_means=True, tails=None):
+    """Back to the original scale, bounds, the largest records' tail (``tail='aggregate'``;
+    ``tails``, a dict, receives {numeric column: (records, mean)}), rounding, exact
+    dependencies rebuilt; returns (Xp, clipped per numeric column, decimals per numeric
+    column, integer column names)."""
     keep = prep.keep
     if prep.log_cols:
         pos = [keep.index(j) for j in prep.log_cols]
@@ -543,6 +547,11 @@ def _finish(prep, Xpk, full, o, shift_means=True):
     obs_k = None if missing_k is None else ~missing_k
     clipped_k = pl.apply_bounds(Xpk, X0k, o["bounds"], obs_k)
     clipped = {keep[i]: int(c) for i, c in enumerate(clipped_k)}
+    if o.get("tail") == "aggregate":
+        done = aggregate_tail(Xpk, X0k, [keep.index(j) for j in prep.check if j in keep], o["floors"].tolerance,
+                              prep.weights, obs_k)
+        if tails is not None:
+            tails.update({keep[c]: t for c, t in done.items()})
     dec = {}
     if o["rounding"] == "original":
         # decimals from the observed cells only (an imputed cell has arbitrary digits)

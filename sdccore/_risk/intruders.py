@@ -30,6 +30,19 @@ leave-one-out on the original, so a record never predicts itself):
 * ``ols-by-size``  cross-fitted least squares with its spread: the other folds' residuals
   handed out in the order of the fit (``by_size_fit``), the conditional law any useful
   release shows;
+* ``ols-ranked``, ``log-ols-ranked``, ``knn-ranked``, ``boosting-ranked``  the other records'
+  values handed out in the order of that model's prediction (``ranked_loo``): the model
+  calibrated to the variable's distribution, which every release that keeps the distribution
+  shows.  The assignment intruder does the same with the released values; what it gets
+  beyond this is what the released value set adds, the record's own value among it (rank
+  swapping on Tarragona NET.PROFIT: 3 size bands over the floor against the plain models, the
+  top 1 % alone against these);
+* ``ols + ols-ranked`` ... (each fit with each ranked model)  halfway between the two on the
+  signed log scale: the release-fit intruder's combination of a model fitted on the release
+  with the prior's guess, made without the release (a leave-one-out fit in place of the
+  release's), so that it is charged with what the release adds to it, not with two errors
+  that cancel by chance (IPSO on Tarragona SALES: 2 of the 9 largest firms at 7 of 11 seeds
+  against the fits and ranked models alone, within the floor at all 11 against these);
 The prior holds no fit on every record (the in-sample regression): a record's own value is
 in that fit, with a weight of its leverage, so for a record of high leverage the fit is the
 record (statecrime's DC, leverage 0.81, is within 5 % of it at every seed).  A release that
@@ -272,7 +285,32 @@ def prior_estimates(Xr, t, known, boosting=False):
         knn = knn_loo(most_related(K, t, KNN_VARIABLES), t)
         boosted = {"boosting": boosted_fit(Kr, t)} if boosting else {}
         by_size = by_size_fit(Kr, t)
-    return {"ols": ols, "log-ols": log_ols, "knn": knn, **boosted, "ols-by-size": by_size, **const}
+    fits = {"ols": ols, "log-ols": log_ols, "knn": knn, **boosted}
+    ranked = {f"{m}-ranked": ranked_loo(e, t) for m, e in fits.items()}
+    with np.errstate(all="ignore"):  # halfway (signed log scale) between a fit and a ranked model
+        mixed = {f"{a} + {b}": np.nan_to_num(slog_inverse((slog(fits[a]) + slog(ranked[b])) / 2), nan=np.inf)
+                 for a in fits for b in ranked}
+    return {**fits, "ols-by-size": by_size, **ranked, **mixed, **const}
+
+
+RANKED = ("ols-ranked", "log-ols-ranked", "knn-ranked", "boosting-ranked")
+
+
+def ranked_loo(pred, t):
+    """The other records' values of t handed out in the order of ``pred``: record i, ranked r
+    (0-based, ties in record order) among the n predictions, gets the value at the same rank
+    fraction, floor((r + 1/2)(n - 1)/n), among the n - 1 values of the others (its own left
+    out, as in every prior model)."""
+    n = len(t)
+    if n < 3:
+        return np.full(n, t.mean() if n else np.nan)
+    v = np.sort(t)
+    order = np.argsort(np.nan_to_num(pred, nan=-np.inf), kind="stable")
+    rank = np.empty(n, dtype=np.int64)
+    rank[order] = np.arange(n)
+    own = np.searchsorted(v, t, side="left")  # a copy of the record's own value, left out
+    r = np.floor((rank + 0.5) * (n - 1) / n).astype(np.int64)
+    return np.where(r < own, v[r], v[np.minimum(r + 1, n - 1)])
 
 
 def by_size_fit(K, t):

@@ -121,12 +121,16 @@ class RiskProfile:
 
 _PRIOR_WORDS = {"ols": "linear regression", "log-ols": "regression on the log scale", "knn": "nearest neighbours",
                 "boosting": "gradient boosting", "ols-by-size": "regression by size", "mean": "the mean",
-                "median": "the median"}
+                "median": "the median", "ols-ranked": "regression, ranked", "log-ols-ranked": "log regression, ranked",
+                "knn-ranked": "neighbours, ranked", "boosting-ranked": "boosting, ranked"}
 
 
 def prior_words(model) -> str:
     """A prior model's name in words ('P10': the 10th percentile)."""
     m = str(model)
+    if " + " in m:  # a fit and a ranked model, halfway between them
+        a, b = m.split(" + ", 1)
+        return f"{prior_words(a)} with {prior_words(b)}"
     if m in _PRIOR_WORDS:
         return _PRIOR_WORDS[m]
     if m[:1] == "P" and m[1:].isdigit():

@@ -273,7 +273,8 @@ def _violations(c, name, share, cor_checked, sh, enforced, prior_all, bad_bands,
         v.append(f"{name}: in {where}, {_who(what)} {REGISTRY[what].verb} {cc:.1%} of records within {tol:.0%} "
                  f"more than the {p_b:.1%} the {who} give (floor: {floors.max_close_share:.0%} in every band; "
                  f"{len(bad_bands)} band(s) fail); "
-                 f"fix: {REGISTRY[what].fix_text(selective=selective, method=method, names=c.names, identity=identity)}")
+                 f"fix: {REGISTRY[what].fix_text(selective=selective, method=method, names=c.names, identity=identity)}"
+                 + ("; or aggregate the largest values (tail='aggregate')" if lab == "top 1 %" else ""))
     return v
 
 

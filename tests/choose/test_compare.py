@@ -140,15 +140,14 @@ def test_general_protection_recommends_pca(tarragona):
     # ... but (since issue 38: general protection holds every intruder, including those who know the method)
     # no default general method meets the floors on Tarragona: e.g. PCA's seed 0 puts 2 of the 9 largest firms'
     # FIXED.ASSETS within 5 % by the correction intruder (own released row corrected by the release's
-    # regression) where the leave-one-out prior puts none, and hands CURRENT.ASSETS' released values out in the
-    # order of the 5-NN prior (2 of the 9 largest within 5 %)
+    # regression) where the leave-one-out prior puts none
     assert r.method is None and r.label is None
     assert [x.split(" as configured")[0] for x in r.reasons[1:5]] == ["PCA", "FA", "M-AGG", "Rank swap"]
     assert all("breaks a risk floor on your data" in x for x in r.reasons[1:5])
     assert ("FIXED.ASSETS: in the largest records (9 records: each is 11%, so one record decides), the correction "
             "intruder") in r.reasons[1] and "22.2% of records within 5% more than the 0.0%" in r.reasons[1]
     pca = sdccore.protect(tarragona, "pca", rng=0, allow_unsafe="test: the violations")
-    assert any(v.startswith("CURRENT.ASSETS: in the largest records (9 records") and "the assignment intruder" in v
+    assert any(v.startswith("FIXED.ASSETS: in the largest records (9 records") and "the correction intruder" in v
                and "22.2% of records within 5% more than the 0.0%" in v for v in pca.risk.violations)
     assert r.reasons[-1].startswith("no method meets the risk floors with its default settings")
 

@@ -105,7 +105,7 @@ def test_unknown_recipe_keys_are_named_with_the_valid_ones():
     msg = str(exc.value)
     assert msg.startswith("r.json holds key(s) 'bogus', 'k' that are not options of method 'rankswap'")
     assert ("bounds, exchange, exclude, floors, household, household_ids, k_anonymity, keys, method, p, pram, "
-            "pram_alpha, pram_pd, recode, rounding, seed, sensitive, transform, weights") in msg
+            "pram_alpha, pram_pd, recode, rounding, seed, sensitive, tail, transform, weights") in msg
     assert "\n" not in msg
 
 

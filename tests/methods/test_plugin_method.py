@@ -33,7 +33,7 @@ def tarr():
 def test_protect_schema_recipe_and_codebook_see_the_toy(toy, tarr):
     assert "toy" in sdccore.methods() and "toy" in sdccore.methods(keeps_values=True)
     assert [o.name for o in sdccore.option_schema("toy")] == ["share", "exclude", "transform", "bounds", "rounding",
-                                                             "floors", "weights", "keys", "k_anonymity",
+                                                             "tail", "floors", "weights", "keys", "k_anonymity",
                                                              "household", "household_ids", "recode", "pram",
                                                              "pram_pd", "pram_alpha"]
     # seed 5: since issue 38 the residual intruder (the release's own fit, its residuals handed out in the

@@ -60,9 +60,12 @@ def test_risk_beyond_prior_smallest_case():
     table, passes = mod.main(cases=[("casc", ["FEDTAX"])], methods={"Rank swap": ("rankswap", {}),
                                                                      "M-AGG": ("magg", {})}, reps=2, write=False)
     rs = table[(table.method == "Rank swap") & (table.intruder == "assignment")].iloc[0]
-    # the value set handed out in the order P predicts: far beyond the prior among the largest records
-    assert rs.prior > 0.2 and rs.top1_beyond > 0.2 and rs.held_to_floors
-    assert passes.set_index("method").loc["Rank swap", "floors_met"] == 0
+    # the value set handed out in the order P predicts: against the plain prior it was far beyond
+    # it among the largest records (27 % of the 11 largest); the ranked prior (issue 38), the
+    # other records' values in the order of a model, already gets what the value set gives there
+    assert rs.prior > 0.6 and rs.top1_prior == pytest.approx(8 / 11) and rs.top1_beyond == 0 and rs.held_to_floors
+    assert rs.beyond_prior < 0.02
+    assert passes.set_index("method").loc["M-AGG", "floors_met"] == 0  # FEDTAX barely changed
     assert set(table.intruder) >= {"own", "linked", "assignment"}
 
 

@@ -1,0 +1,60 @@
+"""compare's second round (issue 38, item 4): where nothing can be offered and the largest
+records decided, the configurations that broke a floor there are compared again with their
+largest values aggregated."""
+import warnings
+
+import pytest
+
+import sdccore
+from sdccore._choose.rounds import TAIL_LABEL, merged, tail_candidates
+
+
+def _compare(sens, configs, **kw):
+    d = sdccore.load_dataset("tarragona")
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        return sdccore.compare(d, configs, sensitive=sens, reps=3, rng=12345, n_jobs=1, **{"tails": True, **kw})
+
+
+@pytest.fixture(scope="module")
+def two():
+    """Rank swapping of SALES and NET.PROFIT: NET.PROFIT's largest records over the floor in
+    every run (the released value set holds their own values; what the public variables order
+    hands them back), nothing offered."""
+    return _compare(["SALES", "NET.PROFIT"], {"rankswap": {"method": "rankswap"}})
+
+
+def test_the_largest_records_are_aggregated_in_a_second_round(two):
+    label = "rankswap" + TAIL_LABEL
+    assert list(two.configs) == ["rankswap", label]
+    assert two.configs[label] == {"method": "rankswap", "tail": "aggregate"}
+    first = two.runs[two.runs.config == "rankswap"]
+    assert not first.floors_ok.any()
+    top = two.risk_bands.query("config == 'rankswap' and variable == 'NET.PROFIT' and band == 'top 1 %'")
+    assert (top.beyond_prior > 0.2).all()
+    # the same seeds run by run: the aggregation is the only difference
+    assert two.runs[two.runs.config == label].seed.tolist() == first.seed.tolist()
+    best, why = two.suggest()
+    assert best == label and "largest aggregated" in why
+    # the release the suggestion names is protect's with that configuration and the seed
+    d = sdccore.load_dataset("tarragona")
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        r = sdccore.protect(d, sensitive=["SALES", "NET.PROFIT"], rng=12345, **two.configs[label])
+    assert r.risk.ok and r.data["NET.PROFIT"].nlargest(9).nunique() == 1
+
+
+def test_no_second_round_when_something_is_offered_or_by_default(two):
+    one = _compare(["SALES"], {"rankswap": {"method": "rankswap"}})
+    assert one.suggest()[0] == "rankswap" and list(one.configs) == ["rankswap"]
+    assert tail_candidates(one) == []
+    d = sdccore.load_dataset("tarragona")
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        off = sdccore.compare(d, {"rankswap": {"method": "rankswap"}}, sensitive=["SALES", "NET.PROFIT"], reps=3,
+                              rng=12345, n_jobs=1)
+    assert list(off.configs) == ["rankswap"] and off.suggest()[0] is None
+    assert tail_candidates(off) == ["rankswap"]
+    # merging is concatenation: the second round's tables follow the first's
+    both = merged(off, off)
+    assert len(both.runs) == 2 * len(off.runs) and len(both.risk_bands) == 2 * len(off.risk_bands)
