@@ -75,7 +75,7 @@ def main(cases=CASES, methods=METHODS, reps=10, write=True):
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
             c = sdccore.compare(d, {k: dict(v) for k, v in methods.items()}, sensitive=sens, reps=reps, rng=12345,
-                                n_jobs=1)
+                                n_jobs=1, tails=True)
         ru = c.risk_utility().set_index("config")
         safe = c.safety().set_index("config")
         rv = c.risk_variables

@@ -232,6 +232,10 @@ CLIP_SHARE = 0.05  # more of a variable's released values clipped by the bounds 
 HEAPS = ("plausible", "sign", "observed")  # the bounds that set values to a bound ('tail' hands out original ones)
 
 
+CLIP_FIX = ("protect it on the log scale (transform=['{v}'] or transform='auto'), use bounds='tail', or a method "
+            "that keeps each column's values (rank swapping)")
+
+
 def clipping_violations(plaus, names, bounds, n, fix):
     """Per variable of ``names`` whose values clipped (``plaus``, the ``report`` frame) exceed
     ``CLIP_SHARE`` of the ``n`` records under a clipping bound: (variable, message naming the

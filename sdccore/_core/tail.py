@@ -94,4 +94,5 @@ def aggregate(Xk, X0k, cols, tolerance, weights=None, observed=None):
 def words(name, g, m):
     """The note of one aggregated column."""
     return (f"{name}: the {g} largest released values replaced by their mean ({m:,.6g}): the largest records "
-            f"protected on purpose, their total kept (tail='aggregate')")
+            f"protected on purpose, their total kept (tail='aggregate'); regressions on the raw scale move, "
+            f"the largest records being their points of highest leverage")

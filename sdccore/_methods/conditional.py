@@ -106,7 +106,9 @@ def _ipso(prep, Xk, o, gen):
                          f"fits them exactly (leverage above {cd.LEVERAGE_MAX}), so no exchanged residual can stay on "
                          f"them. The cause: {cause}. Fix: {fix}; or use another method.") from None
     given = "the public ones" + (f" and the codes released unchanged ({words(used)})" if used else "")
-    return Xpk, [f"the sensitive variables' OLS on {given} is kept exactly (fit + residuals passed "
+    kept = ("is kept exactly" if o.get("tail") != "aggregate" else
+            "is kept exactly before the largest values are aggregated (tail='aggregate'), which moves it")
+    return Xpk, [f"the sensitive variables' OLS on {given} {kept} (fit + residuals passed "
                  f"between records of similar predicted size, in {o['classes']} class{'' if o['classes'] == 1 else 'es'})" + _missing_words(
                      prep, o, rows, left, len(pub))] + (
         [f"not conditioned on {', '.join(left_out)}: too many levels for the records (at most one indicator per "

@@ -46,6 +46,9 @@ def _keeps(opts):
         expected = expected.replace("means, ", "")
     if opts.get("strata"):
         exact = f"within each group of {', '.join(opts['strata'])}: {exact}" if exact else exact
+    if opts.get("tail") == "aggregate":  # the largest values averaged: what the method kept holds for the rest
+        expected = "; ".join(x for x in (exact, expected) if x) + " except where the largest values were aggregated"
+        exact = "the total; the largest values replaced by their mean (tail='aggregate')"
     return exact, expected
 
 

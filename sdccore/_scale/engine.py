@@ -219,11 +219,18 @@ def scale_refusal(options):
                 "the numeric columns with --engine dask, or protect in memory.")
     if options.get("transform", "none") not in ("none", None, [], ()):
         return "transform (log scale) is not available with --engine dask; use transform='none'."
+    if options.get("tail") == "aggregate":
+        return ("tail='aggregate' (the largest values replaced by their mean) is not available with --engine dask yet; "
+                "use tail='none', or protect in memory.")
     if options.get("bounds") == "tail":
         return ("bounds='tail' (the lower tail taken from the original's smallest values) needs the whole file "
                 "sorted at once; use bounds='plausible' or 'sign' with --engine dask, or protect in memory.")
     own = hook(method, "scale_refusal")  # the method's own limits at scale (its module in the registry)
     return own(method, options) if own is not None else None
+
+
+SCALE_CLIP_FIX = ("rank swapping (each column's own values), bounds='none' (values below 0 released), or protect in "
+                  "memory on the log scale (transform=['{v}'])")
 
 
 def protect_dask(ddf, options, out, *, drop=(), keep=(), sample=20000, allow_unsafe=None, shuffle=False,
@@ -437,6 +444,12 @@ def _protect_dask(ddf, options, out, *, drop, keep, sample, allow_unsafe, shuffl
 
             risk = own(method, dict(o, engine="dask"), replace(prep, X0=np.empty((n, 0))),
                        pd.DataFrame({"clipped": pd.Series(clipped)}), risk)
+        else:  # a heap at a bound breaks a floor, as in memory
+            from .._core import plausible as pl
+
+            risk = pl.with_violations(risk, pl.clipping_violations(pd.DataFrame({"clipped": pd.Series(clipped)}),
+                                                                   list(risk.variables.index), o["bounds"], n,
+                                                                   SCALE_CLIP_FIX))
         if not risk.ok and allow_unsafe is None:
             raise UnsafeReleaseError(f"release refused, it breaks the risk floors (own-record closeness over all {n:,} "
                                      f"records, the prior and the other intruders on a sample of {s:,}): " + risk.message() + ". Nothing was written. Change the recipe, "

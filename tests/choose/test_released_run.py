@@ -20,14 +20,16 @@ def grunfeld():
 
 
 def test_a_configuration_whose_run_released_breaks_a_floor_is_not_suggested(grunfeld):
-    # general protection of grunfeld (firm and year set apart): FA meets every floor in all
-    # 10 runs, but the run seed 12345 releases gives 3 of the 5 largest capital values back
-    # to the regression intruder (60 % beyond the prior; measured); rank swapping's meets them
-    cfgs = {m: {"method": m, "exclude": ["firm", "year"]} for m in ("fa", "rankswap")}
+    # general protection of grunfeld (firm and year set apart), without bounds (under the default
+    # ones FA sets 15-20 % of the amounts to 0, a heap that breaks a floor in every run since
+    # issue 39): FA meets every floor in all 10 runs, but the run seed 12345 releases gives 2 of
+    # the 5 largest capital values back to the regression intruder beyond the prior (measured);
+    # rank swapping's meets them
+    cfgs = {m: {"method": m, "exclude": ["firm", "year"], "bounds": "none"} for m in ("fa", "rankswap")}
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         c = sdccore.compare(grunfeld, cfgs, reps=10, rng=12345)
-        fa = sdccore.protect(grunfeld, "fa", exclude=["firm", "year"], rng=12345, allow_unsafe="the test")
+        fa = sdccore.protect(grunfeld, "fa", exclude=["firm", "year"], bounds="none", rng=12345, allow_unsafe="the test")
     safe = c.safety().set_index("config")
     assert safe.loc["fa", "floors_met"] == 1.0 and bool(safe.loc["fa", "expected_ok"])
     # the same run, two ways: the comparison's check and protect with the seed

@@ -130,9 +130,11 @@ def test_make_release_assembles_a_given_protection_without_protecting_again():
         sdccore.make_release(df, recipe, result=other_method, allow_unsafe=why)
     with pytest.raises(TypeError, match="ProtectionResult"):
         sdccore.make_release(df, recipe, result=a)
-    # a broken floor still needs a reason (general PCA at seed 11 meets the floors since the
-    # ranked prior of issue 38; a selective rank swap of NET.PROFIT does not)
-    assert res.risk.ok
+    # a broken floor still needs a reason: this given protection's (general PCA sets 16-25 % of
+    # Tarragona's skewed amounts to 0: a heap at the bound, issue 39), and a selective one's
+    assert not res.risk.ok
+    with pytest.raises(sdccore.UnsafeReleaseError):
+        sdccore.make_release(df, recipe, result=res)
     rs = sdccore.Recipe({"method": "rankswap", "sensitive": ["SALES", "NET.PROFIT"], "seed": 1})
     broken = sdccore.protect(df, "rankswap", sensitive=["SALES", "NET.PROFIT"], rng=1, allow_unsafe="test")
     with pytest.raises(sdccore.UnsafeReleaseError):
