@@ -29,6 +29,9 @@ def run_comparison(methods, reps, progress, partial=None):
             scores = dict(zip(sub.score, sub["mean"]))
             risk = vr[vr.config == label].set_index("variable") if len(vr) else None
             hist.record_history("comparison", label, cfg, scores, risk, {"reps": reps})
+    # the configurations the comparison ran: the page's, then any of its second round ('... + largest
+    # aggregated', issue 38), which the Run and Download pages offer as they are
+    cfgs = {**cfgs, **{lab: cfg for lab, cfg in res.configs.items() if lab not in cfgs}}
     st.session_state["comparison"] = {"result": res, "configs": cfgs, "token": token(),
                                       "roles": _key(roles()), "seed": seed()}
     # a new comparison: the release picked for the last one (and its radio button) no longer holds

@@ -834,3 +834,23 @@ def test_every_table_of_the_pages_is_sized_to_show_its_text_whole():
     per_line = (420 - 30) / 7.5 * 0.8  # 41.6 characters a line
     assert height == 12 + 21 * 5 and 176 <= per_line * 5  # ... over five lines of 21 px
     assert "prior" in w.table_layout(pd.DataFrame({"prior": [0.1]}), True)[0]["prior"]["help"]  # the glossary
+
+
+def test_the_second_round_is_offered_and_downloaded(no_prefetch, app):
+    """Issue 38: Tarragona with SALES and NET.PROFIT sensitive, where no method of the first round
+    meets the floors, gets the Run page's second round ('... + largest aggregated'); its suggestion
+    is pre-selected, protected with its own configuration (tail='aggregate') and downloadable."""
+    _set_sensitive(app, ["SALES", "NET.PROFIT"])
+    app.switch_page("pages/4_run.py").run()
+    app.slider(key="run_reps").set_value(3).run()
+    app.button(key="run_button").click().run()
+    _ok(app)
+    assert any(s.value.startswith("Suggested release: **IPSO + largest aggregated**") for s in app.success)
+    res = app.session_state["comparison"]["result"]
+    assert res.configs["IPSO + largest aggregated"]["tail"] == "aggregate"
+    assert app.radio(key="release_pick").value == "IPSO + largest aggregated"
+    assert any(h.value.startswith("The release with IPSO + largest aggregated") for h in app.subheader)
+    app.switch_page("pages/5_download.py").run()
+    _ok(app)
+    assert "Download the protected CSV" in [b.label for b in app.get("download_button")]
+    assert app.session_state["release_config"]["tail"] == "aggregate"
