@@ -66,6 +66,8 @@ def top_group(released, original, tolerance, weights=None):
         if not _lands_near(m, np.sort(np.r_[largest, original[order[:g]]]), tolerance):
             return order[:g], float(m)
     return order[:g0], float(cs[g0 - 1] / cw[g0 - 1])
+
+
 def _lands_near(m, xs, tolerance):
     """Whether ``m`` lies within TAIL_MARGIN tolerances (relative) of a value of sorted ``xs``."""
     w = TAIL_MARGIN * tolerance

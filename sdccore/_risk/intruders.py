@@ -213,14 +213,11 @@ def loo_quantile(t, q):
     n = len(t)
     if n < 3:
         return np.full(n, np.quantile(t, q) if n else np.nan)
-    order = np.argsort(t, kind="stable")
-    s = t[order]
-    rank = np.empty(n, dtype=np.int64)
-    rank[order] = np.arange(n)
+    s, rank = _sorted_ranks(t)
     m = n - 1
 
-    def at(i):  # the i-th smallest of the others: s without the record's own rank
-        return np.where(i < rank, s[np.minimum(i, n - 1)], s[np.minimum(i + 1, n - 1)])
+    def at(i):  # the i-th smallest of the others
+        return _others_at(s, rank, i)
     if q == 0.5 and m % 2 == 0:
         k = m // 2
         return (at(np.full(n, k - 1)) + at(np.full(n, k))) / 2
@@ -293,9 +290,6 @@ def prior_estimates(Xr, t, known, boosting=False):
     return {**fits, "ols-by-size": by_size, **ranked, **mixed, **const}
 
 
-RANKED = ("ols-ranked", "log-ols-ranked", "knn-ranked", "boosting-ranked")
-
-
 def ranked_loo(pred, t):
     """The other records' values of t handed out in the order of ``pred``: record i, ranked r
     (0-based, ties in record order) among the n predictions, gets the value at the same rank
@@ -304,13 +298,24 @@ def ranked_loo(pred, t):
     n = len(t)
     if n < 3:
         return np.full(n, t.mean() if n else np.nan)
-    v = np.sort(t)
-    order = np.argsort(np.nan_to_num(pred, nan=-np.inf), kind="stable")
-    rank = np.empty(n, dtype=np.int64)
-    rank[order] = np.arange(n)
-    own = np.searchsorted(v, t, side="left")  # a copy of the record's own value, left out
-    r = np.floor((rank + 0.5) * (n - 1) / n).astype(np.int64)
-    return np.where(r < own, v[r], v[np.minimum(r + 1, n - 1)])
+    s, own = _sorted_ranks(t)
+    _, rank = _sorted_ranks(np.nan_to_num(pred, nan=-np.inf))
+    return _others_at(s, own, np.floor((rank + 0.5) * (n - 1) / n).astype(np.int64))
+
+
+def _sorted_ranks(t):
+    """(t sorted, each record's rank in it: stable, ties in record order)."""
+    order = np.argsort(t, kind="stable")
+    rank = np.empty(len(t), dtype=np.int64)
+    rank[order] = np.arange(len(t))
+    return t[order], rank
+
+
+def _others_at(s, own, i):
+    """Each record's i-th smallest value (0-based) among the others: the sorted values ``s``
+    without the record's own rank ``own``."""
+    n = len(s)
+    return np.where(i < own, s[np.minimum(i, n - 1)], s[np.minimum(i + 1, n - 1)])
 
 
 def by_size_fit(K, t):
