@@ -87,13 +87,14 @@ def floors_section():
                                                   "published)", value=session.floors_reason() or "",
                                                   key="floor_reason"))
     pv = session.plausible()
-    with st.expander("Plausible values: scale, bounds, rounding (all methods)"):
-        c1, c2, c3 = st.columns(3)
+    with st.expander("Plausible values: scale, bounds, rounding, largest records (all methods)"):
+        c1, c2, c3, c4 = st.columns(4)
         # the same options for every method: FA's schema entries stand for all
         session.set_plausible({
             "transform": widgets.choice(c1, "fa", "transform", pv, "pv_transform"),
             "bounds": widgets.choice(c2, "fa", "bounds", pv, "pv_bounds"),
             "rounding": widgets.choice(c3, "fa", "rounding", pv, "pv_rounding"),
+            "tail": widgets.choice(c4, "fa", "tail", pv, "pv_tail"),
         })
 
 

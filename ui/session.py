@@ -45,7 +45,7 @@ def fresh_seed() -> int:
 MIN_ROWS = 3  # as sdccore protects (records)
 
 
-DEFAULT_PLAUSIBLE = {"transform": "none", "bounds": "plausible", "rounding": "original"}
+DEFAULT_PLAUSIBLE = {"transform": "none", "bounds": "plausible", "rounding": "original", "tail": "none"}
 
 
 DEFAULT_MAX_RISK = 0.5   # ceiling of the disclosure risk (mean of DBRL and ID) for the suggested release
@@ -253,8 +253,10 @@ def set_max_risk(value: float):
 def with_floors(config: dict) -> dict:
     """A configuration with the session's risk floors, plausible-value choices, survey
     design (strata for the methods that take them, sampling weights) and key variables (made
-    k-anonymous by local suppression, with the household id)."""
-    cfg = {**config, **plausible(), "floors": floors()}
+    k-anonymous by local suppression, with the household id).  A configuration's own 'tail'
+    (the Run page's second round, '... + largest aggregated') wins over the page's choice."""
+    cfg = {**config, **{k: v for k, v in plausible().items() if not (k == "tail" and k in config)},
+           "floors": floors()}
     d = design()
     if d.get("strata") and config.get("method") in sdccore.methods(strata=True):  # the registry, asked now
         cfg["strata"] = list(d["strata"])

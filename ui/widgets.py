@@ -71,7 +71,7 @@ def flag(box, method, name, cfg, key):
     return int(box.checkbox(o.label, bool(cfg.get(name, o.default)), key=key, help=o.help))
 
 
-# set on the Configure page's other sections (tail: by the Run page's second round)
+# set on the Configure page's other sections (tail also by the Run page's second round)
 COMMON = ("exclude", "transform", "bounds", "rounding", "tail", "floors", "keys", "k_anonymity", "household")
 
 

@@ -168,3 +168,31 @@ def test_the_configure_page_labels_every_method_widget_from_the_schema(monkeypat
     # with SALES sensitive the schema's selective defaults are the page's
     assert app.session_state["cfg_fa"]["rotation"] == sdccore.option_schema("fa")[2].default_given(True)
     assert app.session_state["cfg_fa"]["residuals"] == "keep"
+
+
+def test_the_configure_page_sets_the_largest_records_for_every_method(monkeypatch, no_prefetch):
+    """The common option 'tail' has its widget beside bounds and rounding, drawn from the
+    schema, and a choice there reaches every method's configuration."""
+    from pathlib import Path
+
+    from streamlit.testing.v1 import AppTest
+
+    root = Path(__file__).resolve().parents[2]
+    monkeypatch.chdir(root)
+    app = AppTest.from_file(str(root / "app.py"), default_timeout=120).run()
+    app.switch_page("pages/3_configure.py").run()
+    o = next(o for o in sdccore.option_schema("fa") if o.name == "tail")
+    w = app.selectbox(key="pv_tail")
+    assert w.label.startswith(o.label) and w.help == o.help and w.value == o.default == "none"
+    assert list(w.options) == [o.choice_text[c] for c in o.choices]
+    w.set_value("aggregate").run()
+    assert not app.exception
+    assert app.session_state["plausible"]["tail"] == "aggregate"
+    # the run the page previews has it: IPSO's note says what the aggregation moves
+    app.switch_page("pages/1_data.py").run()
+    app.multiselect(key="sensitive_select").set_value(["SALES"]).run()
+    app.switch_page("pages/3_configure.py").run()
+    assert app.selectbox(key="pv_tail").value == "aggregate"
+    app.radio(key="config_method").set_value("IPSO").run()
+    assert not app.exception, [e.value for e in app.exception]
+    assert any("before the largest values are aggregated" in i.value for i in app.info)
