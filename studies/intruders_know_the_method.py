@@ -21,7 +21,7 @@ import pandas as pd
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 import sdccore  # noqa: E402
 
-SELECTIVE = ("fa", "pca", "magg", "rankswap", "noise", "ipso", "shuffle", "cfa")
+SELECTIVE = ("fa", "pca", "magg", "rankswap", "noise", "ipso", "shuffle", "cfa", "qexchange")
 GENERAL = ("fa", "pca", "magg", "rankswap", "noise")
 SEED = 12345
 

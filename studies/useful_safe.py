@@ -29,7 +29,7 @@ CASES = [("tarragona", ["SALES"]), ("tarragona", ["SALES", "NET.PROFIT"]), ("cas
          ("eia", ["TOTREVENUE", "RESREVENUE"])]
 METHODS = {"FA": {"method": "fa"}, "PCA": {"method": "pca"}, "M-AGG": {"method": "magg"},
            "Rank swap": {"method": "rankswap"}, "IPSO": {"method": "ipso"}, "Shuffle": {"method": "shuffle"},
-           "FA-cond": {"method": "cfa"}}
+           "FA-cond": {"method": "cfa"}, "Q-exchange": {"method": "qexchange"}}
 
 
 # the analyses of sdccore.analyst_checks reported per method: the worst sensitive variable's

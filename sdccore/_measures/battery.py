@@ -70,7 +70,7 @@ from scipy import stats
 
 from .._core.summary import Summary
 from .._core.validation import check_dataframe
-from . import quantreg
+from .._core import quantreg
 from .regression import _overlap
 
 __all__ = ["analyst_checks", "AnalystChecks"]

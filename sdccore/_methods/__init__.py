@@ -117,6 +117,9 @@ REGISTRY = {m.name: m for m in (
     MethodInfo("cfa", "FA-cond", conditional=True, dask=True,
                stronger="another method (IPSO), or mark the public variables that predict it sensitive too",
                steps=_HERE + ".conditional"),
+    MethodInfo("qexchange", "Q-exchange", conditional=True,
+               stronger="larger blocks (block=20) or fewer quantiles (quantiles='0.5'), or mark the public variables "
+                        "that predict it sensitive too", steps=_HERE + ".conditional"),
 )}
 BUILT_IN = tuple(REGISTRY)  # the methods this package defines (every process knows them without a register call)
 # the most levels a column released unchanged may have to join the conditional methods' basis as
@@ -143,7 +146,7 @@ def methods(**capabilities) -> tuple:
     --------
     >>> import sdccore
     >>> sdccore.methods(conditional=True)
-    ('ipso', 'shuffle', 'cfa')
+    ('ipso', 'shuffle', 'cfa', 'qexchange')
     >>> sdccore.methods(dask=True)
     ('fa', 'pca', 'magg', 'rankswap', 'noise', 'ipso', 'shuffle', 'cfa')
     """

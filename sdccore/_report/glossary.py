@@ -53,6 +53,9 @@ METHOD_WORDS = {
                                   "original values out in the order of the draws (Muralidhar and Sarathy)."),
     "cfa": ("conditional factor analysis", "Redraws the sensitive variables from a factor model conditioned on the "
                                            "public ones."),
+    "qexchange": ("quantile exchange", "Keeps each record between the same regression quantiles of the sensitive "
+                                       "variables given the public ones (0.1, 0.5 and 0.9 by default) and gives it the "
+                                       "place within that band of another record of similar size."),
 }
 
 IDEAS = [

@@ -79,7 +79,7 @@ R_NID_WEIGHTED = [(469077.3293, 20053.81213), (-216541.6901, 46306.07756), (1767
 def test_median_regression_and_its_intervals_are_r_quantregs(weighted):
     """The median regression's coefficients and standard errors (the interval's half-width /
     1.96) are R quantreg's rq and summary.rq(se = "nid") on Tarragona, weighted as rq(weights=)."""
-    from sdccore._measures import quantreg
+    from sdccore._core import quantreg
 
     y, X = _tarragona_design()
     w = (1 + np.arange(1, len(y) + 1) % 3).astype(float) if weighted else None
@@ -97,7 +97,7 @@ def test_median_regression_is_the_least_absolute_deviations_optimum():
     the pseudo R squared is statsmodels' QuantReg's (Koenker and Machado's R1)."""
     import statsmodels.api as sm
 
-    from sdccore._measures import quantreg
+    from sdccore._core import quantreg
 
     g = np.random.default_rng(4)
     x = g.uniform(1, 3, 400)
@@ -120,7 +120,7 @@ def test_median_regression_intervals_carry_the_spread_that_grows_with_size():
     it .72 and 6 % noise .31 (now .78)."""
     import statsmodels.api as sm
 
-    from sdccore._measures import quantreg
+    from sdccore._core import quantreg
 
     y, X = _tarragona_design()
     g = np.random.default_rng(0)
@@ -372,7 +372,7 @@ def test_tail_quantiles_see_a_spread_made_even_that_the_median_keeps():
     assert t.loc["median", "ok"] and t.loc["median", "kept"] > 0.7
     assert t.loc["quantiles", "kept"] < 0 and t.loc["quantiles", "ok"] is False
     assert t.loc["quantiles", "note"].startswith("0.1: ") and "; 0.9: " in t.loc["quantiles", "note"]
-    from sdccore._measures import quantreg
+    from sdccore._core import quantreg
 
     X = np.column_stack([np.ones(len(o)), o.x])
     assert quantreg.rq(o.y.to_numpy(), X, 0.1)[1] == pytest.approx(2 - 1.2816, abs=0.2)
@@ -399,7 +399,8 @@ def test_quantile_regressions_of_a_large_file_use_the_same_sample_of_both():
     # a release with blank cells: the sample is drawn on the rows (the seeded 10,000 of 12,000),
     # then the records with a value are kept, so the released fit is on the sampled rows it
     # has a value for (a second computation of that rule)
-    from sdccore._measures import battery, quantreg
+    from sdccore._core import quantreg
+    from sdccore._measures import battery
 
     r = o.copy()
     r.loc[::7, "y"] = np.nan
@@ -451,7 +452,7 @@ def test_pearson_change_and_the_wasserstein_distance_in_units():
 def test_pseudo_r2s_intercept_only_loss_is_the_programmes(tau):
     """The intercept-only check loss behind the pseudo R squared, taken from the weighted
     quantile, equals the one the linear programme reaches (unweighted and weighted rows)."""
-    from sdccore._measures import quantreg
+    from sdccore._core import quantreg
 
     y, X = _tarragona_design()
     w = np.random.default_rng(1).uniform(0.5, 3, len(y))

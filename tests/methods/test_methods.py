@@ -14,10 +14,11 @@ from sdccore.__main__ import build_parser
 
 
 def test_the_registry_says_what_each_method_can_do():
-    assert sdccore.methods() == ("fa", "pca", "magg", "rankswap", "noise", "pca_remove", "ipso", "shuffle", "cfa")
+    assert sdccore.methods() == ("fa", "pca", "magg", "rankswap", "noise", "pca_remove", "ipso", "shuffle", "cfa",
+                                 "qexchange")
     assert sdccore.methods(decomposes=True) == ("fa", "pca", "pca_remove")
     assert sdccore.methods(deterministic=True) == ("pca_remove",)
-    assert sdccore.methods(conditional=True) == ("ipso", "shuffle", "cfa")
+    assert sdccore.methods(conditional=True) == ("ipso", "shuffle", "cfa", "qexchange")
     assert sdccore.methods(strata=True) == ("fa", "pca", "magg")
     assert sdccore.methods(dask=True) == ("fa", "pca", "magg", "rankswap", "noise", "ipso", "shuffle", "cfa")
     assert sdccore.methods(dashboard=False) == ("noise",)

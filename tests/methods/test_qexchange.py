@@ -1,0 +1,114 @@
+"""The quantile exchange (issue 39): every record between the same regression quantiles, the
+quantile regressions kept where IPSO's exchange loses them, no record at its own place, the
+total kept, and the refusals."""
+
+import numpy as np
+import pandas as pd
+import pytest
+
+import sdccore
+from sdccore._core.quantreg import rq
+from sdccore._methods import conditional as qx
+
+
+def _firms(n=1500, seed=3):
+    """Skewed firm-like amounts whose spread grows with size (the case where the OLS and the
+    median regression tell different stories)."""
+    g = np.random.default_rng(seed)
+    emp = np.exp(g.normal(3, 1, n))
+    assets = emp * np.exp(g.normal(2, 0.5, n))
+    sales = 5 * emp + 0.5 * assets + emp * g.standard_t(3, n) * 2 + 50
+    return pd.DataFrame({"employees": emp.round(1), "assets": assets.round(1), "sales": np.maximum(sales, 1).round(1)})
+
+
+def _design(d, cols):
+    Z = d[cols].to_numpy(float)
+    return np.column_stack([np.ones(len(d)), (Z - Z.mean(0)) / Z.std(0)])
+
+
+def test_every_record_stays_between_the_same_regression_quantiles():
+    d = _firms()
+    r = sdccore.protect(d, method="qexchange", sensitive=["sales"], rng=7, allow_unsafe="a test of the construction",
+                        rounding="none")
+    X = _design(d, ["employees", "assets"])
+    y, yr = d.sales.to_numpy(float), r.data.sales.to_numpy(float)
+    F = np.sort(np.column_stack([X @ rq(y, X, t) for t in (0.1, 0.5, 0.9)]), axis=1)
+    F = np.maximum(F, 0.0)  # the bounds keep sales non-negative: the planes raised to 0
+    band_o, band_r = (y[:, None] > F).sum(1), (yr[:, None] > F).sum(1)
+    assert (band_o == band_r).all()
+    # and no record keeps its own value (the places are handed round a cycle)
+    assert np.mean(np.abs(yr - y) <= 0.05 * np.abs(y)) < 0.2
+    # the public variables are released as they are
+    pd.testing.assert_frame_equal(r.data[["employees", "assets"]], d[["employees", "assets"]])
+
+
+def test_the_median_regression_is_kept_where_ipsos_exchange_loses_it():
+    """The hand-made case: IPSO keeps the OLS exactly and not the median regression; the
+    quantile exchange keeps the median regression and not the OLS exactly."""
+    d = _firms()
+    kw = dict(sensitive=["sales"], rng=11, allow_unsafe="a test of the construction")
+    q = sdccore.protect(d, method="qexchange", **kw).data
+    i = sdccore.protect(d, method="ipso", **kw).data
+    X = _design(d, ["employees", "assets"])
+    b0 = rq(d.sales.to_numpy(float), X, 0.5)
+    bq = rq(q.sales.to_numpy(float), X, 0.5)
+    bi = rq(i.sales.to_numpy(float), X, 0.5)
+    # the slopes of the median regression: within 5 % for the quantile exchange
+    assert np.abs(bq[1:] / b0[1:] - 1).max() < 0.05
+    assert np.abs(bi[1:] / b0[1:] - 1).max() > 2 * np.abs(bq[1:] / b0[1:] - 1).max()
+    aq = sdccore.analyst_checks(d, q, sensitive=["sales"]).worst.set_index("analysis")["kept"]
+    ai = sdccore.analyst_checks(d, i, sensitive=["sales"]).worst.set_index("analysis")["kept"]
+    assert aq["median"] >= 0.7 and aq["median"] > ai["median"]
+    assert aq["ks"] <= 0.05 and aq["ks"] < ai["ks"]
+    assert ai["ols"] == pytest.approx(1.0, abs=1e-3)  # what IPSO keeps by construction (before rounding)
+
+
+def test_the_total_is_kept_and_the_release_is_reproducible():
+    d = _firms(800, seed=5)
+    kw = dict(sensitive=["sales"], allow_unsafe="a test of the construction", rounding="none")
+    a = sdccore.protect(d, method="qexchange", rng=3, **kw)
+    b = sdccore.protect(d, method="qexchange", rng=3, **kw)
+    c = sdccore.protect(d, method="qexchange", rng=4, **kw)
+    assert a.data.sales.sum() == pytest.approx(d.sales.sum(), rel=1e-12)
+    assert a.data.to_numpy().tobytes() == b.data.to_numpy().tobytes()
+    assert not np.array_equal(a.data.sales.to_numpy(), c.data.sales.to_numpy())
+
+
+def test_the_places_are_handed_round_within_blocks_by_hand():
+    """Four records in one band between two flat planes (0 and 10): places .1 .. .4 handed
+    round a cycle; every record gets another's place, the set of places is kept."""
+    S = np.array([1.0, 2.0, 3.0, 4.0])
+    F = np.tile([0.0, 10.0], (4, 1))
+    out, left = qx.exchange(S, F, F, -np.inf, block=4, gen=np.random.default_rng(0))
+    assert left == 0
+    assert sorted(out.tolist()) == [1.0, 2.0, 3.0, 4.0]
+    assert (out != S).all()
+    # with the closeness repair: a record handed a place within 60 % of its own takes another's
+    # (record 2 can only take 4's, records 3 and 4 only 1's: each value within 60 % of its own
+    # is replaced, a value may then be held twice)
+    for seed in range(5):
+        out, left = qx.exchange(S, F, F, -np.inf, block=4, gen=np.random.default_rng(seed), tol=0.6 * S)
+        assert left == 0 and (np.abs(out - S) > 0.6 * S).all()
+        assert out[1] == 4.0 and out[2] == 1.0 and out[3] == 1.0
+
+
+def test_refusals_name_the_option_and_the_fix():
+    d = _firms(30)
+    with pytest.raises(ValueError, match="block=20 needs at least 40 records"):
+        sdccore.protect(d, method="qexchange", sensitive=["sales"], block=20, rng=1)
+    with pytest.raises(ValueError, match="keeps the public variables and redraws the sensitive ones"):
+        sdccore.protect(d, method="qexchange", rng=1)
+    with pytest.raises(ValueError, match="quantiles"):
+        sdccore.protect(d, method="qexchange", sensitive=["sales"], quantiles="0.3", rng=1)
+    assert "Dask engine" in qx.scale_refusal("qexchange", {"sensitive": ["sales"]})
+
+
+def test_tarragona_sales_meets_the_floors_and_keeps_the_distribution():
+    """On the bundled Tarragona file with SALES sensitive (seed 12345, the dashboard's): every
+    risk floor met; the median regression, KS, mean and the top-10 % share within the
+    battery's targets, where IPSO misses the median regression and KS (issue 39)."""
+    d = sdccore.load_dataset("tarragona")
+    r = sdccore.protect(d, method="qexchange", sensitive=["SALES"], rng=12345)
+    assert r.risk.ok, r.risk.violations
+    w = sdccore.analyst_checks(d, r.data, sensitive=["SALES"]).worst.set_index("analysis")["kept"]
+    assert w["median"] >= 0.7 and w["ks"] <= 0.1 and w["mean"] <= 0.01 and w["top10_share"] <= 0.02
