@@ -351,7 +351,8 @@ def compare(data, configs, *, sensitive=None, reps=30, rng=None, progress=None, 
                      tuple(sensitive) if sensitive else None, seed, cancelled, secs, risk_vars, risk_bands, errors,
                      regression)
     if released and not cancelled:
-        out = replace(out, released=released_runs(data, out, sensitive, seed, _protect))
+        rel, kept = released_runs(data, out, sensitive, seed, _protect)
+        out = replace(out, released=rel, analyses=kept)
         if tails:  # nothing offered, the largest records decided: those configurations again, aggregated
             out = tail_round(out, lambda again: compare(
                 data, again, sensitive=sensitive, reps=reps, rng=seed, progress=progress, n_jobs=n_jobs, models=models,

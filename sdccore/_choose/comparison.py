@@ -102,6 +102,10 @@ class Comparison:
         For each configuration that met the floors over the runs: '' when the run the master
         seed releases (``protect(..., rng=seed)``) meets every floor too, else what it breaks
         (``compare(released=True)``, the default); ``safety()``'s ``released_ok``.
+    analyses : dict
+        For the same configurations, what analysts keep in that run (``analyst_checks``, issue
+        39): (analyses meeting their targets, analyses that apply, the labels of those
+        missed); ``suggest`` prefers the configuration that keeps the most.
     """
 
     summary: pd.DataFrame
@@ -116,6 +120,7 @@ class Comparison:
     errors: dict = field(default_factory=dict)
     regression: pd.DataFrame = field(default_factory=pd.DataFrame)
     released: dict = field(default_factory=dict)
+    analyses: dict = field(default_factory=dict)
 
     def __repr__(self):
         reps = int(self.summary.reps.max()) if len(self.summary) else 0
@@ -237,8 +242,12 @@ class Comparison:
         their expected share, where one record decides) and whose run released with the
         comparison's seed meets them too (``released``), whose disclosure risk (upper end of
         its interval) is at most ``max_risk`` and that keep every required regression, the one
-        whose analysis validity is best (lowest ``validity_loss``, upper end of its interval),
-        ties (within 0.005) broken by the lower utility loss (PIL and PS, upper end).
+        whose release keeps the most of the analyses researchers run within their targets
+        (``analyses``: the battery of ``analyst_checks`` on the run released, issue 39; a
+        method that keeps one analysis by construction does not win on it alone; those within
+        one analysis of the most kept count as equal, a single run's count being no finer),
+        then whose analysis validity is best (lowest ``validity_loss``, upper end of its
+        interval), ties (within 0.005) broken by the lower utility loss (PIL and PS, upper end).
 
         ``require``: the custodian's own regressions that must hold, among the ``models``
         the comparison ran: a formula, a list of formulas (each kept with a smallest CI
@@ -272,8 +281,8 @@ class Comparison:
                 return None, (f"the configurations that meet the floors ({', '.join(sorted(ok))}) all have a disclosure "
                               f"risk above the ceiling {max_risk:.2f}; raise the ceiling or protect more")
             ru = within
-        ru = ru.assign(_v=(ru.validity_loss_hi / VALIDITY_TIE).round())
-        best = ru.sort_values(["_v", "utility_loss_hi", "risk_hi"]).iloc[0]
+        ru = ru.assign(_v=(ru.validity_loss_hi / VALIDITY_TIE).round(), _k=ru.config.map(self._battery_rank(ok)))
+        best = ru.sort_values(["_k", "_v", "utility_loss_hi", "risk_hi"]).iloc[0]
         met = safe.set_index("config").floors_met.get(best.config, 1.0)
         released = (f" and in the run released with seed {self.seed}" if best.config in self.released else "")
         runs_words = (f"met every risk floor in all {int(best.reps)} runs{released}" if met >= 1.0 else
@@ -287,12 +296,37 @@ class Comparison:
         if require:
             kept_words = (f", keeps your required regression(s) (smallest slope overlap "
                           f"{held[best.config][1]:.2f}, mean over the runs)")
+        kept_words += self._battery_words(best.config, ru)
         why = (f"{best.config} {runs_words}"
                + (f", its risk {best.risk_hi:.3f} (upper end) is within the ceiling {max_risk:.2f}" if max_risk is not None else "")
                + kept_words
-               + f" and it keeps the analysis best among those (analysis validity {1 - best.validity_loss_hi:.3f}, "
-                 f"lower end; PIL/PS loss {best.utility_loss_hi:.3f})")
+               + (f" and it keeps the analysis best among those (analysis validity {1 - best.validity_loss_hi:.3f}, "
+                  f"lower end; PIL/PS loss {best.utility_loss_hi:.3f})" if best.config not in self.analyses else
+                  f"; its analysis validity (the OLS of each sensitive variable and its marginal) "
+                  f"{1 - best.validity_loss_hi:.3f}, lower end; PIL/PS loss {best.utility_loss_hi:.3f}"))
         return str(best.config), why
+
+    def _battery_rank(self, ok):
+        """{configuration: sort key} by the share of the battery's analyses its run released
+        keeps: those within one analysis of the most kept share the best key (-1 .. 0), the
+        rest their own share's negative; 0 without the battery."""
+        share = {c: (met / n, 1 / n) for c, (met, n, _) in self.analyses.items() if n and c in ok}
+        if not share:
+            return {}
+        top = max(v for v, _ in share.values())
+        return {c: -top if v >= top - step - 1e-9 else -v for c, (v, step) in share.items()}
+
+    def _battery_words(self, best, ru):
+        """', keeps 6 of 10 analyses researchers run within their targets (misses: ...; IPSO
+        keeps 3)' for the suggestion, or '' without the battery."""
+        if best not in self.analyses or not self.analyses[best][1]:
+            return ""
+        met, n, missed = self.analyses[best]
+        others = [(c, self.analyses[c][0], self.analyses[c][1]) for c in ru.config if c != best and c in self.analyses]
+        beside = "; ".join(f"{c} {m} of {k}" for c, m, k in others[:3])
+        return (f", keeps {met} of {n} analyses researchers run within their targets in the run released"
+                + (f" (misses: {', '.join(missed)})" if missed else "")
+                + (f"; the others that meet the floors keep {beside}" if beside else ""))
 
     def _required(self, require):
         """``require`` as {formula: smallest overlap}, each formula among the models run."""

@@ -17,6 +17,7 @@ from __future__ import annotations
 
 from dataclasses import replace
 
+import numpy as np
 import pandas as pd
 
 __all__ = []
@@ -25,21 +26,39 @@ TAIL_LABEL = " + largest aggregated"
 
 
 def released_runs(data, cmp_, sensitive, seed, _protect):
-    """{label: '' if the run the master seed releases meets every floor, else what breaks}
+    """({label: '' if the run the master seed releases meets every floor, else what breaks},
+    {label: (analyses meeting their targets, analyses that apply, the labels of those missed)})
     for each configuration that met the floors over the runs (issue 38: the run released is
-    held to the floors too, not only their expected share); ``_protect``: the pipeline's."""
+    held to the floors too, not only their expected share; issue 39: what analysts keep in
+    that run, ``release_battery``, decides the suggestion); ``_protect``: the pipeline's."""
+    from .._measures.validity import release_battery
+
     safe = cmp_.safety()
-    out = {}
+    out, kept = {}, {}
     for label in (safe[safe.expected_ok.astype(bool)].config if len(safe) else []):
         cfg = dict(cmp_.configs[label])
         method = cfg.pop("method")
         try:
-            risk = _protect(data, method, sensitive, seed, cfg).risk
+            res = _protect(data, method, sensitive, seed, cfg)
         except ValueError as exc:  # the runs did not fail on it; never expected
             out[label] = str(exc)
             continue
-        out[label] = "" if risk.ok else risk.message()
-    return out
+        out[label] = "" if res.risk.ok else res.risk.message()
+        kept[label] = battery_count(release_battery(data, res.data, sensitive, _names(cfg.get("exclude")), cfg))
+    return out, kept
+
+
+def _names(value):
+    return [value] if isinstance(value, str) else list(value or [])
+
+
+def battery_count(checks):
+    """(met, applicable, labels missed) of an ``AnalystChecks``: each analysis with a target
+    counted once, for its worst checked variable."""
+    w = checks.worst
+    has = w[w.ok.map(lambda v: isinstance(v, (bool, np.bool_)))]
+    missed = tuple(has[~has.ok.astype(bool)].label)
+    return int(has.ok.astype(bool).sum()), int(len(has)), missed
 
 
 def without_failed(errors, rows, var_rows, band_rows, reg_rows):
@@ -93,4 +112,4 @@ def merged(a, b):
                    seconds={k: a.seconds.get(k, 0.0) + b.seconds.get(k, 0.0) for k in {*a.seconds, *b.seconds}},
                    risk_variables=cat(a.risk_variables, b.risk_variables), risk_bands=cat(a.risk_bands, b.risk_bands),
                    errors={**a.errors, **b.errors}, regression=cat(a.regression, b.regression),
-                   released={**a.released, **b.released})
+                   released={**a.released, **b.released}, analyses={**a.analyses, **b.analyses})

@@ -236,3 +236,21 @@ def analysis_validity(original, protected, *, sensitive=None):
     v, table = validity_arrays(X, Y, check, predictors=pub or None)
     table.index = pd.Index([cols[j] for j in check], name="variable")
     return AnalysisValidity(v, 1.0 - v, table)
+
+
+def release_battery(original, released, sensitive, exclude, options):
+    """What analysts keep in a release (``battery.analyst_checks`` on every numeric column
+    both files hold): the set-apart and strata columns with 2 to 30 levels are the domains,
+    the rest of them (ids) stay out; weighted by the options' weights."""
+    from .battery import analyst_checks
+
+    def names(value):
+        return [value] if isinstance(value, str) else list(value or [])
+
+    w = options.get("weights")
+    apart = [c for c in list(exclude) + names(options.get("strata")) if c in released.columns and c != w]
+    doms = [c for c in dict.fromkeys(apart) if 2 <= original[c].nunique() <= 30]
+    cols = [c for c in original.columns if c in released.columns
+            and (c in doms or c not in apart and pd.api.types.is_numeric_dtype(original[c]))]
+    return analyst_checks(original[cols], released[cols], sensitive=list(sensitive) if sensitive else None,
+                          domains=doms, weights=w if w in cols else None)

@@ -19,16 +19,11 @@ def _names(value) -> list:
 def release_analyses(original, released, sensitive, exclude, options):
     """What analysts keep in a release (``analyst_checks`` on every numeric column both files
     hold): the set-apart and strata columns with 2 to 30 levels are the domains, the rest of
-    them (ids) stay out; weighted by the options' weights."""
-    from .._measures.battery import analyst_checks
+    them (ids) stay out; weighted by the options' weights (``_measures.validity.release_battery``,
+    which the comparison's suggestion reads too)."""
+    from .._measures.validity import release_battery
 
-    w = options.get("weights")
-    apart = [c for c in list(exclude) + _names(options.get("strata")) if c in released.columns and c != w]
-    doms = [c for c in dict.fromkeys(apart) if 2 <= original[c].nunique() <= 30]
-    cols = [c for c in original.columns if c in released.columns
-            and (c in doms or c not in apart and pd.api.types.is_numeric_dtype(original[c]))]
-    return analyst_checks(original[cols], released[cols], sensitive=list(sensitive) if sensitive else None,
-                          domains=doms, weights=w if w in cols else None)
+    return release_battery(original, released, sensitive, exclude, options)
 
 
 def release_codebook(release, original, labels=None, analyses=None):
