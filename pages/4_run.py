@@ -143,8 +143,11 @@ def results_section(c, best):
                  hide_index=True, key="scores_table",
                  column_config={"method": st.column_config.TextColumn("method", width="medium", pinned=True)})
     st.subheader("Risk floors, per sensitive variable and size band")
-    widgets.table(st, safe.assign(floors_met=(safe.floors_met * 100).map(lambda v: f"{v:.0f} % of runs"))
-                 .rename(columns={"floors_met": "runs meeting every floor", "expected_ok": "meets them over the runs",
+    kept = {c: f"{m} of {n}" + (f" (misses: {', '.join(x)})" if x else "") for c, (m, n, x) in res.analyses.items()}
+    widgets.table(st, safe.assign(floors_met=(safe.floors_met * 100).map(lambda v: f"{v:.0f} % of runs"),
+                                  analyses=safe.config.map(kept).fillna(""))
+                 .rename(columns={"analyses": "analyses kept in the run released",
+                                  "floors_met": "runs meeting every floor", "expected_ok": "meets them over the runs",
                                   "released_ok": f"run released (seed {res.seed}) meets them",
                                   "failing": "variables that broke a floor",
                                   "violation": "first violation (with its fix)"}), hide_index=True, key="safety_table")

@@ -44,7 +44,8 @@ def released_runs(data, cmp_, sensitive, seed, _protect):
             out[label] = str(exc)
             continue
         out[label] = "" if res.risk.ok else res.risk.message()
-        kept[label] = battery_count(release_battery(data, res.data, sensitive, _names(cfg.get("exclude")), cfg))
+        if res.risk.ok:  # only those can be suggested
+            kept[label] = battery_count(release_battery(data, res.data, sensitive, _names(cfg.get("exclude")), cfg))
     return out, kept
 
 

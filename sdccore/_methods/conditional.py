@@ -310,10 +310,11 @@ def _places(S, F, floor):
     return band, place, spread
 
 
-def _values(idx, u, band, F, floor, spread):
-    """The values of records ``idx`` at places ``u`` of their own bands (planes F)."""
+def _values(idx, u, band, F, floor, spread, b=None):
+    """The values of records ``idx`` at places ``u`` of their own bands (planes F), or of bands
+    ``b`` where given."""
     m = F.shape[1]
-    b = band[idx]
+    b = band[idx] if b is None else b
     lo = np.where(b > 0, F[idx, np.maximum(b - 1, 0)], floor)
     hi = np.where(b < m, F[idx, np.minimum(b, m - 1)], np.inf)
     return np.where(np.isfinite(lo) & np.isfinite(hi), lo + u * (hi - lo),
@@ -333,9 +334,15 @@ def exchange(S, F, Fr, floor, block, gen, tol=None):
         idx = np.flatnonzero(band == b)
         idx = idx[np.argsort(mid[idx], kind="stable")]
         for blk in np.array_split(idx, max(1, len(idx) // block)):
-            if len(blk) < 2:  # a band of one record: its own place (no other to exchange with)
-                out[blk] = _values(blk, place[blk], band, Fr, floor, spread)
-                left += 0 if tol is None else int(np.sum(np.abs(out[blk] - S[blk]) <= tol[blk]))
+            if len(blk) < 2:  # a band of one record: the place of a record of another band of its kind
+                i = blk[0]
+                kind = (band == 0) if band[i] == 0 else (band == F.shape[1]) if band[i] == F.shape[1] else \
+                    (band > 0) & (band < F.shape[1])
+                donors = gen.permutation(np.flatnonzero(kind & (np.arange(len(S)) != i)))
+                cand = _values(np.full(len(donors), i), place[donors], band, Fr, floor, spread)
+                good = np.ones(len(donors), bool) if tol is None else np.abs(cand - S[i]) > tol[i]
+                out[i] = cand[np.argmax(good)] if good.any() else _values(blk, place[blk], band, Fr, floor, spread)[0]
+                left += 0 if good.any() else 1
                 continue
             order = gen.permutation(blk)
             out[order] = _values(order, place[np.roll(order, -1)], band, Fr, floor, spread)
@@ -348,7 +355,40 @@ def exchange(S, F, Fr, floor, block, gen, tol=None):
                     out[i] = cand[gen.choice(np.flatnonzero(good))]
                 else:
                     left += 1
+    if tol is not None and left:
+        left = _off_flat_bands(S, out, band, place, Fr, floor, spread, tol, gen)
     return _total_kept(S, out, band == F.shape[1], Fr, spread), left
+
+
+def _off_flat_bands(S, out, band, place, F, floor, spread, tol, gen):
+    """A record still within ``tol`` of its own value whose band has no width there (two
+    planes through its own value, as the linear programme's solution passes through a few
+    records; a 0 between the bound and planes raised to it) or no other record takes a place in the nearest band
+    up or down where one lands beyond ``tol``: it leaves its band rather than be released as
+    it is.  Returns the
+    records left within ``tol``."""
+    m = F.shape[1]
+    n = len(S)
+    lo = np.where(band > 0, F[np.arange(n), np.maximum(band - 1, 0)], floor)
+    hi = np.where(band < m, F[np.arange(n), np.minimum(band, m - 1)], np.inf)
+    alone = np.bincount(band, minlength=m + 1)[band] < 2
+    with np.errstate(invalid="ignore"):  # no value of its band lands beyond tol, or no other record is there
+        flat = (np.maximum(hi - S, S - lo) <= tol) | alone
+    near = np.abs(out - S) <= tol
+    left = int(np.sum(near & ~flat))  # within tol in a band with room and others: the floors judge it
+    for i in np.flatnonzero(near & flat):
+        for b in (band[i] + d * k for k in range(1, m + 1) for d in (1, -1)):  # the nearest bands first
+            if not 0 <= b <= m:
+                continue
+            donors = gen.permutation(np.flatnonzero(band == b))
+            cand = _values(np.full(len(donors), i), place[donors], band, F, floor, spread, b=np.full(len(donors), b))
+            good = np.abs(cand - S[i]) > tol[i]
+            if good.any():
+                out[i] = cand[np.argmax(good)]
+                break
+        else:
+            left += 1
+    return left
 
 
 def _total_kept(S, out, top, Fr, spread):

@@ -35,7 +35,14 @@ def test_every_record_stays_between_the_same_regression_quantiles():
     F = np.sort(np.column_stack([X @ rq(y, X, t) for t in (0.1, 0.5, 0.9)]), axis=1)
     F = np.maximum(F, 0.0)  # the bounds keep sales non-negative: the planes raised to 0
     band_o, band_r = (y[:, None] > F).sum(1), (yr[:, None] > F).sum(1)
-    assert (band_o == band_r).all()
+    # every record but those whose band has no room beyond the floors' tolerance of their own
+    # value (two planes through it, as the programme's solution passes through a few records;
+    # see the test below), which take a place in the nearest band instead
+    moved = np.flatnonzero(band_o != band_r)
+    assert len(moved) <= 10, len(moved)
+    room = np.where(band_o == 0, F[np.arange(len(y)), 0] - y, np.where(band_o == 3, np.inf, np.maximum(
+        F[np.arange(len(y)), np.minimum(band_o, 2)] - y, y - F[np.arange(len(y)), np.maximum(band_o - 1, 0)])))
+    assert (room[moved] <= 1.05 * 0.05 * np.abs(y[moved]) + 1e-9).all()  # 5 records, room 3.6-5.2 %
     # and no record keeps its own value (the places are handed round a cycle)
     assert np.mean(np.abs(yr - y) <= 0.05 * np.abs(y)) < 0.2
     # the public variables are released as they are
@@ -90,6 +97,24 @@ def test_the_places_are_handed_round_within_blocks_by_hand():
         out, left = qx.exchange(S, F, F, -np.inf, block=4, gen=np.random.default_rng(seed), tol=0.6 * S)
         assert left == 0 and (np.abs(out - S) > 0.6 * S).all()
         assert out[1] == 4.0 and out[2] == 1.0 and out[3] == 1.0
+
+
+def test_a_record_on_its_planes_leaves_its_band_rather_than_keep_its_value():
+    """Two planes through a record's own value (the linear programme's solution passes through
+    a few records): its band has no width there, so any place of it is its own value; it takes
+    a place in the nearest band where the value lands beyond the tolerance (Tarragona SALES,
+    seed 12345: one firm was released with its own value before)."""
+    S = np.array([1.0, 2.0, 3.0, 4.0, 5.0])
+    F = np.array([[0.0, 0.5, 10.0]] * 4 + [[5.0, 5.0, 9.0]])
+    tol = 0.05 * S
+    for seed in range(5):
+        out, left = qx.exchange(S, F, F, -np.inf, block=4, gen=np.random.default_rng(seed), tol=tol)
+        assert left == 0 and (np.abs(out - S) > tol).all()
+        assert 5.25 < out[4] < 9.0  # band 1 (5 to 5) has no width: band 2, between 5 and 9
+    d = sdccore.load_dataset("tarragona")
+    r = sdccore.protect(d, method="qexchange", sensitive=["SALES"], rng=12345)
+    assert not (r.data.SALES == d.SALES).any()
+    assert not any("left there" in n for n in r.notes)
 
 
 def test_refusals_name_the_option_and_the_fix():
