@@ -317,8 +317,9 @@ def _values(idx, u, band, F, floor, spread, b=None):
     b = band[idx] if b is None else b
     lo = np.where(b > 0, F[idx, np.maximum(b - 1, 0)], floor)
     hi = np.where(b < m, F[idx, np.minimum(b, m - 1)], np.inf)
-    return np.where(np.isfinite(lo) & np.isfinite(hi), lo + u * (hi - lo),
-                    np.where(np.isfinite(lo), lo + u * spread[idx], hi - u * spread[idx]))
+    with np.errstate(invalid="ignore", over="ignore"):  # the branch not taken may hold inf - inf
+        return np.where(np.isfinite(lo) & np.isfinite(hi), lo + u * (hi - lo),
+                        np.where(np.isfinite(lo), lo + u * spread[idx], hi - u * spread[idx]))
 
 
 def exchange(S, F, Fr, floor, block, gen, tol=None):

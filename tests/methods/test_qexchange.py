@@ -137,3 +137,14 @@ def test_tarragona_sales_meets_the_floors_and_keeps_the_distribution():
     assert r.risk.ok, r.risk.violations
     w = sdccore.analyst_checks(d, r.data, sensitive=["SALES"]).worst.set_index("analysis")["kept"]
     assert w["median"] >= 0.7 and w["ks"] <= 0.1 and w["mean"] <= 0.01 and w["top10_share"] <= 0.02
+
+
+def test_no_numerical_warning_reaches_the_user():
+    """The values of the outer bands (one plane and an infinite side) are computed without
+    'invalid value' warnings (the branch not taken held inf - inf)."""
+    import warnings
+
+    d = sdccore.load_dataset("tarragona")
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", RuntimeWarning)
+        sdccore.protect(d, method="qexchange", sensitive=["SALES", "NET.PROFIT"], rng=3, allow_unsafe="a test")
