@@ -117,7 +117,7 @@ REGISTRY = {m.name: m for m in (
     MethodInfo("cfa", "FA-cond", conditional=True, dask=True,
                stronger="another method (IPSO), or mark the public variables that predict it sensitive too",
                steps=_HERE + ".conditional"),
-    MethodInfo("qexchange", "Q-exchange", conditional=True,
+    MethodInfo("qexchange", "Q-exchange", conditional=True, dashboard=False,  # until the battery attacks its bands
                stronger="larger blocks (block=20) or fewer quantiles (quantiles='0.5'), or mark the public variables "
                         "that predict it sensitive too", steps=_HERE + ".conditional"),
 )}

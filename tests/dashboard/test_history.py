@@ -139,30 +139,3 @@ def test_a_drop_of_records_can_be_undone(app):
     _ok(at)
     assert at.session_state["data"].shape[0] == 834 and int(at.session_state["data"].SALES.isna().sum()) == 2
     assert at.session_state["roles"]["SALES"] == "public"
-
-
-def test_undo_draws_the_conditional_methods_widgets_again(app):
-    """IPSO's and the quantile exchange's widgets are drawn again from the settings an undo
-    restores (the quantile exchange's tab is new this round)."""
-    at = app
-    at.switch_page("pages/1_data.py").run()
-    at.multiselect(key="sensitive_select").set_value(["SALES"]).run()
-    at.switch_page("pages/3_configure.py").run()
-    at.radio(key="config_method").set_value("Q-exchange").run()
-    _ok(at)
-    assert at.number_input(key="qexchange_block").value == 10
-    at.number_input(key="qexchange_block").set_value(20).run()
-    at.radio(key="config_method").set_value("IPSO").run()
-    at.number_input(key="ipso_classes").set_value(3).run()
-    _ok(at)
-    assert at.session_state["cfg_qexchange"]["block"] == 20 and at.session_state["cfg_ipso"]["classes"] == 3
-    at.switch_page("pages/6_history.py").run()
-    at.button(key="history_undo").click().run()
-    at.button(key="history_undo").click().run()
-    _ok(at)
-    assert at.session_state["cfg_qexchange"].get("block", 10) == 10
-    at.switch_page("pages/3_configure.py").run()
-    at.radio(key="config_method").set_value("Q-exchange").run()
-    assert at.number_input(key="qexchange_block").value == 10
-    at.radio(key="config_method").set_value("IPSO").run()
-    assert at.number_input(key="ipso_classes").value == 1
