@@ -246,20 +246,6 @@ def shuffle_tab():
     risk_preview("shuffle", session.config("shuffle"))
 
 
-def qexchange_tab():
-    """The quantile exchange: every record kept between the regression quantiles."""
-    out = widgets.schema_widgets(st, "qexchange", session.config("qexchange"), "qexchange")
-    taus = out["quantiles"].replace(",", ", ")
-    st.caption(f"Quantile exchange: the regression quantiles at {taus} of {', '.join(session.sensitive())} given the "
-               f"public variables (and the codes released unchanged) cut each record's range into bands; every "
-               f"record stays in its own band and takes the place within it of another record of similar predicted "
-               f"size (blocks of {out['block']}). Kept: those quantile regressions, the distribution (quantiles, "
-               f"shares of the largest records, the log scale) closely, the total. Not kept exactly: the OLS "
-               f"(IPSO keeps it).")
-    session.set_config("qexchange", out)
-    risk_preview("qexchange", session.config("qexchange"))
-
-
 def cfa_tab(m):
     """Conditional FA: the factor model's law of the sensitive variables given the public ones."""
     cfg = session.config("cfa")
@@ -376,7 +362,6 @@ TABS = {
     "ipso": lambda code, sens, m: ipso_tab(),
     "shuffle": lambda code, sens, m: shuffle_tab(),
     "cfa": lambda code, sens, m: cfa_tab(m),
-    "qexchange": lambda code, sens, m: qexchange_tab(),
     "pca_remove": lambda code, sens, m: pca_remove_tab(m),
 }
 
