@@ -31,6 +31,7 @@ def released_runs(data, cmp_, sensitive, seed, _protect):
     for each configuration that met the floors over the runs (issue 38: the run released is
     held to the floors too, not only their expected share; issue 39: what analysts keep in
     that run, ``release_battery``, decides the suggestion); ``_protect``: the pipeline's."""
+    from .._core.validation import name_list
     from .._measures.validity import release_battery
 
     safe = cmp_.safety()
@@ -45,12 +46,8 @@ def released_runs(data, cmp_, sensitive, seed, _protect):
             continue
         out[label] = "" if res.risk.ok else res.risk.message()
         if res.risk.ok:  # only those can be suggested
-            kept[label] = battery_count(release_battery(data, res.data, sensitive, _names(cfg.get("exclude")), cfg))
+            kept[label] = battery_count(release_battery(data, res.data, sensitive, name_list(cfg.get("exclude")), cfg))
     return out, kept
-
-
-def _names(value):
-    return [value] if isinstance(value, str) else list(value or [])
 
 
 def battery_count(checks):

@@ -73,6 +73,11 @@ def numeric_columns(data: pd.DataFrame) -> list:
     return out
 
 
+def name_list(value) -> list:
+    """An option naming columns ('x', ['x', 'y'] or None) as a list of names."""
+    return [value] if isinstance(value, str) else list(value or [])
+
+
 def check_names(names, available, arg: str, what: str = "the numeric columns to protect") -> list:
     """Check that ``names`` (None, a string or a list) are columns in ``available``."""
     if names is None:

@@ -41,7 +41,7 @@ import numpy as np
 import pandas as pd
 from scipy import stats
 
-from .._core.validation import check_dataframe
+from .._core.validation import check_dataframe, name_list
 
 __all__ = ["analysis_validity", "AnalysisValidity"]
 
@@ -244,11 +244,8 @@ def release_battery(original, released, sensitive, exclude, options):
     the rest of them (ids) stay out; weighted by the options' weights."""
     from .battery import analyst_checks
 
-    def names(value):
-        return [value] if isinstance(value, str) else list(value or [])
-
     w = options.get("weights")
-    apart = [c for c in list(exclude) + names(options.get("strata")) if c in released.columns and c != w]
+    apart = [c for c in list(exclude) + name_list(options.get("strata")) if c in released.columns and c != w]
     doms = [c for c in dict.fromkeys(apart) if 2 <= original[c].nunique() <= 30]
     cols = [c for c in original.columns if c in released.columns
             and (c in doms or c not in apart and pd.api.types.is_numeric_dtype(original[c]))]

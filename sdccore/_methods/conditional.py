@@ -305,6 +305,14 @@ def planes(S, Z, Zr, taus, gen):
     return np.sort(X @ B, axis=1), np.sort(Xr @ B, axis=1)
 
 
+def _edges(idx, b, F, floor):
+    """The lower and upper edges of bands ``b`` of records ``idx`` (planes F; below the lowest
+    plane the bound, above the highest none)."""
+    m = F.shape[1]
+    return (np.where(b > 0, F[idx, np.maximum(b - 1, 0)], floor),
+            np.where(b < m, F[idx, np.minimum(b, m - 1)], np.inf))
+
+
 def _places(S, F, floor):
     """(band, place, spread) of each record given its planes F (n x m, sorted)."""
     n, m = F.shape
@@ -314,8 +322,7 @@ def _places(S, F, floor):
     typical = np.median(pos) if len(pos) else np.median(np.abs(S - F[:, 0]))
     spread = np.maximum(width, MIN_SPREAD * typical) if m > 1 else np.full(n, max(typical, 0.0))
     spread = np.where(spread > 0, spread, 1.0)
-    lo = np.where(band > 0, F[np.arange(n), np.maximum(band - 1, 0)], floor)
-    hi = np.where(band < m, F[np.arange(n), np.minimum(band, m - 1)], np.inf)
+    lo, hi = _edges(np.arange(n), band, F, floor)
     place = np.empty(n)
     inner = np.isfinite(lo) & np.isfinite(hi)
     gap = np.where(inner, hi - lo, 1.0)
@@ -330,10 +337,8 @@ def _places(S, F, floor):
 def _values(idx, u, band, F, floor, spread, b=None):
     """The values of records ``idx`` at places ``u`` of their own bands (planes F), or of bands
     ``b`` where given."""
-    m = F.shape[1]
     b = band[idx] if b is None else b
-    lo = np.where(b > 0, F[idx, np.maximum(b - 1, 0)], floor)
-    hi = np.where(b < m, F[idx, np.minimum(b, m - 1)], np.inf)
+    lo, hi = _edges(idx, b, F, floor)
     with np.errstate(invalid="ignore", over="ignore"):  # the branch not taken may hold inf - inf
         return np.where(np.isfinite(lo) & np.isfinite(hi), lo + u * (hi - lo),
                         np.where(np.isfinite(lo), lo + u * spread[idx], hi - u * spread[idx]))
@@ -384,12 +389,9 @@ def _off_flat_bands(S, out, band, place, F, floor, spread, tol, gen):
     planes through its own value, as the linear programme's solution passes through a few
     records; a 0 between the bound and planes raised to it) or no other record takes a place in the nearest band
     up or down where one lands beyond ``tol``: it leaves its band rather than be released as
-    it is.  Returns the
-    records left within ``tol``."""
-    m = F.shape[1]
-    n = len(S)
-    lo = np.where(band > 0, F[np.arange(n), np.maximum(band - 1, 0)], floor)
-    hi = np.where(band < m, F[np.arange(n), np.minimum(band, m - 1)], np.inf)
+    it is.  Returns the records left within ``tol``."""
+    n, m = F.shape
+    lo, hi = _edges(np.arange(n), band, F, floor)
     alone = np.bincount(band, minlength=m + 1)[band] < 2
     with np.errstate(invalid="ignore"):  # no value of its band lands beyond tol, or no other record is there
         flat = (np.maximum(hi - S, S - lo) <= tol) | alone
@@ -423,8 +425,7 @@ def _total_kept(S, out, F, floor):
         return out
     n, m = F.shape
     b = (out[:, None] > F).sum(axis=1)  # the band each released value lies in
-    lo = np.where(b > 0, F[np.arange(n), np.maximum(b - 1, 0)], floor)
-    hi = np.where(b < m, F[np.arange(n), np.minimum(b, m - 1)], np.inf)
+    lo, hi = _edges(np.arange(n), b, F, floor)
     with np.errstate(invalid="ignore"):
         if D < 0:
             room = out - lo

@@ -6,14 +6,11 @@ from __future__ import annotations
 
 import pandas as pd
 
+from .._core.validation import name_list as _names
 from .._keys.risk import key_risk
 from .labels import mean_shift_warning
 
 _DESIGN = ("strata", "weights", "keys", "household", "pram")
-
-
-def _names(value) -> list:
-    return [value] if isinstance(value, str) else list(value or [])
 
 
 def release_analyses(original, released, sensitive, exclude, options):
