@@ -175,7 +175,7 @@ def results_section(c, best):
         if rec is not None and rec.label and rec.label != best and rec.label in res.configs:
             st.caption(f"The Explore page recommends {rec.label} from the simulated map (evidence about data like "
                        f"yours); this suggestion comes from the runs on your own data (risk floors, the risk ceiling, "
-                       f"then the best analysis validity), which decide the release.")
+                       f"then the most analyses kept and the best analysis validity), which decide the release.")
     return best
 
 
