@@ -29,7 +29,8 @@ CASES = [("tarragona", ["SALES"]), ("tarragona", ["SALES", "NET.PROFIT"]), ("cas
          ("eia", ["TOTREVENUE", "RESREVENUE"])]
 METHODS = {"FA": {"method": "fa"}, "PCA": {"method": "pca"}, "M-AGG": {"method": "magg"},
            "Rank swap": {"method": "rankswap"}, "IPSO": {"method": "ipso"}, "Shuffle": {"method": "shuffle"},
-           "FA-cond": {"method": "cfa"}, "Q-exchange": {"method": "qexchange"}}
+           "FA-cond": {"method": "cfa"}, "Q-exchange": {"method": "qexchange"},
+           "Q-exchange OLS": {"method": "qexchange", "keep": "ols"}}
 
 
 # the analyses of sdccore.analyst_checks reported per method: the worst sensitive variable's

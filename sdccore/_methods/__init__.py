@@ -117,13 +117,13 @@ REGISTRY = {m.name: m for m in (
     MethodInfo("cfa", "FA-cond", conditional=True, dask=True,
                stronger="another method (IPSO), or mark the public variables that predict it sensitive too",
                steps=_HERE + ".conditional"),
-    MethodInfo("qexchange", "Q-exchange", conditional=True, dashboard=False,  # until the battery attacks its bands
+    MethodInfo("qexchange", "Q-exchange", conditional=True,
                stronger="larger blocks (block=20) or fewer quantiles (quantiles='0.5'), or mark the public variables "
                         "that predict it sensitive too", steps=_HERE + ".conditional"),
 )}
 BUILT_IN = tuple(REGISTRY)  # the methods this package defines (every process knows them without a register call)
 # the most levels a column released unchanged may have to join the conditional methods' basis as
-# a code (``conditional.indicators``); here, so that the Dask engine's blocks read the same rule
+# a code (``_base.indicators``); here, so that the Dask engine's blocks read the same rule
 # without loading the methods' kernels on a worker (numba's compiled kernels: 94 MiB more)
 CODE_MAX_LEVELS = 50
 _CAPABILITIES = tuple(f for f in MethodInfo.__dataclass_fields__ if f not in ("name", "label", "steps", "stronger"))

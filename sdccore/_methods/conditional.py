@@ -7,9 +7,9 @@ import numpy as np
 
 import pandas as pd
 
-from . import CODE_MAX_LEVELS, conditional_kernel as cd
+from . import conditional_kernel as cd
 from .._core import plausible as pl
-from ._base import EXTRACTION_TEXT, Option, Perturbed, Scaled
+from ._base import EXTRACTION_TEXT, RECORDS_PER_COLUMN, Option, Perturbed, Scaled, indicators, words  # noqa: F401
 
 
 def options(method):
@@ -178,28 +178,12 @@ def perturb(prep, plan, method, o, gen, Xk, full):
     return Perturbed(X=Xpk, notes=tuple(notes))
 
 
-# What an outside intruder got from a quantile-exchange release that the battery does not yet
-# attack: it read each record's band from its released value (the planes re-fitted on the
-# release are the original's) and its block-mates' places, and on Tarragona SALES (seed 12345)
-# put 13-17 % of several size bands and 2 of the 9 largest firms within 5 % beyond the prior,
-# where the battery's best intruder got up to 8 % and 0 of 9.  Until an intruder of the battery
-# attacks the bands, every quantile-exchange release breaks a floor (it is refused unless a
-# reason is given, and a comparison does not offer it).
-QX_UNATTACKED = ("{v}: the quantile exchange's bands are not yet attacked by the risk floors' intruders (an outside "
-                 "intruder who read each record's band and its block-mates' places put 13-17 % of several size bands "
-                 "and 2 of the 9 largest firms of Tarragona SALES within 5 % beyond the prior, where the battery saw at "
-                 "most 8 % and none); fix: use IPSO, data shuffling or rank swapping for a published file, or pass "
-                 "allow_unsafe='reason' for one that is not published")
-
-
 def release_check(method, o, prep, plaus, risk):
     """The finished release's check: a sensitive variable with more than ``CLIP_SHARE`` of its
     values clipped by the bounds breaks a floor (a heap at the bound is no redraw given the
-    public variables; CFA on Tarragona SALES clipped 26 % to 0); a quantile exchange's
-    variable breaks one until the battery attacks its bands (``QX_UNATTACKED``)."""
+    public variables; CFA on Tarragona SALES clipped 26 % to 0).  A quantile exchange's bands
+    are attacked by the battery's band-mates intruder (``_risk.partner.band_mates``)."""
     names = [prep.numeric[j] for j in prep.check]
-    if method == "qexchange":
-        risk = pl.with_violations(risk, [(v, QX_UNATTACKED.format(v=v)) for v in names])
     fix = ("protect it on the log scale (transform=['{v}'] or transform='auto'), use bounds='tail', or top-code its "
            "largest values" if o.get("engine") != "dask" else  # the log scale and bounds='tail' need the file in memory
            "top-code its largest values, or protect it in memory on the log scale (transform=['{v}'])")
@@ -267,6 +251,14 @@ def _qx_options(method):
                             "0.25,0.5,0.75": "0.25, 0.5 and 0.75 (median and quartiles)",
                             "0.5": "the median only (the most change)",
                             "0.1,0.25,0.5,0.75,0.9": "0.1, 0.25, 0.5, 0.75 and 0.9 (the least change)"}),
+        Option("keep", method, "choice", "total", "Kept exactly",
+               "After the exchange each value is moved within its band, never to within the floors' tolerance of "
+               "its own value, so that 'total' keeps the total (the mean) of the sensitive variable exactly and "
+               "'ols' its OLS on the released columns (its coefficients, so the mean and the domain means of the "
+               "codes too). Where a few large records carry the OLS, keeping it moves them back toward their own "
+               "values: on Tarragona SALES 'ols' kept the OLS (CI overlap .97) and 3 of 6 runs broke the floor "
+               "of the largest records (the replay intruder), 'total' none.", choices=("total", "ols"),
+               choice_text={"ols": "the OLS on the released columns (and the mean)", "total": "the total (the mean)"}),
         Option("block", method, "integer", 10, "Records per block",
                "Within each band between the quantiles, the records are ordered by predicted size and their places "
                "handed round within blocks of this many: larger blocks move values further (more change, more "
@@ -344,13 +336,14 @@ def _values(idx, u, band, F, floor, spread, b=None):
                         np.where(np.isfinite(lo), lo + u * spread[idx], hi - u * spread[idx]))
 
 
-def exchange(S, F, Fr, floor, block, gen, tol=None, keep_total=True):
+def exchange(S, F, Fr, floor, block, gen, tol=None):
     """Quantile exchange of one variable (the module docstring, steps 2-4): S the original
     values, F and Fr the planes at the original and the released predictors (n x m, sorted,
     at or above ``floor``), ``tol`` (n, absolute) the closeness a record must not keep;
-    ``keep_total``: the total kept (``_total_kept``, the last step).  Returns (released values,
+    Returns (released values,
     records left within ``tol`` of their own)."""
     band, place, spread = _places(S, F, floor)
+    _off_planes(band, place, F.shape[1], gen)
     mid = F[:, F.shape[1] // 2]
     out = np.empty(len(S))
     left = 0
@@ -381,7 +374,21 @@ def exchange(S, F, Fr, floor, block, gen, tol=None, keep_total=True):
                     left += 1
     if tol is not None and left:
         left = _off_flat_bands(S, out, band, place, Fr, floor, spread, tol, gen)
-    return (_total_kept(S, out, Fr, floor) if keep_total else out), left
+    return out, left
+
+
+def _off_planes(band, place, m, gen):
+    """The places of records on a plane (the linear programme's solution passes through about as
+    many records as coefficients, at place 0 or 1 of their band) replaced by the place of another
+    record of the band: handed on, such a place would put its receiver exactly on its own plane,
+    and as many released values on a plane as it has coefficients give an intruder the plane."""
+    inner = (band > 0) & (band < m)
+    on = (np.abs(place) <= 1e-12) | (inner & (np.abs(place - 1) <= 1e-12))
+    for b in np.unique(band[on]):
+        pool = np.flatnonzero((band == b) & ~on)
+        idx = np.flatnonzero((band == b) & on)
+        if len(pool):
+            place[idx] = place[gen.choice(pool, len(idx))]
 
 
 def _off_flat_bands(S, out, band, place, F, floor, spread, tol, gen):
@@ -412,30 +419,70 @@ def _off_flat_bands(S, out, band, place, F, floor, spread, tol, gen):
     return left
 
 
-def _total_kept(S, out, F, floor):
-    """The total (so the mean) kept: every released value moved toward the edge of its band
-    by the same fraction of its room there (toward the plane below it where the release is
-    too large, toward the plane above where too small; above the highest plane the room is the
-    value's excess over it, below the lowest the distance to the bound), so that no record
-    leaves its band (F: the planes at the released predictors).  The places handed between
-    records of one band but of different spreads make the total drift, by up to 7 % on
-    Tarragona SALES; where the room does not suffice, the values as they are."""
-    D = S.sum() - out.sum()
-    if D == 0:
-        return out
+ROOM_USED = 0.9  # the OLS step moves a value by at most this share of its room in its band
+OLS_TOL = 1e-10  # the OLS step's normal equations solved to this relative error
+
+
+def _rooms(out, F, floor):
+    """(down, up): how far each released value may move within its band (F: the planes at the
+    released predictors): to the plane below and above it; above the highest plane the excess
+    over it (either way), below the lowest the distance to the bound (down) and to the plane (up),
+    or, without a bound, the distance to the plane either way."""
     n, m = F.shape
     b = (out[:, None] > F).sum(axis=1)  # the band each released value lies in
     lo, hi = _edges(np.arange(n), b, F, floor)
     with np.errstate(invalid="ignore"):
-        if D < 0:
-            room = out - lo
-        else:  # above the highest plane: up to twice the excess
-            room = np.where(b < m, hi - out, out - F[:, -1])
-    room = np.where(np.isfinite(room) & (room > 0), room, 0.0)
-    total = room.sum()
-    if total <= 0 or abs(D) > total:
-        return out
-    return out + np.sign(D) * (abs(D) / total) * room
+        excess = out - F[:, -1]
+        deficit = F[:, 0] - out
+        down = np.where(b == m, excess, np.where(np.isfinite(lo), out - lo, deficit))
+        up = np.where(b == m, excess, hi - out)
+    return (np.where(np.isfinite(v) & (v > 0), ROOM_USED * v, 0.0) for v in (down, up))
+
+
+def _moments_kept(S, out, A, F, floor, tol=None):
+    """The OLS of S on A kept exactly (A: [1, the released predictors]; with the constant the
+    total, so the mean, and with a domain's indicator its mean): each released value moved
+    within its band (``_rooms``) by its own size times a linear function of its predictors,
+    delta_i = clip(|out_i| a_i'lambda, -down_i, up_i), lambda solving A'(out + delta) = A'S by
+    Newton's method on the free records, halved steps where the error does not fall.  A value
+    moved by a share of itself keeps the log scale's spread; staying in its band keeps the
+    regression quantiles.  ``tol`` (absolute, per record): no value moves to within it of its
+    own (it stays on its side of its own value).  Returns (values, relative error left: 0 where
+    kept exactly)."""
+    sc = np.sqrt((A ** 2).mean(axis=0))
+    A = A / np.where(sc > 0, sc, 1.0)
+    c = A.T @ (S - out)
+    size = np.maximum(np.abs(out), np.finfo(float).tiny)
+    down, up = _rooms(out, F, floor)
+    if tol is not None:
+        above, below = out > S + tol, out < S - tol
+        down = np.where(above, np.minimum(down, out - S - tol), down)
+        up = np.where(below, np.minimum(up, S - tol - out), up)
+    scale = max(1.0, float(np.abs(A.T @ S).max()))
+
+    def moved(lam):
+        raw = size * (A @ lam)
+        return np.clip(raw, -down, up), (raw > -down) & (raw < up)
+
+    lam = np.zeros(A.shape[1])
+    d, free = moved(lam)
+    err = np.abs(A.T @ d - c).max()
+    for _ in range(100):
+        if err <= OLS_TOL * scale:
+            break
+        J = (A[free] * size[free, None]).T @ A[free]
+        step = np.linalg.lstsq(J, A.T @ d - c, rcond=None)[0]
+        t = 1.0
+        while t > 1e-6:
+            d2, free2 = moved(lam - t * step)
+            e2 = np.abs(A.T @ d2 - c).max()
+            if e2 < err:
+                lam, d, free, err = lam - t * step, d2, free2, e2
+                break
+            t /= 2
+        else:
+            break
+    return out + d, (0.0 if err <= OLS_TOL * scale else err / scale)
 
 
 def _qexchange(prep, method, o, gen, Xk):
@@ -447,7 +494,7 @@ def _qexchange(prep, method, o, gen, Xk):
     Zr = Z.copy()
     taus = QUANTILES[o["quantiles"]]
     out = Xk.copy()
-    notes, stuck = [], []
+    notes, stuck, loose = [], [], []
     for j in sens:
         S = Xk[:, j]
         log = keep[j] in prep.log_cols
@@ -463,6 +510,10 @@ def _qexchange(prep, method, o, gen, Xk):
         F, Fr = (np.maximum(P, floor) for P in got) if np.isfinite(floor) else got
         tol = None if log else NEAR_MARGIN * o["floors"].tolerance * np.abs(S)
         out[:, j], left = exchange(S, F, Fr, floor, o["block"], gen, tol)
+        A = np.column_stack([np.ones(len(S)), Zr]) if o["keep"] == "ols" else np.ones((len(S), 1))
+        out[:, j], off = _moments_kept(S, out[:, j], A, Fr, floor, tol)
+        if off:
+            loose.append(f"{names[j]} (normal equations off by {off:.1e} of their size)")
         if left:
             stuck.append(f"{names[j]} ({left})")
         Z, Zr = np.column_stack([Z, S]), np.column_stack([Zr, out[:, j]])  # the next one given this one too
@@ -476,6 +527,13 @@ def _qexchange(prep, method, o, gen, Xk):
     if stuck:
         notes.append("records whose every block-mate's place lands within the floors' tolerance of their own value, "
                      "left there: " + ", ".join(stuck))
+    what = ("the OLS of each sensitive variable on " + given + " kept exactly (so its mean" +
+            (" and its mean in every domain of those codes" if used else "") + ")" if o["keep"] == "ols" else
+            "the total (so the mean) of each sensitive variable kept exactly")
+    notes.append(what + f": each value then moved within its band by a share of itself (at most "
+                        f"{ROOM_USED:.0%} of its room there)")
+    if loose:
+        notes.append("where the bands leave too little room, kept approximately: " + ", ".join(loose))
     return Perturbed(X=out, notes=tuple(notes))
 
 
@@ -539,61 +597,3 @@ def perturb_scale(method, s):
 
 def method_label(method):
     return {"ipso": "IPSO", "shuffle": "data shuffling", "cfa": "conditional FA"}[method]
-
-
-# ---------------------------------------------------------------------------- the codes
-# The codes released unchanged (set-apart columns: sex, region, a firm's id in a panel, a
-# year) as indicator columns, for the conditional methods to redraw the sensitive variables
-# given them as well as given the public variables (``conditional``: IPSO's option
-# ``condition='released'``).  With them in the basis the release keeps the mean of each
-# sensitive variable in every domain of those codes and the OLS with the codes as regressors,
-# which an analyst runs (on the diabetes file with sex set apart, IPSO given the public
-# variables alone turned the gap in mean target between the sexes from 6.6 into 21.7).
-#
-# Which columns and levels (``indicators``):
-#
-# * a column not among the numeric ones protected, with 2 to ``MAX_LEVELS`` levels (a missing
-#   cell is a level of its own): an id with a level per record or per household is no domain
-#   and would fit every record exactly;
-# * a level gets its own indicator only with at least ``MIN_LEVEL`` records; smaller levels
-#   join the reference level (the largest), so that no record's fit is its own group's mean;
-# * at most n / ``RECORDS_PER_COLUMN`` - (1 + p) indicator columns in all (p public variables),
-#   columns with fewer levels first; a column that does not fit is left out and said.
-
-MAX_LEVELS = CODE_MAX_LEVELS
-MIN_LEVEL = 10
-RECORDS_PER_COLUMN = 5
-
-
-def indicators(data, numeric, p):
-    """(n x q indicator matrix or None, [(column, levels with an indicator, levels)] used,
-    [columns left out for room]) of the columns of ``data`` not in ``numeric``."""
-    n = len(data)
-    room = n // RECORDS_PER_COLUMN - (1 + p)
-    cands = []
-    for c in data.columns:
-        if c in set(numeric):
-            continue
-        codes, uniq = pd.factorize(data[c], use_na_sentinel=False)
-        if not 2 <= len(uniq) <= MAX_LEVELS:
-            continue
-        counts = np.bincount(codes, minlength=len(uniq))
-        big = [int(k) for k in np.flatnonzero(counts >= MIN_LEVEL)]
-        if len(big) < 2:
-            continue
-        ref = max(big, key=lambda k: counts[k])
-        cands.append((len(big) - 1, str(c), codes, [k for k in big if k != ref], len(uniq)))
-    cols, used, left = [], [], []
-    for width, c, codes, levels, total in sorted(cands, key=lambda t: t[0]):
-        if width > room:
-            left.append(c)
-            continue
-        room -= width
-        cols += [(codes == k).astype(np.float64) for k in levels]
-        used.append((c, width + 1, total))
-    return (np.column_stack(cols) if cols else None), used, left
-
-
-def words(used):
-    """'sex (2 levels), year (20 of 22 levels)'."""
-    return ", ".join(f"{c} ({k} levels)" if k == total else f"{c} ({k} of {total} levels)" for c, k, total in used)

@@ -52,6 +52,11 @@ def _effective(method, prep, o, seed):
     return eff
 
 
+def _settings(o):
+    """The method's own published settings, as its intruders read them (``IntruderContext.settings``)."""
+    return {k: v for k, v in o.items() if k not in COMMON}
+
+
 def _assemble(data, numeric, Xp, as_int=()):
     """The released frame: data's index and column order, numeric columns from Xp; the
     columns in ``as_int`` (integer in the original, rounded to whole numbers) as int64."""
@@ -428,7 +433,8 @@ def _protect(data, method, sensitive, rng, options):
                         link_on=_link_columns(prep), structure=change_structure(prep, step.basis),
                         observed=observed, window=window(method, o) if window else None, method=method,
                         keys=key_codes, replays=_replays(Xp, as_int, prep, method, sensitive, given),
-                        prior_original=prior_completion(prep.X0, prep.missing))
+                        prior_original=prior_completion(prep.X0, prep.missing),
+                        settings=_settings(o))
     plaus = pl.report(prep.numeric, prep.X0, Xp, {prep.numeric[j] for j in prep.log_cols}, clipped, dec, o["bounds"])
     risk = _household_floor(risk, o, key_codes, data)
     own = hook(method, "release_check")  # the method's own check of the finished release (its module)

@@ -52,6 +52,9 @@ def _fix(floor, method=None):
         "replay": "the method made again on the release shows how it moves a record of that size, and undoing "
                   "that move lands near the record's own value; perturb more strongly (more noise, a larger "
                   "group size k, more factors), try another seed, or use a method that changes the values themselves",
+        "band_mates": "a record's own place in its band is one of its block-mates' released places, and its band and "
+                      "block can be read from the release; hand the places round in larger blocks (the quantile "
+                      "exchange's block), keep fewer quantiles, or use a method that changes the values themselves",
     }[floor]
 
 
@@ -121,7 +124,7 @@ def _intruder_words(what, selective, identity, names, method=None):
                                                        "sensitive" if selective else "")
     if what == "shrinkage":
         return _fix(what) + _other_methods(method, "residual")
-    if what in ("replay", "partner"):
+    if what in ("replay", "partner", "band_mates"):
         return _fix(what) + _other_methods(method, what)
     if what == "correction":
         return _fix("reconstruction")

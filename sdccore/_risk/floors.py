@@ -64,7 +64,8 @@ LINK_SAMPLE = 5000  # original records linked (all of them up to this many; an e
 
 
 def risk_profile(X, Y, names, check, *, floors=None, planned_share=None, link_on=None, structure=None, observed=None,
-                 whole=None, window=None, method=None, keys=None, replays=None, prior_original=None):
+                 whole=None, window=None, method=None, keys=None, replays=None, prior_original=None,
+                 settings=None):
     """See ``_risk_profile``.  The battery alternates small least-squares fits with the parallel
     linking kernel, and the threads of each pool spin for a while after their call: on
     Tarragona a link interleaved with an SVD took 9.4 ms instead of 0.5 ms, 3.4 ms with BLAS on
@@ -76,11 +77,12 @@ def risk_profile(X, Y, names, check, *, floors=None, planned_share=None, link_on
     with by_work(cells):
         return _risk_profile(X, Y, names, check, floors=floors, planned_share=planned_share, link_on=link_on,
                              structure=structure, observed=observed, whole=whole, window=window, method=method,
-                             keys=keys, replays=replays, prior_original=prior_original)
+                             keys=keys, replays=replays, prior_original=prior_original, settings=settings)
 
 
 def _risk_profile(X, Y, names, check, *, floors=None, planned_share=None, link_on=None, structure=None,
-                  observed=None, whole=None, window=None, method=None, keys=None, replays=None, prior_original=None):
+                  observed=None, whole=None, window=None, method=None, keys=None, replays=None, prior_original=None,
+                  settings=None):
     """Disclosure risk of release ``Y`` of original ``X`` (numpy arrays, rows aligned) for the
     columns ``check`` (indices) as what the release ADDS to what an intruder already knows,
     against ``floors``.
@@ -124,7 +126,8 @@ def _risk_profile(X, Y, names, check, *, floors=None, planned_share=None, link_o
     keys, -1 missing) as the intruder reads them in the original and as released (a blank
     matches every value): the key-matching intruder and the keys' own prior
     (``_risk.keymatch``).  ``replays`` (optional): the release made again from itself by the same
-    method and settings (``IntruderContext.replays``; the replay intruder).  ``prior_original``
+    method and settings (``IntruderContext.replays``; the replay intruder); ``settings``
+    (optional): the method's published settings (``IntruderContext.settings``).  ``prior_original``
     (optional, n x m): the original the priors read where X holds a run's own draws for its
     missing cells (``protect``): those cells drawn from a fixed stream, the same for every
     seed, so the priors are fitted once per data set; their prior hits leave out the cells
@@ -155,7 +158,7 @@ def _risk_profile(X, Y, names, check, *, floors=None, planned_share=None, link_o
                proxies=proxies, key=intr.data_key(Xr),  # the priors depend on the original alone: fitted once per data set
                scaled=scaled, structure=structure, observed=observed, whole=whole,
                win=None if window is None else int(np.ceil(window * n)), planned_share=planned_share, method=method,
-               keys=keys if keys is not None and np.shape(keys[0])[1] else None, replays=replays,
+               keys=keys if keys is not None and np.shape(keys[0])[1] else None, replays=replays, settings=settings,
                **_prior_sample(prior_original, rows, observed))
     var_rows, band_rows, violations, failing, intr_rows = [], [], [], [], []
     for a, j in enumerate(check):

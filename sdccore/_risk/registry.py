@@ -61,6 +61,9 @@ class IntruderContext:
         The protection method, when known (the intruder knows how the release was made).
     window : int or None
         A swap window the method publishes, in ranks (rank swapping's p), or None.
+    settings : dict or None
+        The method's own published settings ({option: value}, e.g. the quantile exchange's
+        ``block``), when the method is known: only the seed is secret.
     observed : ndarray of bool or None
         Which records' cells of the target are released (None: every one).
     tolerance : float
@@ -98,6 +101,7 @@ class IntruderContext:
     selective: bool
     method: str | None = None
     window: int | None = None
+    settings: Any = None
     observed: Any = None
     tolerance: float = 0.05
     cells: Any = field(default=None, repr=False)            # which cells are released (records x columns), or None
@@ -281,6 +285,14 @@ REGISTRY = {i.name: i for i in (
                  knows="the known variables of every record, the target's released row and a published swap window",
                  fix=_FIX, short="partner", held_in_general=False, methods=("rankswap",),
                  absent="a release that does not exchange values between records (rank swapping does)"),
+    IntruderInfo("band_mates", "the band-mates intruder (reads each record's band between the regression quantiles "
+                 "fitted on the release, rebuilds its block of records of similar predicted size, and takes the place "
+                 "its block-mates' released values show: a release that hands places round within blocks keeps each "
+                 "block's set of places)", "sdccore._risk.partner:band_mates",
+                 knows="the method and its settings, the known variables of every record and the released values",
+                 fix=_FIX, short="band-mates", held_in_general=False, methods=("qexchange",), selective=True,
+                 general=False, absent="a release that does not hand places round within bands (the quantile "
+                 "exchange does)"),
     # survey files (issue 40): the keys released unperturbed narrow the search
     IntruderInfo("key_match", "the key-matching intruder (keeps the released records whose key variables agree "
                  "with the target's, a blank agreeing with every value, and links on what it knows among them)",
@@ -309,7 +321,7 @@ def intruders(*, selective=None, method=None) -> tuple:
     --------
     >>> import sdccore
     >>> sdccore.intruders(selective=True)
-    ('own', 'linked', 'reconstruction', 'assignment', 'identity', 'residual', 'residual_size', 'shrinkage', 'release_fit', 'replay', 'partner', 'key_match')
+    ('own', 'linked', 'reconstruction', 'assignment', 'identity', 'residual', 'residual_size', 'shrinkage', 'release_fit', 'replay', 'partner', 'band_mates', 'key_match')
     """
     if selective is None:
         return tuple(i.name for i in REGISTRY.values() if method is None or i.methods is None or method in i.methods)

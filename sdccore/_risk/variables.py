@@ -121,6 +121,7 @@ class _Run:
     replays: object = None     # the method made again on the release (``IntruderContext.replays``)
     prior_original: np.ndarray | None = None  # the sample of the original the priors read (None: Xr)
     prior_key: object = None   # their cache key (None: key)
+    settings: dict | None = None  # the method's published settings (``IntruderContext.settings``)
 
 
 def _abs_cor(xo, yo, wj):
@@ -145,6 +146,7 @@ def _variable_risk(c, a, j):
     share, cor_checked, res_cor = _perturbed_share(c, a, j, known, ob, cor)
     ictx = IntruderContext(variable=name, target=j, names=tuple(c.names), original=c.Xr, released=Y, rows=c.rows,
                            linked=linked, known=tuple(known), selective=c.selective, method=c.method, window=c.win,
+                           settings=c.settings,
                            observed=ob, tolerance=floors.tolerance, cells=c.observed, whole_original=X, scaled=c.scaled,
                            structure=c.structure, key=c.key, keys=c.keys, replays=c.replays,
                            prior_original=c.prior_original, prior_key=c.prior_key)

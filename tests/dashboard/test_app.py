@@ -124,8 +124,8 @@ def test_main_flow_by_widget_keys(app):
     _ok(app)
     _cells_whole(app)
     res = app.session_state["comparison"]["result"]
-    assert set(res.configs) == {"FA", "PCA", "M-AGG", "Rank swap", "PCA-R", "IPSO", "Shuffle", "FA-cond"}
-    assert len(res.runs) == 16  # 2 runs of each of the 8 configurations
+    assert set(res.configs) == {"FA", "PCA", "M-AGG", "Rank swap", "PCA-R", "IPSO", "Shuffle", "FA-cond", "Q-exchange"}
+    assert len(res.runs) == 18  # 2 runs of each of the 9 configurations
     assert {"selectivity", "overall", "validity_loss"} <= set(res.summary.score)
     safety = res.safety().set_index("config")
     safe = safety.floors_met
