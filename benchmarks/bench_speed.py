@@ -158,9 +158,10 @@ def main(quick=False, ci=False):
            "library, warm workers; CPU-s of this process only (the workers' not counted)")
     every = {label: {"method": m} for label, m in (("FA", "fa"), ("PCA", "pca"), ("M-AGG", "magg"),
                                                     ("Rank swap", "rankswap"), ("PCA-R", "pca_remove"),
-                                                    ("IPSO", "ipso"), ("Shuffle", "shuffle"), ("FA-cond", "cfa"))}
+                                                    ("IPSO", "ipso"), ("Shuffle", "shuffle"), ("FA-cond", "cfa"),
+                                                    ("Q-exchange", "qexchange"))}
     for name, data, sv, target in (("Tarragona", tarr, ["SALES"], 5.0), ("EIA", eia, sens, 10.0)):
-        record(f"compare every offered method (8) x 10 runs, {name}", target,
+        record(f"compare every offered method (9) x 10 runs, {name}", target,
                timed(lambda: sdccore.compare(data, every, sensitive=sv, reps=10, rng=1), 3), None,
                "library, warm workers; the Run page's work; CPU-s of this process only")
     if quick:
