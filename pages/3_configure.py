@@ -321,9 +321,10 @@ def body():
     # one method at a time: only the chosen method's widgets and live plots are computed
     floors_section()
     method = st.radio("Method", session.offered_methods(), horizontal=True, key="config_method",
-                      help="PCA-R: removal of the largest principal components (D'Acquisto and Naldi). IPSO, Shuffle "
-                           "and FA-cond (offered with sensitive and public variables) keep the public variables and "
-                           "redraw the sensitive ones given them.")
+                      help="PCA-R: removal of the largest principal components (D'Acquisto and Naldi). IPSO, Shuffle, "
+                           "FA-cond and Q-exchange (offered with sensitive and public variables) keep the public "
+                           "variables and redraw the sensitive ones given them; Q-exchange keeps each record between "
+                           "the same regression quantiles (the median and tail regressions).")
     method_section(method, sens, m)
 
 
