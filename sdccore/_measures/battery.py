@@ -50,10 +50,11 @@ notes).
 A figure that can be computed on the original but not on the release (a variable released
 blank, too few complete records) misses its target.
 
-Domain columns (numbers or text): given; else, in general protection, the numeric columns
+Domain columns (numbers or text): given; else the text columns released unchanged with 2 to 30
+levels and no missing cell (region, sex), and, in general protection, the numeric columns
 released unchanged whose values are whole numbers with 2 to 30 levels (the set-apart codes of a
-category, a year); in selective protection none unless given (the public variables are
-released unchanged too, and a count among them is no domain).  Predictors are standardised
+category, a year); in selective protection no numeric column unless given (the public
+variables are released unchanged too, and a count among them is no domain).  Predictors are standardised
 by the original's mean and sd in both fits (the overlap does not depend on it, the median
 regression's solver converges better); exactly collinear predictors are dropped (the same in
 both fits).
@@ -176,8 +177,9 @@ def _fmt(v):
 def _domains(original, released, given, exclude, selective):
     """The domain columns: those given (any type; one not in the data is refused), else in
     general protection the numeric columns released unchanged with 2 to MAX_LEVELS whole-number
-    levels (the set-apart columns); in selective protection none (the public variables are
-    released unchanged too, and a count among them is not a domain)."""
+    levels (the set-apart columns), not in selective protection (the public variables are
+    released unchanged too, and a count among them is not a domain); in either, the text
+    columns released unchanged with 2 to MAX_LEVELS levels and no missing cell (region, sex)."""
     if given is not None:
         given = [given] if isinstance(given, str) else list(given)
         missing = [c for c in given if c not in original.columns]
@@ -185,14 +187,18 @@ def _domains(original, released, given, exclude, selective):
             raise ValueError(f"domains: {missing} are not columns of the data; name the columns whose levels are the "
                              f"domains (e.g. region, sex, year).")
         return given
-    if selective:
-        return []
     out = []
     for c in original.columns:
         if c in exclude:
             continue
         o, r = original[c], released[c]
-        if not pd.api.types.is_numeric_dtype(o) or not o.equals(r) or o.isna().any():
+        if not o.equals(r) or o.isna().any():
+            continue
+        if not pd.api.types.is_numeric_dtype(o):  # a code in words (region, sex): a domain in either protection
+            if 2 <= o.nunique() <= MAX_LEVELS:
+                out.append(c)
+            continue
+        if selective:
             continue
         v = o.to_numpy(float)
         k = len(np.unique(v))

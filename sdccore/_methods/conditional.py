@@ -527,7 +527,8 @@ def _qexchange(prep, method, o, gen, Xk):
     if stuck:
         notes.append("records whose every block-mate's place lands within the floors' tolerance of their own value, "
                      "left there: " + ", ".join(stuck))
-    what = ("the OLS of each sensitive variable on " + given + " kept exactly (so its mean" +
+    before = " and the sensitive variables before it (not on those after it)" if len(sens) > 1 else ""
+    what = ("the OLS of each sensitive variable on " + given + before + " kept exactly (so its mean" +
             (" and its mean in every domain of those codes" if used else "") + ")" if o["keep"] == "ols" else
             "the total (so the mean) of each sensitive variable kept exactly")
     notes.append(what + f": each value then moved within its band by a share of itself (at most "

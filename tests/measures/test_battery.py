@@ -502,3 +502,24 @@ def test_weighted_low_share_and_gini_equal_the_replicated_file():
     tu = sdccore.analyst_checks(rep, rep, sensitive=["y"]).table.set_index("analysis")
     assert tw.loc["gini", "original"] == pytest.approx(tu.loc["gini", "original"], abs=1e-12)
     assert tw.loc["low_share", "original"] == pytest.approx(tu.loc["low_share", "original"], abs=1e-12)
+
+
+def test_a_code_in_words_is_a_domain_in_selective_protection_too():
+    """A text column released unchanged (region) is a domain whose means an office publishes,
+    in selective protection as in general: y is 10 in region A and 20 in B, x a public variable;
+    the release hands y round across the regions (each region's mean 15): the worst domain
+    mean is off by |15 - 10| / 10 = 0.5; a numeric public count is still no domain."""
+    n = 10
+    d = pd.DataFrame({"region": ["A"] * n + ["B"] * n, "count": np.tile([1.0, 2.0], n),
+                      "x": np.arange(2 * n, dtype=float), "y": [10.0] * n + [20.0] * n})
+    rel = d.copy()
+    rel["y"] = np.tile([10.0, 20.0], n)
+    a = sdccore.analyst_checks(d, rel, sensitive=["y"])
+    assert a.domains == ("region",)
+    w = a.worst.set_index("analysis")
+    assert w.loc["domain_means", "kept"] == pytest.approx(0.5) and w.loc["domain_means", "ok"] is False
+    assert "region = A: mean 10 -> 15" in w.loc["domain_means", "note"]
+    # the column with a missing cell, or with one level, is not a domain
+    d2, rel2 = d.copy(), rel.copy()
+    d2.loc[0, "region"] = rel2.loc[0, "region"] = None
+    assert sdccore.analyst_checks(d2, rel2, sensitive=["y"]).domains == ()
