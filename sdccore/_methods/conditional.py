@@ -539,11 +539,11 @@ def _qexchange(prep, method, o, gen, Xk):
 
 
 def _qx_keeps(opts):
-    taus = ", ".join(map(str, QUANTILES[(opts or {}).get("quantiles", "0.1,0.5,0.9")]))
-    return (f"each record between the regression quantiles at {taus} of the sensitive variables given the released "
-            f"columns: those quantile regressions, and the distribution within the bands (log-scale regressions, "
-            f"quantiles, shares of the largest records) closely",
-            "means and the OLS approximately")
+    taus, ols = ", ".join(map(str, QUANTILES[(opts or {}).get("quantiles", "0.1,0.5,0.9")])), (opts or {}).get("keep") == "ols"
+    return (("the OLS on the released columns and the means" if ols else "the means") + f"; each record between the "
+            f"regression quantiles at {taus} of the sensitive variables given the released columns",
+            "those quantile regressions and the distribution within the bands (log-scale regressions, quantiles, shares "
+            "of the largest records)" + ("" if ols else "; the OLS approximately"))
 
 
 _KEEPS = {
