@@ -28,8 +28,7 @@ DECOMPOSING = methods(decomposes=True)  # the built-in methods with a factorizat
 # ----------------------------------------------------------------------------- plans
 
 def _plan(prep, method, o):
-    """Step 3 of the pipeline (decomposing methods): the factorization, the rotation and
-    what to perturb, from the method's module in the registry."""
+    """Step 3 of the pipeline (decomposing methods): the factorization, the rotation and what to perturb."""
     return steps(method).plan(prep, method, o)
 
 
@@ -37,24 +36,27 @@ COMMON = ("exclude", "transform", "bounds", "rounding", "floors")
 
 
 def _effective(method, prep, o, seed):
-    """The options a recipe records: every effective option, the log-scale columns by name
-    (so that a recipe reproduces them even if the 'auto' rule changes) and the seed."""
+    """The options a recipe records: every effective option, the log-scale columns by name (so that a recipe
+    reproduces them even if the 'auto' rule changes) and the seed."""
     eff = {"method": method, "sensitive": list(prep.sensitive_names) if prep.sensitive_names else None}
     if o.get("exclude"):
         eff["exclude"] = list(o["exclude"])
     eff.update((k, v) for k, v in o.items() if k not in COMMON)
     eff["transform"] = [prep.numeric[j] for j in prep.log_cols]
-    eff["bounds"] = o["bounds"]
-    eff["rounding"] = o["rounding"]
+    eff["bounds"], eff["rounding"] = o["bounds"], o["rounding"]
     eff["floors"] = o["floors"].to_dict()
     if seed is not None:
         eff["seed"] = int(seed)
     return eff
 
 
-def _settings(o):
-    """The method's own published settings, as its intruders read them (``IntruderContext.settings``)."""
-    return {k: v for k, v in o.items() if k not in COMMON}
+def _settings(o, prep, method):
+    """What the release publishes of its construction: the method's options, a conditional method's codes."""
+    out = {k: v for k, v in o.items() if k not in COMMON}
+    if method_info(method).conditional and o.get("condition", "released") == "released":
+        from .._methods._base import indicators
+        out["codes"] = indicators(prep.data, prep.numeric, len(prep.keep) - len(prep.sens))[0]
+    return out
 
 
 def _assemble(data, numeric, Xp, as_int=()):
@@ -434,7 +436,7 @@ def _protect(data, method, sensitive, rng, options):
                         observed=observed, window=window(method, o) if window else None, method=method,
                         keys=key_codes, replays=_replays(Xp, as_int, prep, method, sensitive, given),
                         prior_original=prior_completion(prep.X0, prep.missing),
-                        settings=_settings(o))
+                        settings=_settings(o, prep, method))
     plaus = pl.report(prep.numeric, prep.X0, Xp, {prep.numeric[j] for j in prep.log_cols}, clipped, dec, o["bounds"])
     risk = _household_floor(risk, o, key_codes, data)
     own = hook(method, "release_check")  # the method's own check of the finished release (its module)
@@ -511,17 +513,15 @@ def _perturb(prep, plan, method, o, gen):
 
 
 def _link_columns(prep):
-    """The variables an intruder links on: the public ones in selective protection (what
-    they know); None in general protection or without public ones (then each variable is
-    read after linking on the others, see ``risk_profile``)."""
+    """The variables an intruder links on: the public ones in selective protection (what they know); None in
+    general protection or without public ones (each variable read after linking on the others: ``risk_profile``)."""
     pub = [j for j in range(len(prep.numeric)) if j not in set(prep.check)]
     return pub if prep.sensitive_names and pub else None
 
 
 def _observed_means(Xpk, X0k, missing):
-    """Shift each column's released cells so that their mean is the original's observed
-    mean (the method kept the completed file's mean; the imputed cells are not released).
-    A constant per column: covariances and every record's relative position unchanged."""
+    """Shift each column's released cells so that their mean is the original's observed mean (the method kept
+    the completed file's mean; the imputed cells are not released): covariances and positions unchanged."""
     for i in np.flatnonzero(missing.any(axis=0)):
         ob = ~missing[:, i]
         changed = Xpk[ob, i] != X0k[ob, i]

@@ -162,8 +162,13 @@ def band_mates(ctx):
     ok = np.isfinite(y) & np.isfinite(ctx.released[:, known]).all(axis=1) if known else None
     if not known or ok.sum() < 2 * size:
         return None
-    idx = np.flatnonzero(ok)
-    Z = ctx.released[np.ix_(idx, known)]
+    # the method's own predictors: the public variables, the codes it was given, the sensitive ones released before
+    before = [c for c in range(ctx.target) if c not in set(known)]
+    idx = np.flatnonzero(ok & np.isfinite(ctx.released[:, before]).all(axis=1))
+    Z = ctx.released[np.ix_(idx, known + before)]
+    codes = settings.get("codes")
+    if codes is not None and len(codes) == len(y):
+        Z = np.column_stack([Z, np.asarray(codes, float)[idx]])
     got = planes(y[idx], Z, Z, taus, np.random.default_rng(0))  # the fit: no draw below 20,000 records
     if got is None:
         return None

@@ -62,8 +62,10 @@ class IntruderContext:
     window : int or None
         A swap window the method publishes, in ranks (rank swapping's p), or None.
     settings : dict or None
-        The method's own published settings ({option: value}, e.g. the quantile exchange's
-        ``block``), when the method is known: only the seed is secret.
+        What the release publishes of its construction, when the method is known (only the
+        seed is secret): the method's own settings ({option: value}, e.g. the quantile
+        exchange's ``block``) and, for a conditional method, ``'codes'``: the indicator columns
+        (all records x q, or None) of the codes released unchanged it was given.
     observed : ndarray of bool or None
         Which records' cells of the target are released (None: every one).
     tolerance : float

@@ -4,6 +4,7 @@ released places; the intruder reads the bands from planes fitted on the release 
 candidate around which most candidates lie."""
 
 import numpy as np
+import pandas as pd
 import pytest
 
 import sdccore
@@ -62,3 +63,30 @@ def test_the_places_are_matched_to_the_prior_one_each_by_hand():
     # the prior at the records' own released values: each must still take another's place
     got = _matched(np.arange(3), y, y, y / 10, np.ones(3, dtype=int), F, 0.0, np.full(3, 10.0), 0.05, _values)
     assert not np.any(got == y) and sorted(got) == [2.0, 5.0, 8.0]
+
+
+def test_the_intruders_read_the_codes_a_conditional_method_was_given():
+    """The codes released unchanged (a text column of 2 large levels) are part of what the release
+    publishes of a conditional method's construction: the intruders get their indicators in
+    ``ctx.settings['codes']`` (one column: the level other than the largest), with the method's own
+    options; a method that is not conditional publishes its options only."""
+    seen = {}
+
+    def spy(ctx):
+        seen[ctx.method] = ctx.settings
+        return None
+
+    g = np.random.default_rng(1)
+    n = 200
+    x = g.lognormal(3, 1, n)
+    d = pd.DataFrame({"x": x, "y": 2 * x * g.lognormal(0, 0.3, n), "grp": np.where(np.arange(n) < 120, "a", "b")})
+    sdccore.register_intruder(sdccore.IntruderInfo("spy", "a spy", spy), replace=True)
+    try:
+        sdccore.protect(d, method="qexchange", sensitive=["y"], rng=1, allow_unsafe="a test")
+        sdccore.protect(d, method="rankswap", sensitive=["y"], rng=1, allow_unsafe="a test")
+    finally:
+        sdccore.unregister_intruder("spy")
+    codes = seen["qexchange"]["codes"]
+    assert codes.shape == (n, 1) and codes[:, 0].tolist() == [0.0] * 120 + [1.0] * 80
+    assert seen["qexchange"]["block"] == 10 and seen["qexchange"]["keep"] == "total"
+    assert "codes" not in seen["rankswap"] and seen["rankswap"]["p"] > 0
