@@ -336,54 +336,55 @@ def _values(idx, u, band, F, floor, spread, b=None):
                         np.where(np.isfinite(lo), lo + u * spread[idx], hi - u * spread[idx]))
 
 
-def exchange(S, F, Fr, floor, block, gen, tol=None):
-    """Quantile exchange of one variable (the module docstring, steps 2-4): S the original
-    values, F and Fr the planes at the original and the released predictors (n x m, sorted,
-    at or above ``floor``), ``tol`` (n, absolute) the closeness a record must not keep;
-    Returns (released values,
-    records left within ``tol`` of their own)."""
-    band, place, spread = _places(S, F, floor)
-    _off_planes(band, place, F.shape[1], gen)
-    mid = F[:, F.shape[1] // 2]
-    out = np.empty(len(S))
-    left = 0
+def blocks(band, F, size):
+    """The exchange's blocks: each band's records by their median plane (predicted size), in len // size blocks."""
+    mid, out = F[:, F.shape[1] // 2], []
     for b in np.unique(band):
         idx = np.flatnonzero(band == b)
-        idx = idx[np.argsort(mid[idx], kind="stable")]
-        for blk in np.array_split(idx, max(1, len(idx) // block)):
-            if len(blk) < 2:  # a band of one record: the place of a record of another band of its kind
-                i = blk[0]
-                kind = (band == 0) if band[i] == 0 else (band == F.shape[1]) if band[i] == F.shape[1] else \
-                    (band > 0) & (band < F.shape[1])
-                donors = gen.permutation(np.flatnonzero(kind & (np.arange(len(S)) != i)))
-                cand = _values(np.full(len(donors), i), place[donors], band, Fr, floor, spread)
-                good = np.ones(len(donors), bool) if tol is None else np.abs(cand - S[i]) > tol[i]
-                out[i] = cand[np.argmax(good)] if good.any() else _values(blk, place[blk], band, Fr, floor, spread)[0]
-                left += 0 if good.any() else 1
-                continue
-            order = gen.permutation(blk)
-            out[order] = _values(order, place[np.roll(order, -1)], band, Fr, floor, spread)
-            if tol is None:
-                continue
-            for i in order[np.abs(out[order] - S[order]) <= tol[order]]:
-                cand = _values(np.full(len(blk), i), place[blk], band, Fr, floor, spread)
-                good = (blk != i) & (np.abs(cand - S[i]) > tol[i])
-                if good.any():
-                    out[i] = cand[gen.choice(np.flatnonzero(good))]
-                else:
-                    left += 1
+        out += np.array_split(idx[np.argsort(mid[idx], kind="stable")], max(1, len(idx) // size))
+    return out
+
+
+def exchange(S, F, Fr, floor, block, gen, tol=None):
+    """Quantile exchange of one variable (module docstring, steps 2-4): S the original values, F and Fr the planes
+    at the original and released predictors (n x m, sorted, >= ``floor``), ``tol`` (n, absolute) the closeness a
+    record must not keep.  Returns (released values, records left within ``tol`` of their own)."""
+    band, place, spread = _places(S, F, floor)
+    _off_planes(band, place, F.shape[1], gen)
+    out = np.empty(len(S))
+    left = 0
+    for blk in blocks(band, F, block):
+        if len(blk) < 2:  # a band of one record: the place of a record of another band of its kind
+            i = blk[0]
+            kind = (band == 0) if band[i] == 0 else (band == F.shape[1]) if band[i] == F.shape[1] else \
+                (band > 0) & (band < F.shape[1])
+            donors = gen.permutation(np.flatnonzero(kind & (np.arange(len(S)) != i)))
+            cand = _values(np.full(len(donors), i), place[donors], band, Fr, floor, spread)
+            good = np.ones(len(donors), bool) if tol is None else np.abs(cand - S[i]) > tol[i]
+            out[i] = cand[np.argmax(good)] if good.any() else _values(blk, place[blk], band, Fr, floor, spread)[0]
+            left += 0 if good.any() else 1
+            continue
+        order = gen.permutation(blk)
+        out[order] = _values(order, place[np.roll(order, -1)], band, Fr, floor, spread)
+        if tol is None:
+            continue
+        for i in order[np.abs(out[order] - S[order]) <= tol[order]]:
+            cand = _values(np.full(len(blk), i), place[blk], band, Fr, floor, spread)
+            good = (blk != i) & (np.abs(cand - S[i]) > tol[i])
+            if good.any():
+                out[i] = cand[gen.choice(np.flatnonzero(good))]
+            else:
+                left += 1
     if tol is not None and left:
         left = _off_flat_bands(S, out, band, place, Fr, floor, spread, tol, gen)
     return out, left
 
 
 def _off_planes(band, place, m, gen):
-    """The places of records on a plane (the linear programme's solution passes through about as
-    many records as coefficients, at place 0 or 1 of their band) replaced by the place of another
-    record of the band: handed on, such a place would put its receiver exactly on its own plane,
-    and as many released values on a plane as it has coefficients give an intruder the plane."""
-    inner = (band > 0) & (band < m)
-    on = (np.abs(place) <= 1e-12) | (inner & (np.abs(place - 1) <= 1e-12))
+    """The places of records on a plane (the programme's solution passes through about as many records as
+    coefficients: place 0 or 1) replaced by another record's of the band: handed on, such a place puts its
+    receiver exactly on its own plane, and that many values on a plane give an intruder the plane."""
+    on = (np.abs(place) <= 1e-12) | ((band > 0) & (band < m) & (np.abs(place - 1) <= 1e-12))
     for b in np.unique(band[on]):
         pool = np.flatnonzero((band == b) & ~on)
         idx = np.flatnonzero((band == b) & on)
@@ -424,10 +425,9 @@ OLS_TOL = 1e-10  # the OLS step's normal equations solved to this relative error
 
 
 def _rooms(out, F, floor):
-    """(down, up): how far each released value may move within its band (F: the planes at the
-    released predictors): to the plane below and above it; above the highest plane the excess
-    over it (either way), below the lowest the distance to the bound (down) and to the plane (up),
-    or, without a bound, the distance to the plane either way."""
+    """(down, up): how far each released value may move within its band (F: the planes at the released
+    predictors): to the planes below and above; above the highest the excess over it (either way), below the
+    lowest the distance to the bound (down) and to the plane (up), without a bound to the plane either way."""
     n, m = F.shape
     b = (out[:, None] > F).sum(axis=1)  # the band each released value lies in
     lo, hi = _edges(np.arange(n), b, F, floor)

@@ -151,7 +151,7 @@ BAND_BLOCK = 10
 def band_mates(ctx):
     """The band-mates intruder's guesses for the sampled records (``REGISTRY['band_mates']``),
     or None where it does not apply (no known variables, too few records)."""
-    from .._methods.conditional import QUANTILES, _places, _values, planes
+    from .._methods.conditional import QUANTILES, _places, _values, blocks, planes
 
     if ctx.method is None:  # a release of an unknown construction: no published quantiles and block to read
         return None
@@ -175,15 +175,10 @@ def band_mates(ctx):
     floor = 0.0 if np.nanmin(y) >= 0 else -np.inf
     F = np.maximum(got[0], floor) if np.isfinite(floor) else got[0]
     band, place, spread = _places(y[idx], F, floor)
-    mid = F[:, F.shape[1] // 2]
+    blks = blocks(band, F, size)  # the method's own blocks, on the planes fitted on the release
     block = np.empty(len(idx), dtype=np.int64)  # each released record's block number
-    nb = 0
-    for b in np.unique(band):
-        members = np.flatnonzero(band == b)
-        members = members[np.argsort(mid[members], kind="stable")]
-        for blk in np.array_split(members, max(1, len(members) // size)):
-            block[blk] = nb
-            nb += 1
+    for nb, blk in enumerate(blks):
+        block[blk] = nb
     where = np.full(len(y), -1, dtype=np.int64)
     where[idx] = np.arange(len(idx))
     mode, median = (np.full(len(ctx.rows), np.nan) for _ in range(2))
@@ -195,7 +190,7 @@ def band_mates(ctx):
         i = where[r]
         if i < 0:
             continue
-        blk = np.flatnonzero(block == block[i])
+        blk = np.sort(blks[block[i]])  # in record order, as the ties fall
         mates = blk[blk != i]
         if not len(mates):
             continue
