@@ -29,6 +29,10 @@ variable in selective protection; each variable the release changed in general p
 * ``domain_means``  the largest relative error of y's mean within a domain (each level of
   each domain column with at least 5 records: the set-apart or strata columns, a panel's
   time index), target <= 10 %;
+* ``domain_gaps``  the gaps between the domain means (y on the indicators of one domain column's
+  levels, the largest the reference): the smallest CI overlap of the contrasts, worst over the
+  domain columns, target >= .8; the note says whether the means keep their order
+  (``domains.py``);
 * ``ks``       the Kolmogorov-Smirnov distance between y's original and released values,
   target <= .10 (the Wasserstein distance, in y's units, in the note);
 * ``top10_share``  the change of the share of y's total held by its largest 10 % of records, in
@@ -72,19 +76,18 @@ from scipy import stats
 from .._core.summary import Summary
 from .._core.validation import check_dataframe
 from .._core import quantreg
+from .domains import domain_gaps, domain_means, find_domains, wmean as _wmean
 from .regression import _overlap
 
 __all__ = ["analyst_checks", "AnalystChecks"]
 
 LEVEL = 0.95
-MAX_LEVELS = 30      # a whole-number column with at most this many levels released unchanged is a domain
-MIN_DOMAIN = 5       # records a domain level needs for its mean to be compared
 SKEWED = 1.0         # skewness above which a positive variable is analysed on the log scale
 MAX_ZEROS = 0.05     # ... when at most this share of its values is 0
 QR_RECORDS = 10_000  # quantile regressions of larger files on this many records (the same in both files)
 TAILS = (0.1, 0.9)   # the tail quantile regressions ...
 TAIL_RECORDS = 5     # ... where at least this many records per coefficient lie beyond each
-ANALYSES = ("ols", "loglog", "loglevel", "median", "quantiles", "domain_means", "ks", "top10_share", "mean",
+ANALYSES = ("ols", "loglog", "loglevel", "median", "quantiles", "domain_means", "domain_gaps", "ks", "top10_share", "mean",
             "low_share", "gini", "pearson", "spearman")
 LOW_LINE = 0.6  # the low-value line: this share of the median (Eurostat's at-risk-of-poverty threshold)
 # (what the figure is, the target's direction, the target in selective and in general protection)
@@ -95,6 +98,7 @@ TARGETS = {
     "median": ("CI overlap of the median regression's slopes", ">=", 0.7, 0.7),
     "quantiles": ("CI overlap of the 0.1 and 0.9 quantile regressions' slopes (the worse)", ">=", 0.7, 0.7),
     "domain_means": ("largest relative error of a domain mean", "<=", 0.10, 0.10),
+    "domain_gaps": ("CI overlap of the gaps between domain means", ">=", 0.8, 0.8),
     "ks": ("Kolmogorov-Smirnov distance", "<=", 0.10, 0.10),
     "top10_share": ("change of the largest 10 %'s share of the total (points)", "<=", 0.02, 0.02),
     "mean": ("relative change of the mean", "<=", 0.01, 0.02),
@@ -105,6 +109,7 @@ TARGETS = {
 }
 LABELS = {"ols": "OLS regression", "loglog": "log-log regression", "loglevel": "log-level regression",
           "median": "median regression", "quantiles": "tail quantile regressions", "domain_means": "domain means",
+          "domain_gaps": "gaps between domains",
           "ks": "distribution (KS)", "top10_share": "top-10 % share", "mean": "mean",
           "low_share": "share below 60 % of median", "gini": "Gini coefficient",
           "pearson": "Pearson correlations", "spearman": "Spearman correlations"}
@@ -174,39 +179,6 @@ def _fmt(v):
     return "n/a" if v is None or not np.isfinite(v) else f"{v:.3f}"
 
 
-def _domains(original, released, given, exclude, selective):
-    """The domain columns: those given (any type; one not in the data is refused), else in
-    general protection the numeric columns released unchanged with 2 to MAX_LEVELS whole-number
-    levels (the set-apart columns), not in selective protection (the public variables are
-    released unchanged too, and a count among them is not a domain); in either, the text
-    columns released unchanged with 2 to MAX_LEVELS levels and no missing cell (region, sex)."""
-    if given is not None:
-        given = [given] if isinstance(given, str) else list(given)
-        missing = [c for c in given if c not in original.columns]
-        if missing:
-            raise ValueError(f"domains: {missing} are not columns of the data; name the columns whose levels are the "
-                             f"domains (e.g. region, sex, year).")
-        return given
-    out = []
-    for c in original.columns:
-        if c in exclude:
-            continue
-        o, r = original[c], released[c]
-        if not o.equals(r) or o.isna().any():
-            continue
-        if not pd.api.types.is_numeric_dtype(o):  # a code in words (region, sex): a domain in either protection
-            if 2 <= o.nunique() <= MAX_LEVELS:
-                out.append(c)
-            continue
-        if selective:
-            continue
-        v = o.to_numpy(float)
-        k = len(np.unique(v))
-        if 2 <= k <= MAX_LEVELS and np.all(v == np.round(v)):
-            out.append(c)
-    return out
-
-
 def _design(frame, predictors, domains, scale):
     """Standardised predictors (by ``scale``: the original's mean and sd) and domain dummies."""
     cols = [(frame[c].to_numpy(float) - scale[c][0]) / scale[c][1] for c in predictors]
@@ -271,13 +243,6 @@ def _slopes_overlap(kind, yo, Xo, yr, Xr, w):
     if not len(ov):
         return np.nan, fo[3], fr[3], "no slope", None
     return float(ov.min()), fo[3], fr[3], f"mean over the {len(ov)} slopes {ov.mean():.3f}", None
-
-
-def _wmean(v, w):
-    ok = np.isfinite(v) & (np.isfinite(w) if w is not None else True)
-    if w is None:
-        return float(v[ok].mean()) if ok.any() else np.nan
-    return float(np.sum(v[ok] * w[ok]) / np.sum(w[ok])) if ok.any() else np.nan
 
 
 def _top_share(v, w, share):
@@ -406,7 +371,7 @@ def analyst_checks(original, released, *, sensitive=None, domains=None, weights=
     True
     """
     num, w, checked, selective = _inputs(original, released, sensitive, weights)
-    doms = _domains(original, released, domains, set(checked) | ({weights} if weights else set()), selective)
+    doms = find_domains(original, released, domains, set(checked) | ({weights} if weights else set()), selective)
     scale = {}
     for c in num:
         v = original[c].to_numpy(float)
@@ -483,7 +448,9 @@ def _variable(original, released, y, num, doms, scale, w):
               else "")
     out["median"] = (r2o, r2r, ov, "pseudo R squared original / released; " + note + sample, forced)
     out["quantiles"] = _tails(yo, yr, Xo, Xr, w, sample)
-    out["domain_means"] = _domain_means(original, yo, yr, doms, scale, w)
+    out["domain_means"] = domain_means(original, yo, yr, doms, scale, w)
+    out["domain_gaps"] = domain_gaps(original, yo, yr, doms, scale, w,
+                                     lambda a, Xa, b, Xb, wr: _slopes_overlap("ols", a, Xa, b, Xb, wr))
     fo, fr = yo[np.isfinite(yo)], yr[np.isfinite(yr)]
     ks = float(stats.ks_2samp(fo, fr).statistic) if len(fo) and len(fr) else np.nan
     wd = f"Wasserstein distance {stats.wasserstein_distance(fo, fr):.4g} (in {y}'s units)" if len(fo) and len(fr) else ""
@@ -549,23 +516,6 @@ def _loglog(original, released, y, preds, doms, scale, keep, w):
             + (f"; {bad} more value(s) <= 0 in the release than in the original cannot be logged (left out "
                f"of the released fit)" if bad > 0 else ""))
     return (r2o, r2r, ov, note, False if bad > 0 else forced)
-
-
-def _domain_means(original, yo, yr, doms, scale, w):
-    worst, where = np.nan, ""
-    for d in doms:
-        g = original[d].to_numpy()
-        for lv in scale[d]:
-            m = g == lv
-            if m.sum() < MIN_DOMAIN:
-                continue
-            mo, mr = _wmean(yo[m], None if w is None else w[m]), _wmean(yr[m], None if w is None else w[m])
-            if mo == 0 or not np.isfinite(mo):
-                continue
-            e = abs(mr - mo) / abs(mo)
-            if not np.isfinite(worst) or e > worst:
-                worst, where = e, f"{d} = {lv}: mean {mo:.6g} -> {mr:.6g}"
-    return (np.nan, np.nan, worst, where or "no domain column", None)
 
 
 def _correlations(original, released, y, num, method):

@@ -17,7 +17,8 @@ from .prepare import _dependency_report, _prepare
 from .._core.tail import aggregate as aggregate_tail, words as tail_words
 from .results import Decomposition, ProtectionResult  # noqa: F401  (re-exported)
 from .._risk.floors import RiskFloors, RiskProfile, UnsafeReleaseError, risk_profile  # noqa: F401  (RiskProfile re-exported)
-from .._core.validation import check_choice, check_names, numeric_columns, resolve_seed
+from .._core.validation import check_choice, numeric_columns, resolve_seed
+from .keystep import household_floor as _household_floor, key_columns as _key_columns, keys_step as _keys_step
 
 __all__ = ["protect", "decompose", "ProtectionResult", "Decomposition", "METHODS", "min_swap_percent"]
 
@@ -91,101 +92,6 @@ def _bind(data, method, sensitive, options, methods=None, seed=None):
     prep = _prepare(data, sensitive, exclude, static["transform"], seed)
     ctx = Context(bool(prep.sensitive_names), prep.X.shape[0], len(prep.keep), len(prep.numeric))
     return method, prep, bind_data(method, static, ctx)
-
-
-def _key_columns(data, static, sensitive):
-    """The key variables, the household id and the PRAM'd columns, checked (released by the
-    keys' own steps, never perturbed as data)."""
-    cols = list(data.columns)
-    keys = check_names(static.get("keys") or [], cols, "keys", "the columns of data")
-    pram = check_names(static.get("pram") or [], cols, "pram", "the columns of data")
-    for what, names in (("keys", keys), ("pram", pram)):
-        if sensitive and set(names) & set(sensitive):
-            raise ValueError(f"{what} and sensitive share {', '.join(sorted(set(names) & set(sensitive)))}; a key "
-                             f"variable is recoded, post-randomised or suppressed, not perturbed as an amount: mark "
-                             f"it as one or the other.")
-    other = [c for c in (static.get("recode") or {}) if c not in keys]
-    if other:
-        raise ValueError(f"recode names {', '.join(other)}, which {'is' if len(other) == 1 else 'are'} not among the "
-                         f"keys ({', '.join(keys)}); add {'it' if len(other) == 1 else 'them'} to keys or leave "
-                         f"{'it' if len(other) == 1 else 'them'} out of recode.")
-    hh = [static["household"]] if static.get("household") else []
-    check_names(hh, cols, "household", "the columns of data")
-    return list(dict.fromkeys(keys + pram + hh))
-
-
-def _keys_step(original, out, o, seed):
-    """The keys' own steps on the assembled release ``out``, in order: the published recodings
-    (deterministic), PRAM (the seed's "pram" stream), local suppression to k (deterministic).
-    Returns (the release, notes, the key codes as the intruder reads them in the original
-    (recoded as published) and as released, or None without keys)."""
-    notes, view = [], original
-    if o.get("recode"):
-        from .._keys.recoding import Recoding, recode
-
-        rules = {c: Recoding.from_dict(r) for c, r in o["recode"].items()}
-        out, view = recode(out, rules), recode(original, rules)
-        notes += [f"{c} recoded: {r.describe(original[c])}" for c, r in rules.items()]
-    if o.get("pram"):
-        from .._core.streams import child_seeds
-        from .._keys.pram import pram
-
-        pr = pram(out, o["pram"], pd=o["pram_pd"], alpha=o["pram_alpha"], rng=child_seeds(seed, "pram"))
-        out = pr.data
-        notes.append(pr.summary())
-    if not o.get("keys"):
-        return out, notes, None
-    from .._keys.frequencies import joint_codes
-    from .._keys.suppression import local_suppression
-
-    hh = o.get("household")
-    linked = hh is not None and o.get("household_ids") != "drop"  # the release shows who lives together
-    sup = local_suppression(out, o["keys"], o["k_anonymity"], household=hh, household_size=linked)
-    notes.append(sup.summary())
-    out = sup.data
-    if hh is not None and o.get("household_ids") == "new":
-        out = _new_household_ids(out, hh, seed)
-        notes.append(f"{hh}: each household given a new random number (its persons still share it)")
-    elif hh is not None and not linked:
-        out = out.assign(**{hh: pd.Series(pd.NA, index=out.index, dtype=object)})
-        notes.append(f"{hh}: no household link released (the column is empty); the household variables were "
-                     f"blanked for whole households")
-    return out, notes, joint_codes(view, sup.data, o["keys"])
-
-
-def _household_floor(risk, o, codes, data):
-    """With household ids released, a household whose make-up (its size and every member's keys as
-    released) no other household shares is found by anyone who knows who lives there: a floor,
-    named with the fix."""
-    hh = o.get("household")
-    if codes is None or hh is None or o.get("household_ids") == "drop":
-        return risk
-    from dataclasses import replace as _replace
-
-    from .._keys.frequencies import household_codes
-    from .._keys.risk import household_unique
-
-    persons = int(household_unique(codes[1], household_codes(data, hh)).sum())
-    if not persons:
-        return risk
-    v = (f"{hh}: {persons:,} persons live in households whose make-up (size and every member's released "
-         f"{', '.join(o['keys'])}) no other household shares: anyone who knows who lives there finds them, "
-         f"whatever each person's k-anonymity (floor: none); fix: household_ids='drop' (no household link "
-         f"released), or coarser keys (recode)")
-    return _replace(risk, violations=tuple(risk.violations) + (v,), failing=tuple(risk.failing) + (hh,))
-
-
-def _new_household_ids(out, household, seed):
-    """The household ids replaced by a random numbering 1..H (the seed's "household" stream);
-    a missing id stays missing."""
-    from .._core.streams import child_rng
-
-    codes, uniq = pd.factorize(out[household], use_na_sentinel=True)
-    new = child_rng(seed, "household").permutation(len(uniq)) + 1
-    ids = pd.Series(np.where(codes >= 0, new[np.maximum(codes, 0)], 0), index=out.index)
-    out = out.copy()
-    out[household] = ids.astype("Int64").where(codes >= 0, pd.NA) if (codes < 0).any() else ids.astype(np.int64)
-    return out
 
 
 def _check_design(data, method, sensitive, strata, weights):

@@ -187,3 +187,25 @@ def test_a_recipe_with_keys_of_an_older_format_is_not_rebuilt(testdata, released
     del old["household_ids"]
     with pytest.raises(ValueError, match=r"format 6\) suppresses key variables by a rule that left persons"):
         sdccore.Recipe.from_dict(old)
+
+
+def test_public_amounts_released_unchanged_that_single_records_out_are_named():
+    """The keys' k-anonymity assumes the intruder knows the keys alone; a public amount released
+    unchanged is a key to the cent.  rent takes 10 values, each on 6 records but 100.5, 230.25
+    and 999 (one record each): 3 records singled out; with 'size' (two levels) beside it, the
+    pairs (rent, size) of the 6-record values split 3 + 3, so still 3."""
+    from sdccore._protect.keystep import singled_out
+
+    g = np.random.default_rng(3)
+    rent = np.r_[np.repeat(np.arange(7) * 50.0 + 300, 6), 100.5, 230.25, 999.0]
+    n = len(rent)
+    size = np.r_[np.tile([1.0, 1.0, 1.0, 2.0, 2.0, 2.0], 7), 1.0, 2.0, 1.0]
+    d = pd.DataFrame({"region": g.choice(["N", "S"], n), "sex": g.choice(["F", "M"], n), "rent": rent, "size": size,
+                      "income": g.lognormal(10, 0.5, n)})
+    note = singled_out(d, d.assign(income=d.income * 1.1), ["region", "sex"])
+    assert note.startswith("rent, size are released unchanged and single out 3 of 45 records by themselves")
+    assert "make them keys (recoded into bands), or protect them" in note
+    assert singled_out(d, d.assign(rent=d.rent + 1, income=d.income * 1.1), ["region", "sex", "size"]) == ""  # none left
+    r = sdccore.protect(d, "shuffle", sensitive=["income"], keys=["region", "sex"], k_anonymity=2, rng=1,
+                        allow_unsafe="a test of the notes")
+    assert any(x.startswith("rent, size are released unchanged and single out 3 of 45") for x in r.notes)

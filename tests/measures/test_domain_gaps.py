@@ -1,0 +1,85 @@
+"""The gaps between domains (issue 39's battery, built for the class): a release that keeps every
+domain mean within 10 % can still turn the gap between two domains round."""
+
+import numpy as np
+import pandas as pd
+import pytest
+from scipy import stats
+
+import sdccore
+
+
+def _two_regions(a, b):
+    """Ten records in each region, values a +- 1 and b +- 1 (five of each)."""
+    spread = np.tile([-1.0, 1.0], 5)
+    y = np.r_[a + spread, b + spread]
+    return pd.DataFrame({"region": np.repeat(["A", "B"], 10), "x": np.arange(20.0) % 7, "y": y})
+
+
+def test_means_within_ten_percent_but_the_gap_is_lost():
+    """Original 100 and 104, released 97 and 106: each mean within 3 %, the gap 4 -> 9 (reference:
+    the larger level, A first of two equal ones, so the contrast is B - A).  By hand: residual
+    sum of squares 20 on 18 degrees of freedom, the gap's standard error sqrt(20/18 * (1/10 +
+    1/10)), its 95 % interval half-width h = t(.975, 18) * se; the intervals [4 - h, 4 + h] and
+    [9 - h, 9 + h] are 5 - 2h apart: overlap (2h - 5) / (2h)."""
+    o, r = _two_regions(100, 104), _two_regions(97, 106)
+    t = sdccore.analyst_checks(o, r, sensitive=["y"]).table.set_index("analysis")
+    h = stats.t.ppf(0.975, 18) * np.sqrt(20 / 18 * 0.2)
+    assert t.loc["domain_means", "ok"] is True and t.loc["domain_means", "kept"] == pytest.approx(3 / 100)
+    assert t.loc["domain_gaps", "kept"] == pytest.approx((2 * h - 5) / (2 * h), abs=1e-12)
+    assert t.loc["domain_gaps", "ok"] is False
+    assert "B: 4 -> 9" in t.loc["domain_gaps", "note"] and "keep their order" in t.loc["domain_gaps", "note"]
+
+
+def test_a_gap_turned_round_is_named():
+    o, r = _two_regions(100, 104), _two_regions(103, 101)
+    t = sdccore.analyst_checks(o, r, sensitive=["y"]).table.set_index("analysis")
+    assert t.loc["domain_means", "ok"] is True
+    assert t.loc["domain_gaps", "kept"] < -1 and t.loc["domain_gaps", "ok"] is False
+    assert "1 of 1 pairs of means in the other order (e.g. A 100 vs B 104 -> 103 vs 101)" in t.loc["domain_gaps", "note"]
+
+
+def test_a_release_that_keeps_every_gap():
+    """Each record moved within its region so that the regions' means stay: overlap 1."""
+    o = _two_regions(100, 104)
+    r = o.assign(y=o.y.to_numpy()[np.r_[np.arange(10)[::-1], 10 + np.arange(10)[::-1]]])
+    t = sdccore.analyst_checks(o, r, sensitive=["y"]).table.set_index("analysis")
+    assert t.loc["domain_gaps", "kept"] == pytest.approx(1.0, abs=1e-12) and t.loc["domain_gaps", "ok"] is True
+
+
+def test_three_levels_the_worst_contrast_against_the_largest():
+    """Levels of 30, 20 and 10 records: the reference is the 30; only the small level's mean moves
+    (by 3 of its 1-sd spread), so the worst contrast is that level's and the other is exact."""
+    g = np.random.default_rng(4)
+    lv = np.repeat(["big", "mid", "small"], [30, 20, 10])
+    y = np.where(lv == "big", 10.0, np.where(lv == "mid", 12.0, 15.0)) + g.standard_normal(60)
+    o = pd.DataFrame({"lv": lv, "y": y, "x": g.standard_normal(60)})
+    r = o.assign(y=y + np.where(lv == "small", 3.0, 0.0))
+    t = sdccore.analyst_checks(o, r, sensitive=["y"]).table.set_index("analysis")
+    note = t.loc["domain_gaps", "note"]
+    assert note.startswith("lv: 2 gap(s) to lv = big; the largest change small:")
+    # by statsmodels directly: the contrasts' intervals on the original and the release
+    import statsmodels.api as sm
+    X = np.column_stack([np.ones(60), lv == "mid", lv == "small"]).astype(float)
+    co = sm.OLS(y, X).fit().conf_int()[1:]
+    cr = sm.OLS(r.y.to_numpy(), X).fit().conf_int()[1:]
+    lo, hi = np.maximum(co[:, 0], cr[:, 0]), np.minimum(co[:, 1], cr[:, 1])
+    ov = 0.5 * ((hi - lo) / (co[:, 1] - co[:, 0]) + (hi - lo) / (cr[:, 1] - cr[:, 0]))
+    assert t.loc["domain_gaps", "kept"] == pytest.approx(ov.min(), abs=1e-12)
+    assert ov[0] > 0.95 and ov[1] < 0
+
+
+def test_weighted_gaps_are_the_replicated_files():
+    """Integer weights: the weighted gap's estimate is the replicated file's (the intervals
+    differ: sandwich errors), so a release that keeps the weighted gap is seen to keep it."""
+    o = _two_regions(100, 104).assign(w=np.r_[np.ones(10), 3 * np.ones(10)])
+    r = o.assign(y=o.y + np.where(o.region == "A", 0.0, 5.0))
+    t = sdccore.analyst_checks(o, r, sensitive=["y"], weights="w").table.set_index("analysis")
+    assert "B: 4 -> 9" in t.loc["domain_gaps", "note"]
+    assert t.loc["domain_gaps", "ok"] is False
+
+
+def test_no_domain_no_gap():
+    o = _two_regions(100, 104).drop(columns="region")
+    t = sdccore.analyst_checks(o, o.assign(y=o.y + 1), sensitive=["y"]).table.set_index("analysis")
+    assert np.isnan(t.loc["domain_gaps", "kept"]) and t.loc["domain_gaps", "ok"] is None
