@@ -26,7 +26,8 @@ def find_domains(original, released, given, exclude, selective):
     general protection the numeric columns released unchanged with 2 to MAX_LEVELS whole-number
     levels (the set-apart columns), not in selective protection (the public variables are
     released unchanged too, and a count among them is not a domain); in either, the text
-    columns released unchanged with 2 to MAX_LEVELS levels and no missing cell (region, sex)."""
+    columns released unchanged with 2 to MAX_LEVELS levels, at least two of them of MIN_DOMAIN
+    records, and no missing cell (region, sex)."""
     if given is not None:
         given = [given] if isinstance(given, str) else list(given)
         missing = [c for c in given if c not in original.columns]
@@ -42,7 +43,8 @@ def find_domains(original, released, given, exclude, selective):
         if not o.equals(r) or o.isna().any():
             continue
         if not pd.api.types.is_numeric_dtype(o):  # a code in words (region, sex): a domain in either protection
-            if 2 <= o.nunique() <= MAX_LEVELS:
+            # (an id of a small file is not: at least two levels must hold MIN_DOMAIN records)
+            if 2 <= o.nunique() <= MAX_LEVELS and int((o.value_counts() >= MIN_DOMAIN).sum()) >= 2:
                 out.append(c)
             continue
         if selective:

@@ -241,12 +241,18 @@ def analysis_validity(original, protected, *, sensitive=None):
 def release_battery(original, released, sensitive, exclude, options):
     """What analysts keep in a release (``battery.analyst_checks`` on every numeric column
     both files hold): the set-apart and strata columns with 2 to 30 levels are the domains,
-    the rest of them (ids) stay out; weighted by the options' weights."""
+    the rest of them (ids) stay out, and so are the text columns released unchanged with 2 to
+    30 levels and no missing cell (region, sex: before, the suggestion's battery left them out
+    and never saw a region's mean); weighted by the options' weights."""
     from .battery import analyst_checks
+    from .domains import find_domains
 
     w = options.get("weights")
     apart = [c for c in list(exclude) + name_list(options.get("strata")) if c in released.columns and c != w]
     doms = [c for c in dict.fromkeys(apart) if 2 <= original[c].nunique() <= 30]
+    # and the text columns released unchanged with 2 to 30 levels and no missing cell (region, sex)
+    doms += [c for c in find_domains(original, released, None, set(apart) | set(name_list(sensitive)), True)
+             if c not in doms]
     cols = [c for c in original.columns if c in released.columns
             and (c in doms or c not in apart and pd.api.types.is_numeric_dtype(original[c]))]
     return analyst_checks(original[cols], released[cols], sensitive=list(sensitive) if sensitive else None,

@@ -83,3 +83,18 @@ def test_no_domain_no_gap():
     o = _two_regions(100, 104).drop(columns="region")
     t = sdccore.analyst_checks(o, o.assign(y=o.y + 1), sensitive=["y"]).table.set_index("analysis")
     assert np.isnan(t.loc["domain_gaps", "kept"]) and t.loc["domain_gaps", "ok"] is None
+
+
+def test_the_suggestions_battery_sees_a_text_region():
+    """release_battery (what the suggestion reads) takes a text column released unchanged with
+    2-30 levels as a domain (it used to drop every text column), set-apart codes as before, and
+    never a text id (one level per record)."""
+    from sdccore._measures.validity import release_battery
+
+    o = _two_regions(100, 104).assign(id=[f"p{i}" for i in range(20)], year=np.tile([1.0, 2.0], 10))
+    r = o.assign(y=np.r_[o.y[:10] + 3, o.y[10:] - 3])  # 103 and 101: the gap turned round
+    c = release_battery(o, r, ["y"], ["year"], {})
+    assert c.domains == ("year", "region")
+    t = c.table.set_index("analysis")
+    assert t.loc["domain_gaps", "ok"] is False and t.loc["domain_gaps", "note"].startswith("region:")
+    assert release_battery(o, o, ["y"], [], {}).domains == ("region",)
