@@ -98,3 +98,35 @@ def test_the_suggestions_battery_sees_a_text_region():
     t = c.table.set_index("analysis")
     assert t.loc["domain_gaps", "ok"] is False and t.loc["domain_gaps", "note"].startswith("region:")
     assert release_battery(o, o, ["y"], [], {}).domains == ("region",)
+
+
+def test_a_noisy_predictor_is_attenuated_where_it_explains_another_variable():
+    """Classical errors in a predictor: z = 2 y + e; the release adds noise of y's own variance
+    to y, so the slope of z on y halves (var y / (var y + var noise) = 1/2) -- the OLS of y on z
+    cannot show it.  The figure is statsmodels' intervals of y's slope in z ~ y on both files."""
+    import statsmodels.api as sm
+
+    g = np.random.default_rng(11)
+    y = g.standard_normal(4000)
+    z = 2 * y + 0.5 * g.standard_normal(4000)
+    o = pd.DataFrame({"y": y, "z": z})
+    r = o.assign(y=y + g.standard_normal(4000))
+    t = sdccore.analyst_checks(o, r, sensitive=["y"]).table.set_index("analysis")
+    co = sm.OLS(z, sm.add_constant(y)).fit().conf_int()[1]
+    cr = sm.OLS(z, sm.add_constant(r.y.to_numpy())).fit().conf_int()[1]
+    lo, hi = max(co[0], cr[0]), min(co[1], cr[1])
+    ov = 0.5 * ((hi - lo) / (co[1] - co[0]) + (hi - lo) / (cr[1] - cr[0]))
+    assert t.loc["as_predictor", "kept"] == pytest.approx(ov, abs=1e-9) and ov < -10
+    slopes = [float(v) for v in t.loc["as_predictor", "note"].split("slope ")[1].split(" (per")[0].split(" -> ")]
+    assert slopes[0] == pytest.approx(2.0, abs=0.02) and slopes[1] == pytest.approx(1.0, abs=0.05)
+    assert t.loc["as_predictor", "ok"] is False
+
+
+def test_ipso_keeps_every_regression_its_variable_explains():
+    """IPSO keeps the cross-products of the sensitive variable with the public ones and its sum
+    of squares, so every OLS with it on the right-hand side is the original's (Tarragona SALES:
+    each of the 12 other variables on SALES and the rest)."""
+    df = sdccore.load_dataset("tarragona")
+    rel = sdccore.protect(df, "ipso", sensitive=["SALES"], rng=3).data
+    t = sdccore.analyst_checks(df, rel, sensitive=["SALES"]).table.set_index("analysis")
+    assert t.loc["as_predictor", "kept"] > 0.999 and t.loc["as_predictor", "ok"] is True
