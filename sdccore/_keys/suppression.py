@@ -76,13 +76,48 @@ class Suppression:
         """Key -> values blanked."""
         return {c: int(self.suppressed[c].sum()) for c in self.keys}
 
+    def uneven(self, min_records=20) -> list:
+        """Where the blanks of a key fall unevenly: for each key with blanks, the level of
+        another key (of at least ``min_records`` records showing it) with the largest share of
+        that key blanked, when it is at least twice the share over the file and 5 points above
+        it (rare combinations sit in small regions and age groups, so an analysis of one key by
+        another sees fewer of those records: the analyst should know).  In words, largest first."""
+        out = []
+        for c in self.keys:
+            blank = self.suppressed[c].to_numpy()
+            overall = blank.mean()
+            if not blank.any():
+                continue
+            for d in self.keys:
+                if d == c:
+                    continue
+                lv = self.data[d]
+                rates = pd.Series(blank).groupby(lv.to_numpy(), dropna=True).agg(["mean", "size"])
+                rates = rates[rates["size"] >= min_records]
+                if not len(rates):
+                    continue
+                top = rates["mean"].idxmax()
+                r = float(rates.loc[top, "mean"])
+                if r >= 2 * overall and r - overall >= 0.05:
+                    out.append((r - overall, f"{c} blanked for {overall:.1%} of records, {r:.1%} where {d} = {top} "
+                                             f"({int(rates.loc[top, 'size']):,} records)"))
+        return [t for _, t in sorted(out, key=lambda x: -x[0])]
+
     def summary(self) -> str:
         per = ", ".join(f"{c} {v}" for c, v in self.per_key.items() if v) or "none"
+        uneven = self.uneven()
         return (f"{self.cells:,} key value(s) blanked for {self.k}-anonymity on {', '.join(self.keys)} "
-                f"({per}); a blank matches every value.")
+                f"({per}); a blank matches every value."
+                + (f" Unevenly: {'; '.join(uneven[:2])} (an analysis of one key by another sees fewer of "
+                   f"those records)." if uneven else ""))
 
     def __repr__(self):
         return f"Suppression(k={self.k}, {self.cells} cells: {self.per_key})"
+
+
+def _level(v):
+    """A level in words: a whole number stored as a float (a code with blanks) without '.0'."""
+    return int(v) if isinstance(v, (float, np.floating)) and float(v).is_integer() else v
 
 
 def _without(row, j):

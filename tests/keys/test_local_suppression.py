@@ -177,3 +177,20 @@ def test_compatible_counts_by_hand():
     R = np.array([[1, 5], [1, -1], [2, 5], [-1, -1]])
     T = np.array([[1, 5], [1, 7], [2, 5], [3, -1]])  # the last record's second key unknown in the original
     assert compatible_counts(T, R).tolist() == [3, 2, 2, 1]
+
+
+def test_blanks_that_fall_unevenly_are_named():
+    """Region A: 40 records, each of a different age (all unique: every age blanked); region B:
+    160 records in 8 ages of 20 (none blanked).  Age is blanked for 40 of 200 records (20 %),
+    for all 40 in region A (100 %): named; region B's 0 % is not."""
+    import pandas as pd
+
+    import sdccore
+
+    d = pd.DataFrame({"region": ["A"] * 40 + ["B"] * 160,
+                      "age": list(range(20, 60)) + [20 + 5 * (i % 8) for i in range(160)]})
+    s = sdccore.local_suppression(d, ["region", "age"], 3)
+    assert s.per_key == {"region": 0, "age": 40}
+    assert s.uneven() == ["age blanked for 20.0% of records, 100.0% where region = A (40 records)"]
+    assert "Unevenly: age blanked for 20.0% of records, 100.0% where region = A" in s.summary()
+    assert s.uneven(min_records=41) == []  # region A too small to be named
