@@ -40,6 +40,7 @@ def _recipe_options(args):
     if args.method:
         options["method"] = args.method
     options.setdefault("method", "fa")
+    _split_names(options)
     if args.sensitive is not None:
         options["sensitive"] = _names(args.sensitive) or None
     if args.seed is not None:
@@ -48,6 +49,20 @@ def _recipe_options(args):
     elif "rng" in options:
         options["seed"] = options.pop("rng")
     return recipe, options
+
+
+def _split_names(options):
+    """--set keys=region,sex,age: an option that names columns takes a comma-separated list, as
+    --sensitive does (it was read as one column named 'region,sex,age')."""
+    from ._protect.options import option_schema
+
+    try:
+        kinds = {o.name: o.kind for o in option_schema(options["method"])}
+    except ValueError:
+        return  # an unknown method: protect names the choices
+    for key, value in options.items():
+        if kinds.get(key) in ("names", "transform") and isinstance(value, str) and "," in value:
+            options[key] = _names(value)
 
 
 def _protect_dask(args):
@@ -241,6 +256,21 @@ def _evaluate_dask(args):
             print(f"  {k:<8s} {r.estimate:.4f}  {iv:<18s} {r.how}")
 
 
+def _numeric_both(orig, prot):
+    """The columns numeric in both files (the scores' columns); the others (a region or sex in
+    words, a text id) are left out of the scores with a note, and stay domains of --analyses."""
+    import pandas as pd
+
+    num = [c for c in orig.columns if c in prot.columns and pd.api.types.is_numeric_dtype(orig[c])
+           and pd.api.types.is_numeric_dtype(prot[c])]
+    other = [str(c) for c in orig.columns if c not in num]
+    if other and num:
+        print(f"note: {', '.join(other[:8])}{' ...' if len(other) > 8 else ''} left out of the scores (not numeric in "
+              f"both files); with --analyses a text column of 2-30 levels released unchanged is a domain",
+              file=sys.stderr)
+    return num or list(orig.columns)
+
+
 def _evaluate(args):
     if args.engine == "dask":
         return _evaluate_dask(args)
@@ -252,7 +282,8 @@ def _evaluate(args):
     if args.model:
         from ._measures.regression import regression_check
         checks = [regression_check(orig, prot, m) for m in args.model]  # a bad formula fails before the scores
-    ev = evaluate(orig, prot, sensitive=sens, **({"weights": args.weights} if args.weights else {}))
+    num = _numeric_both(orig, prot)
+    ev = evaluate(orig[num], prot[num], sensitive=sens, **({"weights": args.weights} if args.weights else {}))
     kept = _analyses(args, orig, prot, sens)
     if args.json:
         # 12 significant digits: the last digits of a sum change with the BLAS kernel and
@@ -430,11 +461,13 @@ def build_parser():
                     help="a linear regression to fit on both files, e.g. 'SALES ~ LABOR.COSTS + FIXED.ASSETS' "
                          "(repeatable): coefficients, 95%% intervals and their overlap")
     ev.add_argument("--analyses", action="store_true",
-                    help="also what analysts keep: the OLS, log-log, log-level, median and 0.1/0.9 quantile "
-                         "regressions, domain means, the distribution, the top-10 %% share, the mean and the "
+                    help="also what analysts keep: the OLS (also with the variable as a predictor), log-log, "
+                         "log-level, median and 0.1/0.9 quantile regressions, domain means and the gaps between "
+                         "them, the distribution, the top-10 %% share, the mean and the "
                          "correlations of each protected variable, each against its target (sdccore.analyst_checks)")
     ev.add_argument("--domains", metavar="COLUMNS", help="with --analyses: comma-separated columns whose levels are "
-                    "the domains of the domain means (e.g. region,sex; default: none in selective protection)")
+                    "the domains of the domain means and gaps (e.g. region,sex; default: the text columns "
+                    "released unchanged with 2-30 levels, and in general protection whole-number codes)")
     ev.set_defaults(func=_evaluate)
     cp = sub.add_parser("compare", help="compare FA, PCA and M-AGG over repeated runs")
     cp.add_argument("input")

@@ -112,7 +112,7 @@ TARGETS = {
     "pearson": ("largest change of a Pearson correlation", None, None, None),
     "spearman": ("largest change of a Spearman correlation", None, None, None),
 }
-LABELS = {"ols": "OLS regression", "as_predictor": "OLS, as a predictor", "loglog": "log-log regression", "loglevel": "log-level regression",
+LABELS = {"ols": "OLS regression", "as_predictor": "as a predictor (OLS)", "loglog": "log-log regression", "loglevel": "log-level regression",
           "median": "median regression", "quantiles": "tail quantile regressions", "domain_means": "domain means",
           "domain_gaps": "gaps between domains",
           "ks": "distribution (KS)", "top10_share": "top-10 % share", "mean": "mean",
@@ -167,7 +167,7 @@ class AnalystChecks:
     def summary(self) -> Summary:
         """The verdict and, per analysis, its worst variable against its target."""
         head = ("What analysts keep: every target met" if self.ok else
-                "What analysts keep: " + "; ".join(f"{LABELS[a]} of {v}" for v, a in self.failing[:6])
+                "What analysts keep: " + "; ".join(f"{LABELS[a]} ({v})" for v, a in self.failing[:6])
                 + (" ..." if len(self.failing) > 6 else "") + " missed")
         items = []
         for r in self.worst.itertuples():

@@ -32,7 +32,7 @@ def test_the_battery_of_the_run_released_is_the_one_analyst_checks_gives(cmp_):
         assert set(missed) == set(w[~w.ok.astype(bool)].label)
         assert battery_count(ac) == (met, n, missed)
     # what each keeps by construction: IPSO the OLS and the mean, shuffling the distribution
-    assert {"OLS regression", "OLS, as a predictor", "mean"}.isdisjoint(c.analyses["IPSO"][2])
+    assert {"OLS regression", "as a predictor (OLS)", "mean"}.isdisjoint(c.analyses["IPSO"][2])
     assert {"distribution (KS)", "Gini coefficient", "mean"}.isdisjoint(c.analyses["Shuffle"][2])
 
 

@@ -77,3 +77,24 @@ def test_the_mapping(text, want):
 def test_a_keyword_given_with_set_stays_set():
     assert cli_words("exclude=['ZZ'] names no column", {"exclude"}) == "--set exclude='[\"ZZ\"]' names no column"
     assert cli_words("exclude=['ZZ'] names no column") == "--keep ZZ names no column"
+
+
+def test_set_names_a_list_with_commas_and_evaluate_leaves_text_columns_out(tmp_path, capsys):
+    """--set keys=region,sex names two keys (it was read as one column 'region,sex' and refused);
+    evaluate of a file with text columns scores the numeric ones, says so, and its --analyses take
+    the text region as a domain."""
+    g = np.random.default_rng(5)
+    n = 300
+    region = g.choice(["North", "South", "East"], n)
+    d = pd.DataFrame({"region": region, "sex": g.choice(["f", "m"], n), "age": g.integers(20, 70, n),
+                      "rent": g.normal(500, 80, n).round(), "income": g.lognormal(10, 0.4, n).round()})
+    src, out = tmp_path / "p.csv", tmp_path / "r.csv"
+    d.to_csv(src, index=False)
+    assert main(["protect", str(src), "--method", "ipso", "--sensitive", "income", "--seed", "2", "--set",
+                 "keys=region,sex,age", "--set", "k_anonymity=2", "--out", str(out), "--allow-unsafe", "test"]) == 0
+    err = capsys.readouterr().err
+    assert "blanked for 2-anonymity on region, sex, age" in err
+    assert main(["evaluate", str(src), str(out), "--sensitive", "income", "--analyses"]) == 0
+    cap = capsys.readouterr()
+    assert "note: region, sex left out of the scores (not numeric in both files)" in cap.err
+    assert "gaps between domains" in cap.out and "Record linkage (DBRL)" in cap.out

@@ -680,7 +680,7 @@ def test_download_page_shows_what_analysts_keep(app, monkeypatch):
     assert table.loc["median regression", "Kept"] == "NO" and table.loc["median regression", "Worst variable"] == "SALES"
     assert table.loc["domain means", "Figure"] == "n/a" and table.loc["domain means", "Kept"] == "does not apply"
     assert any("Not applicable here: domain means: no domain column." in c.value for c in app.caption)
-    assert any("Analysts would see a difference: " in w.value and "median regression of SALES" in w.value
+    assert any("Analysts would see a difference: " in w.value and "median regression (SALES)" in w.value
                for w in app.warning)
     # at most the release itself (none when another test of this process left it in the cache)
     assert len(calls) <= 1, f"protected {len(calls)} times"
