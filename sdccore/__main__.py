@@ -13,7 +13,7 @@ import os
 import signal
 import sys
 
-from ._cli.files import OUT_FORMATS, _CLEANUP, _report_pairs, _atomic_write, _check_paths, _check_regular, _check_roles, _load_recipe, _missing_cells, _names, _out_format, _read, _read_csv, _same_file, _umask, _value
+from ._cli.files import OUT_FORMATS, _CLEANUP, _numeric_both, _split_names, _report_pairs, _atomic_write, _check_paths, _check_regular, _check_roles, _load_recipe, _missing_cells, _names, _out_format, _read, _read_csv, _same_file, _umask, _value
 from ._cli.cluster import SCHEDULER_WAIT, _client, _stop_children  # noqa: F401
 from ._cli.report import (_COEF_COLUMNS, _analyses, _analyses_json, _digits, _print_coefficients,  # noqa: F401
                           _regression_json, _risk_lines, _say)
@@ -49,20 +49,6 @@ def _recipe_options(args):
     elif "rng" in options:
         options["seed"] = options.pop("rng")
     return recipe, options
-
-
-def _split_names(options):
-    """--set keys=region,sex,age: an option that names columns takes a comma-separated list, as
-    --sensitive does (it was read as one column named 'region,sex,age')."""
-    from ._protect.options import option_schema
-
-    try:
-        kinds = {o.name: o.kind for o in option_schema(options["method"])}
-    except ValueError:
-        return  # an unknown method: protect names the choices
-    for key, value in options.items():
-        if kinds.get(key) in ("names", "transform") and isinstance(value, str) and "," in value:
-            options[key] = _names(value)
 
 
 def _protect_dask(args):
@@ -254,21 +240,6 @@ def _evaluate_dask(args):
         for k, r in table.iterrows():
             iv = "exact" if math.isnan(r.lo) else f"[{r.lo:.4f}, {r.hi:.4f}]"
             print(f"  {k:<8s} {r.estimate:.4f}  {iv:<18s} {r.how}")
-
-
-def _numeric_both(orig, prot):
-    """The columns numeric in both files (the scores' columns); the others (a region or sex in
-    words, a text id) are left out of the scores with a note, and stay domains of --analyses."""
-    import pandas as pd
-
-    num = [c for c in orig.columns if c in prot.columns and pd.api.types.is_numeric_dtype(orig[c])
-           and pd.api.types.is_numeric_dtype(prot[c])]
-    other = [str(c) for c in orig.columns if c not in num]
-    if other and num:
-        print(f"note: {', '.join(other[:8])}{' ...' if len(other) > 8 else ''} left out of the scores (not numeric in "
-              f"both files); with --analyses a text column of 2-30 levels released unchanged is a domain",
-              file=sys.stderr)
-    return num or list(orig.columns)
 
 
 def _evaluate(args):

@@ -35,8 +35,8 @@ METHODS = {"FA": {"method": "fa"}, "PCA": {"method": "pca"}, "M-AGG": {"method":
 
 # the analyses of sdccore.analyst_checks reported per method: the worst sensitive variable's
 # figure, mean over the runs (an overlap: higher is better; an error or distance: lower)
-BATTERY = ("ols", "as_predictor", "loglog", "loglevel", "median", "quantiles", "domain_means", "domain_gaps", "ks",
-           "top10_share", "mean", "low_share", "gini")
+BATTERY = ("ols", "as_predictor", "loglog", "loglevel", "median", "quantiles", "domain_means", "domain_gaps", "edits",
+           "ratios", "ks", "top10_share", "mean", "low_share", "gini")
 
 
 def _validity_detail(d, c, sens, label, reps):

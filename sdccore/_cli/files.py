@@ -259,3 +259,32 @@ def _report_pairs(args, rel, data, labels):
             name = "standard input" if args.input == "-" else os.path.basename(args.input)
             out.append((path, release_report(rel, data, kind, name, labels).encode("utf-8")))
     return out
+
+
+def _split_names(options):
+    """--set keys=region,sex,age: an option that names columns takes a comma-separated list, as
+    --sensitive does (it was read as one column named 'region,sex,age')."""
+    from .._protect.options import option_schema
+
+    try:
+        kinds = {o.name: o.kind for o in option_schema(options["method"])}
+    except ValueError:
+        return  # an unknown method: protect names the choices
+    for key, value in options.items():
+        if kinds.get(key) in ("names", "transform") and isinstance(value, str) and "," in value:
+            options[key] = _names(value)
+
+
+def _numeric_both(orig, prot):
+    """The columns numeric in both files (the scores' columns); the others (a region or sex in
+    words, a text id) are left out of the scores with a note, and stay domains of --analyses."""
+    import pandas as pd
+
+    num = [c for c in orig.columns if c in prot.columns and pd.api.types.is_numeric_dtype(orig[c])
+           and pd.api.types.is_numeric_dtype(prot[c])]
+    other = [str(c) for c in orig.columns if c not in num]
+    if other and num:
+        print(f"note: {', '.join(other[:8])}{' ...' if len(other) > 8 else ''} left out of the scores (not numeric in "
+              f"both files); with --analyses a text column of 2-30 levels released unchanged is a domain",
+              file=sys.stderr)
+    return num or list(orig.columns)

@@ -36,6 +36,10 @@ variable in selective protection; each variable the release changed in general p
   levels, the largest the reference): the smallest CI overlap of the contrasts, worst over the
   domain columns, target >= .8; the note says whether the means keep their order
   (``domains.py``);
+* ``edits``, ``ratios``  an order between y and another variable that at least 99 % of the
+  original's records obey (labour costs at most the sales), the increase of the records that
+  break it, target 1 point; the median record-level ratio z / y (a cost share, a margin), target
+  within 10 % (``ratios.py``);
 * ``ks``       the Kolmogorov-Smirnov distance between y's original and released values,
   target <= .10 (the Wasserstein distance, in y's units, in the note);
 * ``top10_share``  the change of the share of y's total held by its largest 10 % of records, in
@@ -81,6 +85,7 @@ from .._core.validation import check_dataframe
 from .._core import quantreg
 from .distribution import distribution as _distribution, top_share as _top_share
 from .domains import domain_gaps, domain_means, find_domains, wmean as _wmean
+from .ratios import edits, ratios
 from .regression import _overlap
 
 __all__ = ["analyst_checks", "AnalystChecks"]
@@ -92,7 +97,7 @@ QR_RECORDS = 10_000  # quantile regressions of larger files on this many records
 TAILS = (0.1, 0.9)   # the tail quantile regressions ...
 TAIL_RECORDS = 5     # ... where at least this many records per coefficient lie beyond each
 MAX_RESPONSES = 30   # the checked variable as a predictor: of at most this many other variables
-ANALYSES = ("ols", "as_predictor", "loglog", "loglevel", "median", "quantiles", "domain_means", "domain_gaps", "ks", "top10_share", "mean",
+ANALYSES = ("ols", "as_predictor", "loglog", "loglevel", "median", "quantiles", "domain_means", "domain_gaps", "edits", "ratios", "ks", "top10_share", "mean",
             "low_share", "gini", "pearson", "spearman")
 # (what the figure is, the target's direction, the target in selective and in general protection)
 TARGETS = {
@@ -104,6 +109,8 @@ TARGETS = {
     "quantiles": ("CI overlap of the 0.1 and 0.9 quantile regressions' slopes (the worse)", ">=", 0.7, 0.7),
     "domain_means": ("largest relative error of a domain mean", "<=", 0.10, 0.10),
     "domain_gaps": ("CI overlap of the gaps between domain means", ">=", 0.8, 0.8),
+    "edits": ("increase of the records breaking an order between two variables (points)", "<=", 0.01, 0.01),
+    "ratios": ("relative change of a median record-level ratio", "<=", 0.10, 0.10),
     "ks": ("Kolmogorov-Smirnov distance", "<=", 0.10, 0.10),
     "top10_share": ("change of the largest 10 %'s share of the total (points)", "<=", 0.02, 0.02),
     "mean": ("relative change of the mean", "<=", 0.01, 0.02),
@@ -114,7 +121,7 @@ TARGETS = {
 }
 LABELS = {"ols": "OLS regression", "as_predictor": "as a predictor (OLS)", "loglog": "log-log regression", "loglevel": "log-level regression",
           "median": "median regression", "quantiles": "tail quantile regressions", "domain_means": "domain means",
-          "domain_gaps": "gaps between domains",
+          "domain_gaps": "gaps between domains", "edits": "edit rules (orders)", "ratios": "record-level ratios",
           "ks": "distribution (KS)", "top10_share": "top-10 % share", "mean": "mean",
           "low_share": "share below 60 % of median", "gini": "Gini coefficient",
           "pearson": "Pearson correlations", "spearman": "Spearman correlations"}
@@ -416,6 +423,7 @@ def _variable(original, released, y, num, doms, scale, w):
     mo, mr = _wmean(yo, w), _wmean(yr, w)
     out["mean"] = (mo, mr, abs(mr - mo) / abs(mo) if mo else np.nan, "", None)
     out["low_share"], out["gini"] = _distribution(yo, yr, w)
+    out["edits"], out["ratios"] = edits(original, released, y, preds, w), ratios(original, released, y, preds, w)
     out["pearson"] = _correlations(original, released, y, num, "pearson")
     out["spearman"] = _correlations(original, released, y, num, "spearman")
     return out

@@ -130,3 +130,42 @@ def test_ipso_keeps_every_regression_its_variable_explains():
     rel = sdccore.protect(df, "ipso", sensitive=["SALES"], rng=3).data
     t = sdccore.analyst_checks(df, rel, sensitive=["SALES"]).table.set_index("analysis")
     assert t.loc["as_predictor", "kept"] > 0.999 and t.loc["as_predictor", "ok"] is True
+
+
+def test_an_edit_rule_broken_and_a_ratio_moved():
+    """100 firms: costs = 0.5 x sales except one firm (costs 1.2 x sales: 1 % break the order
+    'costs at most sales', which 99 % obey).  The release multiplies the sales of the 20 firms
+    of rows 0-19 by 0.4 (their costs now 1.25 x sales): 21 % break it, an increase of 20 points;
+    the median costs / sales goes from 0.5 to 0.5 (80 records at 0.5, 20 at 1.25 sit above the
+    middle: median still 0.5) -- so a second release halves every sales value below the median
+    instead: the ratio's median moves to 0.5 / 0.5 = 1.0 for half the records."""
+    sales = np.linspace(100.0, 1000.0, 100)
+    costs = 0.5 * sales
+    costs[50] = 1.2 * sales[50]
+    o = pd.DataFrame({"sales": sales, "costs": costs})
+    r = o.assign(sales=np.where(np.arange(100) < 20, 0.4 * sales, sales))
+    t = sdccore.analyst_checks(o, r, sensitive=["sales"]).table.set_index("analysis")
+    assert t.loc["edits", "kept"] == pytest.approx(0.20, abs=1e-12) and t.loc["edits", "ok"] is False
+    assert t.loc["edits", "note"].startswith("costs above sales: 1.0% of records -> 21.0%")
+    assert t.loc["ratios", "kept"] == pytest.approx(0.0, abs=1e-12) and t.loc["ratios", "ok"] is True
+    # every record's ratio z / y: 0.5 for 99 records and 1.2 for one: median 0.5; halving the 60
+    # smallest sales puts 60 ratios at 1.0 (one of them, row 50, at 2.4): median 1.0, a 100 % change
+    r2 = o.assign(sales=np.where(np.arange(100) < 60, 0.5 * sales, sales))
+    t2 = sdccore.analyst_checks(o, r2, sensitive=["sales"]).table.set_index("analysis")
+    assert t2.loc["ratios", "kept"] == pytest.approx(1.0, abs=1e-12)
+    assert t2.loc["ratios", "note"] == "median costs / sales: 0.5 -> 1"
+
+
+def test_no_edit_rule_and_no_ratio_where_none_applies():
+    """x and y of either sign (no order 99 % obey) and an age beside an income (a median ratio of
+    about 1/250: not an amount of the income's kind)."""
+    g = np.random.default_rng(2)
+    o = pd.DataFrame({"x": g.standard_normal(200), "y": g.standard_normal(200)})
+    t = sdccore.analyst_checks(o, o.assign(y=o.y + 1), sensitive=["y"]).table.set_index("analysis")
+    assert t.loc["edits", "ok"] is None and t.loc["edits", "note"].startswith("does not apply")
+    assert t.loc["ratios", "ok"] is None
+    p = pd.DataFrame({"age": g.integers(20, 70, 200).astype(float), "income": g.lognormal(9.2, 0.3, 200)})
+    t = sdccore.analyst_checks(p, p.assign(income=p.income * 2), sensitive=["income"]).table.set_index("analysis")
+    assert t.loc["ratios", "ok"] is None
+    assert t.loc["edits", "note"].startswith("age above income: 0.0% of records -> 0.0%")  # an order kept: ok
+    assert t.loc["edits", "ok"] is True
