@@ -35,7 +35,8 @@ variable in selective protection; each variable the release changed in general p
 * ``domain_gaps``  the gaps between the domain means (y on the indicators of one domain column's
   levels, the largest the reference): the smallest CI overlap of the contrasts, worst over the
   domain columns, target >= .8; the note says whether the means keep their order
-  (``domains.py``);
+  (``domains.py``); ``domain_spread``: the largest relative change of y's standard deviation
+  in a domain level of at least 20 records, target <= 10 %;
 * ``edits``, ``ratios``  an order between y and another variable that at least 99 % of the
   original's records obey (labour costs at most the sales), the increase of the records that
   break it, target 1 point; the median record-level ratio z / y (a cost share, a margin), target
@@ -84,7 +85,7 @@ from .._core.summary import Summary
 from .._core.validation import check_dataframe
 from .._core import quantreg
 from .distribution import distribution as _distribution, top_share as _top_share
-from .domains import domain_gaps, domain_means, find_domains, wmean as _wmean
+from .domains import domain_gaps, domain_means, domain_spread, find_domains, wmean as _wmean
 from .ratios import edits, ratios
 from .regression import _overlap
 
@@ -97,8 +98,8 @@ QR_RECORDS = 10_000  # quantile regressions of larger files on this many records
 TAILS = (0.1, 0.9)   # the tail quantile regressions ...
 TAIL_RECORDS = 5     # ... where at least this many records per coefficient lie beyond each
 MAX_RESPONSES = 30   # the checked variable as a predictor: of at most this many other variables
-ANALYSES = ("ols", "as_predictor", "loglog", "loglevel", "median", "quantiles", "domain_means", "domain_gaps", "edits", "ratios", "ks", "top10_share", "mean",
-            "low_share", "gini", "pearson", "spearman")
+ANALYSES = ("ols", "as_predictor", "loglog", "loglevel", "median", "quantiles", "domain_means", "domain_gaps",
+            "domain_spread", "edits", "ratios", "ks", "top10_share", "mean", "low_share", "gini", "pearson", "spearman")
 # (what the figure is, the target's direction, the target in selective and in general protection)
 TARGETS = {
     "ols": ("CI overlap of the slopes", ">=", 0.9, 0.8),
@@ -109,6 +110,7 @@ TARGETS = {
     "quantiles": ("CI overlap of the 0.1 and 0.9 quantile regressions' slopes (the worse)", ">=", 0.7, 0.7),
     "domain_means": ("largest relative error of a domain mean", "<=", 0.10, 0.10),
     "domain_gaps": ("CI overlap of the gaps between domain means", ">=", 0.8, 0.8),
+    "domain_spread": ("largest relative change of a domain's standard deviation", "<=", 0.10, 0.10),
     "edits": ("increase of the records breaking an order between two variables (points)", "<=", 0.01, 0.01),
     "ratios": ("relative change of a median record-level ratio", "<=", 0.10, 0.10),
     "ks": ("Kolmogorov-Smirnov distance", "<=", 0.10, 0.10),
@@ -121,7 +123,8 @@ TARGETS = {
 }
 LABELS = {"ols": "OLS regression", "as_predictor": "as a predictor (OLS)", "loglog": "log-log regression", "loglevel": "log-level regression",
           "median": "median regression", "quantiles": "tail quantile regressions", "domain_means": "domain means",
-          "domain_gaps": "gaps between domains", "edits": "edit rules (orders)", "ratios": "record-level ratios",
+          "domain_gaps": "gaps between domains",
+          "domain_spread": "spread within domains", "edits": "edit rules (orders)", "ratios": "record-level ratios",
           "ks": "distribution (KS)", "top10_share": "top-10 % share", "mean": "mean",
           "low_share": "share below 60 % of median", "gini": "Gini coefficient",
           "pearson": "Pearson correlations", "spearman": "Spearman correlations"}
@@ -412,6 +415,7 @@ def _variable(original, released, y, num, doms, scale, w):
     out["domain_means"] = domain_means(original, yo, yr, doms, scale, w)
     out["domain_gaps"] = domain_gaps(original, yo, yr, doms, scale, w,
                                      lambda a, Xa, b, Xb, wr: _slopes_overlap("ols", a, Xa, b, Xb, wr))
+    out["domain_spread"] = domain_spread(original, yo, yr, doms, scale, w)
     fo, fr = yo[np.isfinite(yo)], yr[np.isfinite(yr)]
     ks = float(stats.ks_2samp(fo, fr).statistic) if len(fo) and len(fr) else np.nan
     wd = f"Wasserstein distance {stats.wasserstein_distance(fo, fr):.4g} (in {y}'s units)" if len(fo) and len(fr) else ""

@@ -169,3 +169,20 @@ def test_no_edit_rule_and_no_ratio_where_none_applies():
     assert t.loc["ratios", "ok"] is None
     assert t.loc["edits", "note"].startswith("age above income: 0.0% of records -> 0.0%")  # an order kept: ok
     assert t.loc["edits", "ok"] is True
+
+
+def test_the_spread_within_a_domain():
+    """Two regions of 20 records, values 100 +- 10 and 100 +- 20 (ten of each sign): sds 10 and
+    20.  A release that gives both +- 15 keeps every mean and the pooled variance's sum but
+    changes region A's sd by 50 % and B's by 25 %: 0.5, missed; one that keeps each sd: 0."""
+    spread = np.tile([-1.0, 1.0], 10)
+    o = pd.DataFrame({"region": np.repeat(["A", "B"], 20), "x": np.arange(40.0) % 3,
+                      "y": np.r_[100 + 10 * spread, 100 + 20 * spread]})
+    r = o.assign(y=np.r_[100 + 15 * spread, 100 + 15 * spread])
+    t = sdccore.analyst_checks(o, r, sensitive=["y"]).table.set_index("analysis")
+    assert t.loc["domain_means", "kept"] == pytest.approx(0.0, abs=1e-12)
+    assert t.loc["domain_spread", "kept"] == pytest.approx(0.5, abs=1e-12) and t.loc["domain_spread", "ok"] is False
+    assert t.loc["domain_spread", "note"] == "region = A: sd 10 -> 15"
+    r2 = o.assign(y=o.y.to_numpy()[np.r_[np.arange(20)[::-1], 20 + np.arange(20)[::-1]]])
+    t2 = sdccore.analyst_checks(o, r2, sensitive=["y"]).table.set_index("analysis")
+    assert t2.loc["domain_spread", "kept"] == pytest.approx(0.0, abs=1e-12) and t2.loc["domain_spread", "ok"] is True
