@@ -68,23 +68,32 @@ def _sub(w, m):
     return None if w is None else w[m]
 
 
-def domain_means(original, yo, yr, doms, levels, w):
-    """The largest relative error of y's mean in a domain, as the battery's tuple (original,
-    released, kept, note, forced)."""
+def _worst_level(original, yo, yr, doms, levels, w, least, stat, word, none):
+    """The battery's tuple of the largest relative change of ``stat(values, weights)`` over the
+    domain levels of at least ``least`` records (the original's figure nonzero); a level whose
+    figure the release cannot give (every value blank) misses the target."""
     worst, where = np.nan, ""
     for d in doms:
         g = original[d].to_numpy()
         for lv in levels[d]:
             m = g == lv
-            if m.sum() < MIN_DOMAIN:
+            if m.sum() < least:
                 continue
-            mo, mr = wmean(yo[m], _sub(w, m)), wmean(yr[m], _sub(w, m))
-            if mo == 0 or not np.isfinite(mo):
+            so, sr = stat(yo[m], _sub(w, m)), stat(yr[m], _sub(w, m))
+            if so == 0 or not np.isfinite(so):
                 continue
-            e = abs(mr - mo) / abs(mo)
+            if not np.isfinite(sr):
+                return (np.nan, np.nan, np.nan, f"{d} = {lv}: no released value", False)
+            e = abs(sr - so) / abs(so)
             if not np.isfinite(worst) or e > worst:
-                worst, where = e, f"{d} = {lv}: mean {mo:.6g} -> {mr:.6g}"
-    return (np.nan, np.nan, worst, where or "no domain column", None)
+                worst, where = e, f"{d} = {lv}: {word} {so:.6g} -> {sr:.6g}"
+    return (np.nan, np.nan, worst, where or none, None)
+
+
+def domain_means(original, yo, yr, doms, levels, w):
+    """The largest relative error of y's mean in a domain, as the battery's tuple (original,
+    released, kept, note, forced)."""
+    return _worst_level(original, yo, yr, doms, levels, w, MIN_DOMAIN, wmean, "mean", "no domain column")
 
 
 SPREAD_RECORDS = 20  # records a domain level needs for its spread to be compared
@@ -105,21 +114,8 @@ def domain_spread(original, yo, yr, doms, levels, w):
     women's incomes as dispersed as the men's (an outside analyst: variance ratio 1.48 -> 1.02),
     which variance comparisons, Levene tests and heteroskedastic models read.  As the battery's
     tuple."""
-    worst, where = np.nan, ""
-    for d in doms:
-        g = original[d].to_numpy()
-        for lv in levels[d]:
-            m = g == lv
-            if m.sum() < SPREAD_RECORDS:
-                continue
-            so, sr = _wsd(yo[m], _sub(w, m)), _wsd(yr[m], _sub(w, m))
-            if not (np.isfinite(so) and so > 0):
-                continue
-            e = abs(sr - so) / so if np.isfinite(sr) else np.inf
-            if not np.isfinite(worst) or e > worst:
-                worst, where = e, f"{d} = {lv}: sd {so:.6g} -> {sr:.6g}"
-    return (np.nan, np.nan, worst if np.isfinite(worst) or not where else np.nan,
-            where or f"no domain level of at least {SPREAD_RECORDS} records", None)
+    return _worst_level(original, yo, yr, doms, levels, w, SPREAD_RECORDS, _wsd, "sd",
+                        f"no domain level of at least {SPREAD_RECORDS} records")
 
 
 def _contrasts(g, levels, y_ok):
