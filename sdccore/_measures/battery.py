@@ -11,8 +11,9 @@ variable in selective protection; each variable the release changed in general p
   must hold, the mean over the slopes is in the note), target >= .9 (>= .8 in general
   protection).  Where the original's fit has no uncertainty (an accounting identity, R^2 = 1)
   the overlap does not apply;
-* ``as_predictor``  the checked variable on the right-hand side: each other variable regressed
-  on it and the rest, the overlap of its slope, worst over them (at most 30), targets as
+* ``as_predictor``  the checked variable on the right-hand side: each other variable not
+  checked itself regressed on it and the rest, the overlap of its slope, worst over them (at
+  most 30), targets as
   ``ols`` (noise in a predictor biases its slope toward 0; the OLS of y itself cannot see it);
 * ``loglog``   the same on the log scale, for a non-negative skewed y (at most 5 % zeros,
   skewness of the positive values > 1): log y on the log of such predictors and the others
@@ -344,7 +345,7 @@ def _checks(original, released, sensitive, domains, weights):
         scale[d] = pd.unique(original[d].dropna())  # its levels (numbers or text), in order of appearance
     rows = []
     for y in checked:
-        figures = _variable(original, released, y, [c for c in num if c not in doms], doms, scale, w)
+        figures = _variable(original, released, y, [c for c in num if c not in doms], doms, scale, w, checked)
         for kind, (o, r, kept, note, forced) in figures.items():
             ok, target = _meets(kind, kept, selective)
             if (forced is None and ok is None and TARGETS[kind][1] is not None and np.isfinite(o) and not np.isfinite(r)
@@ -393,7 +394,7 @@ def _inputs(original, released, sensitive, weights):
     return num, w, sensitive, True
 
 
-def _variable(original, released, y, num, doms, scale, w):
+def _variable(original, released, y, num, doms, scale, w, checked=()):
     """{analysis: (original figure, released figure, kept, note, False where the target is
     missed whatever the figure, else None)} of the checked variable ``y``."""
     preds = [c for c in num if c != y and c not in doms and np.nanstd(original[c].to_numpy(float)) > 0]
@@ -404,7 +405,7 @@ def _variable(original, released, y, num, doms, scale, w):
     out = {}
     ov, r2o, r2r, note, forced = _slopes_overlap("ols", yo, Xo, yr, Xr, w)
     out["ols"] = (r2o, r2r, ov, "R squared original / released; " + note, forced)
-    out["as_predictor"] = _as_predictor(original, released, y, preds, doms, scale, w)
+    out["as_predictor"] = _as_predictor(original, released, y, preds, doms, scale, w, checked)
     out["loglog"] = _loglog(original, released, y, preds, doms, scale, keep, w)
     out["loglevel"] = _loglevel(y, yo, yr, Xo, Xr, w)
     ov, r2o, r2r, note, forced = _slopes_overlap("median", yo, Xo, yr, Xr, w)
@@ -433,13 +434,15 @@ def _variable(original, released, y, num, doms, scale, w):
     return out
 
 
-def _as_predictor(original, released, y, preds, doms, scale, w):
+def _as_predictor(original, released, y, preds, doms, scale, w, checked):
     """y on the right-hand side: each other variable z regressed on y and the rest (domain
     columns as indicators), the overlap of y's slope, the worst over z (a release that adds
     noise to y attenuates it: errors in a predictor bias its slope toward 0, which the OLS of
-    y itself does not show).  As ``_variable``'s tuple."""
+    y itself does not show).  A checked z is left out: its own OLS holds y's slope already (in
+    general protection of 30 variables that saves 30 x 29 fits).  As ``_variable``'s tuple."""
     worst = None
-    for z in preds[:MAX_RESPONSES]:
+    responses = [c for c in preds if c not in checked]
+    for z in responses[:MAX_RESPONSES]:
         xs = [y] + [c for c in preds if c != z]
         Xo, Xr = _design(original, xs, doms, scale), _design(released, xs, doms, scale)
         keep = _independent(np.nan_to_num(Xo))
@@ -458,9 +461,10 @@ def _as_predictor(original, released, y, preds, doms, scale, w):
             worst = (np.nan, np.nan, ov, f"{z} on {y} and the rest: {y}'s slope {fo[0][i] / sd:.4g} -> "
                                          f"{fr[0][i] / sd:.4g} (per unit of {y})", None)
     if worst is None:
-        return (np.nan, np.nan, np.nan, "does not apply: no other variable to explain", None)
-    if len(preds) > MAX_RESPONSES:
-        worst = worst[:3] + (worst[3] + f"; the first {MAX_RESPONSES} of {len(preds)} variables explained",) + worst[4:]
+        return (np.nan, np.nan, np.nan, "does not apply: no other variable to explain (the checked ones' own OLS "
+                                        "holds their slopes)", None)
+    if len(responses) > MAX_RESPONSES:
+        worst = worst[:3] + (worst[3] + f"; the first {MAX_RESPONSES} of {len(responses)} variables explained",) + worst[4:]
     return worst
 
 
