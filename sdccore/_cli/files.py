@@ -278,10 +278,10 @@ def _split_names(options):
 def _numeric_both(orig, prot):
     """The columns numeric in both files (the scores' columns); the others (a region or sex in
     words, a text id) are left out of the scores with a note, and stay domains of --analyses."""
-    import pandas as pd
+    from .._core.validation import numeric_columns  # the measures' own test of a numeric column
 
-    num = [c for c in orig.columns if c in prot.columns and pd.api.types.is_numeric_dtype(orig[c])
-           and pd.api.types.is_numeric_dtype(prot[c])]
+    both = set(numeric_columns(prot))
+    num = [c for c in numeric_columns(orig) if c in both]
     other = [str(c) for c in orig.columns if c not in num]
     if other and num:
         print(f"note: {', '.join(other[:8])}{' ...' if len(other) > 8 else ''} left out of the scores (not numeric in "

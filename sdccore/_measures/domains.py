@@ -129,10 +129,14 @@ def _contrasts(g, levels, y_ok):
     return kept, X
 
 
-def _order_note(g, kept, yo, yr, w):
-    """Whether the domain means keep their order: the pairs of levels whose means change order."""
-    mo = np.array([wmean(yo[g == lv], _sub(w, g == lv)) for lv in kept])
-    mr = np.array([wmean(yr[g == lv], _sub(w, g == lv)) for lv in kept])
+def _level_means(y, g, kept, w):
+    """The (weighted) mean of y in each level of ``kept``."""
+    return np.array([wmean(y[g == lv], _sub(w, g == lv)) for lv in kept])
+
+
+def _order_note(kept, mo, mr):
+    """Whether the domain means (original ``mo``, released ``mr``) keep their order: the pairs of
+    levels whose means change order."""
     i, j = np.triu_indices(len(kept), 1)
     flips = np.sign(mo[i] - mo[j]) * np.sign(mr[i] - mr[j]) < 0
     if not flips.any():
@@ -156,19 +160,13 @@ def domain_gaps(original, yo, yr, doms, levels, w, overlap):
         ov, _, _, note, forced = overlap(yo[rows], X[rows], yr[rows], X[rows], _sub(w, rows))
         if not np.isfinite(ov) and forced is not False:
             continue
-        gw = _sub(w, rows)
-        go, gr = _gaps(yo[rows], g[rows], kept, gw), _gaps(yr[rows], g[rows], kept, gw)
+        mo, mr = _level_means(yo, g, kept, w), _level_means(yr, g, kept, w)
+        go, gr = mo[1:] - mo[0], mr[1:] - mr[0]  # each level's gap to the reference (the first of kept)
         k = int(np.nanargmax(np.abs(gr - go))) if np.isfinite(gr - go).any() else 0
         text = (f"{d}: {len(kept) - 1} gap(s) to {d} = {kept[0]}; the largest change {kept[k + 1]}: "
-                f"{go[k]:.6g} -> {gr[k]:.6g}; {_order_note(g[rows], kept, yo[rows], yr[rows], gw)}; {note}")
+                f"{go[k]:.6g} -> {gr[k]:.6g}; {_order_note(kept, mo, mr)}; {note}")
         found.append((forced is not False, ov if np.isfinite(ov) else -np.inf, text, forced))
     if not found:
         return (np.nan, np.nan, np.nan, f"no domain column with two levels of at least {MIN_DOMAIN} records", None)
     _, ov, text, forced = min(found, key=lambda t: (t[0], t[1]))
     return (np.nan, np.nan, ov if np.isfinite(ov) else np.nan, text, forced)
-
-
-def _gaps(y, g, kept, w):
-    """Each level's (weighted) mean minus the reference level's (the first of ``kept``)."""
-    ref = wmean(y[g == kept[0]], _sub(w, g == kept[0]))
-    return np.array([wmean(y[g == lv], _sub(w, g == lv)) - ref for lv in kept[1:]])

@@ -21,6 +21,8 @@ from __future__ import annotations
 
 import numpy as np
 
+from .distribution import _wquantile
+
 __all__ = []
 
 EDIT_SHARE = 0.99    # an order obeyed by at least this share of the original's records is an edit rule
@@ -30,14 +32,6 @@ SAME_KIND = 100.0    # ... and where its median lies within a factor of this of 
 
 def _share(mask, w):
     return float(mask.mean()) if w is None else float(np.sum(w[mask]) / np.sum(w))
-
-
-def _wmedian(v, w):
-    if w is None:
-        return float(np.median(v))
-    o = np.argsort(v, kind="stable")
-    c = np.cumsum(w[o])
-    return float(v[o][np.searchsorted(c, 0.5 * c[-1])])
 
 
 def edits(original, released, y, others, w):
@@ -80,10 +74,10 @@ def ratios(original, released, y, others, w):
         pr = np.isfinite(yr) & np.isfinite(zr) & (yr > 0) & (zr > 0)
         if not pr.any():
             return (np.nan, np.nan, np.nan, f"{z} / {y}: no record with both positive in the release", False)
-        mo = _wmedian(zo[po] / yo[po], None if w is None else w[po])
+        mo = _wquantile(zo[po] / yo[po], None if w is None else w[po], 0.5)
         if not 1.0 / SAME_KIND <= mo <= SAME_KIND:
             continue
-        mr = _wmedian(zr[pr] / yr[pr], None if w is None else w[pr])
+        mr = _wquantile(zr[pr] / yr[pr], None if w is None else w[pr], 0.5)
         e = abs(mr - mo) / mo
         if worst is None or e > worst[2]:
             worst = (mo, mr, e, f"median {z} / {y}: {mo:.4g} -> {mr:.4g}")
