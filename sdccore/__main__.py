@@ -552,6 +552,10 @@ def _on_sigint(signum, frame):
     try:
         sys.stderr.write(f"error: {what}; nothing was written (an earlier output file is left as it was).\n")
         sys.stderr.flush()
+        # a process a Dask nanny starts again after its worker is stopped (from this process,
+        # so with its standard error) printed multiprocessing's EOFError traceback after the
+        # line (a CI run): from now on what any process started here writes goes nowhere
+        os.dup2(os.open(os.devnull, os.O_WRONLY), 2)
     except Exception:
         pass
     trackers = _stop_children()  # every worker process stopped and killed; the trackers to end last
