@@ -272,3 +272,20 @@ def close(x, y, tol):
     workers that count it need not load the compiled kernels of ``_safety``)."""
     with np.errstate(invalid="ignore"):
         return np.abs(y - x) <= tol * np.abs(x)
+
+
+SKEWED = 1.0  # skewness above which a non-negative variable is analysed on the log scale
+MAX_ZEROS = 0.05  # ... when at most this share of its values is 0
+
+
+def skewed_positive(v):
+    """Non-negative, at most MAX_ZEROS of it 0, and skewed (the positive values' skewness
+    above SKEWED): what an analyst takes logs of (its zeros left out); the analyses'
+    log-scale regressions and the quantile exchange's two scales share this definition."""
+    from scipy import stats
+
+    v = np.asarray(v, dtype=float)
+    v = v[np.isfinite(v)]
+    if len(v) <= 2 or v.min() < 0 or np.mean(v == 0) > MAX_ZEROS:
+        return False
+    return bool(stats.skew(v[v > 0]) > SKEWED)

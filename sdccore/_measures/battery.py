@@ -85,6 +85,7 @@ from scipy import stats
 from .._core.summary import Summary
 from .._core.validation import check_dataframe
 from .._core import quantreg
+from .._core.plausible import MAX_ZEROS, SKEWED, skewed_positive as _skewed_positive  # noqa: F401
 from .distribution import distribution as _distribution, top_share as _top_share
 from .domains import domain_gaps, domain_means, domain_spread, find_domains, wmean as _wmean
 from .ratios import edits, ratios
@@ -93,8 +94,6 @@ from .regression import _overlap
 __all__ = ["analyst_checks", "AnalystChecks"]
 
 LEVEL = 0.95
-SKEWED = 1.0         # skewness above which a positive variable is analysed on the log scale
-MAX_ZEROS = 0.05     # ... when at most this share of its values is 0
 QR_RECORDS = 10_000  # quantile regressions of larger files on this many records (the same in both files)
 TAILS = (0.1, 0.9)   # the tail quantile regressions ...
 TAIL_RECORDS = 5     # ... where at least this many records per coefficient lie beyond each
@@ -274,15 +273,6 @@ def _slopes_overlap(kind, yo, Xo, yr, Xr, w):
     if not len(ov):
         return np.nan, fo[3], fr[3], "no slope", None
     return float(ov.min()), fo[3], fr[3], f"mean over the {len(ov)} slopes {ov.mean():.3f}", None
-
-
-def _skewed_positive(v):
-    """Non-negative, at most MAX_ZEROS of it 0, and skewed: analysed on the log scale (its
-    zeros left out, as an analyst's log leaves them)."""
-    v = v[np.isfinite(v)]
-    if len(v) <= 2 or v.min() < 0 or np.mean(v == 0) > MAX_ZEROS:
-        return False
-    return bool(stats.skew(v[v > 0]) > SKEWED)
 
 
 def _log(v):

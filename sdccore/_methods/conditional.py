@@ -7,7 +7,8 @@ import numpy as np
 
 import pandas as pd
 
-from . import conditional_kernel as cd
+from . import conditional_kernel as cd, residuals as rs
+from .residuals import OLS_TOL, ROOM_USED, _edges, _moments_kept, _rooms  # noqa: F401 (the quantile exchange's steps)
 from .._core import plausible as pl
 from ._base import EXTRACTION_TEXT, RECORDS_PER_COLUMN, Option, Perturbed, Scaled, indicators, words  # noqa: F401
 
@@ -257,8 +258,12 @@ def _qx_options(method):
                "'ols' its OLS on the released columns (its coefficients, so the mean and the domain means of the "
                "codes too). Where a few large records carry the OLS, keeping it moves them back toward their own "
                "values: on Tarragona SALES 'ols' kept the OLS (CI overlap .97) and 3 of 6 runs broke the floor "
-               "of the largest records (the replay intruder), 'total' none.", choices=("total", "ols"),
-               choice_text={"ols": "the OLS on the released columns (and the mean)", "total": "the total (the mean)"}),
+               "of the largest records (the replay intruder), 'total' none. 'scales' keeps, for a skewed positive "
+               "variable, the OLS on both scales (as 'ols', with its sum of squares, and the OLS of its log on the "
+               "log of the skewed predictors and on them as they are), moving each value by a share of itself and "
+               "back within its band in rounds.", choices=("total", "ols", "scales"),
+               choice_text={"ols": "the OLS on the released columns (and the mean)", "total": "the total (the mean)",
+                            "scales": "the OLS on the raw and the log scale (and the mean)"}),
         Option("block", method, "integer", 10, "Records per block",
                "Within each band between the quantiles, the records are ordered by predicted size and their places "
                "handed round within blocks of this many: larger blocks move values further (more change, more "
@@ -295,14 +300,6 @@ def planes(S, Z, Zr, taus, gen):
         B.append(b)
     B = np.column_stack(B)
     return np.sort(X @ B, axis=1), np.sort(Xr @ B, axis=1)
-
-
-def _edges(idx, b, F, floor):
-    """The lower and upper edges of bands ``b`` of records ``idx`` (planes F; below the lowest
-    plane the bound, above the highest none)."""
-    m = F.shape[1]
-    return (np.where(b > 0, F[idx, np.maximum(b - 1, 0)], floor),
-            np.where(b < m, F[idx, np.minimum(b, m - 1)], np.inf))
 
 
 def _places(S, F, floor):
@@ -420,69 +417,23 @@ def _off_flat_bands(S, out, band, place, F, floor, spread, tol, gen):
     return left
 
 
-ROOM_USED = 0.9  # the OLS step moves a value by at most this share of its room in its band
-OLS_TOL = 1e-10  # the OLS step's normal equations solved to this relative error
+def _scales(S, y, Z, Zr, Fr, floor, tol):
+    """keep='scales' for a skewed positive S (``residuals.two_scales``); None where it does not apply."""
+    if not rs.skewed_positive(S):
+        return None
+    lo, hi = _edges(np.arange(len(S)), (y[:, None] > Fr).sum(axis=1), Fr, floor)
+    got = rs.two_scales(S, y, Z, Zr, lo, hi, tol)
+    return None if got is None or got[1] > rs.SCALE_TOL else (got[0], 0.0)  # not solved: the OLS step instead
 
 
-def _rooms(out, F, floor):
-    """(down, up): how far each released value may move within its band (F: the planes at the released
-    predictors): to the planes below and above; above the highest the excess over it (either way), below the
-    lowest the distance to the bound (down) and to the plane (up), without a bound to the plane either way."""
-    n, m = F.shape
-    b = (out[:, None] > F).sum(axis=1)  # the band each released value lies in
-    lo, hi = _edges(np.arange(n), b, F, floor)
-    with np.errstate(invalid="ignore"):
-        excess = out - F[:, -1]
-        deficit = F[:, 0] - out
-        down = np.where(b == m, excess, np.where(np.isfinite(lo), out - lo, deficit))
-        up = np.where(b == m, excess, hi - out)
-    return (np.where(np.isfinite(v) & (v > 0), ROOM_USED * v, 0.0) for v in (down, up))
-
-
-def _moments_kept(S, out, A, F, floor, tol=None):
-    """The OLS of S on A kept exactly (A: [1, the released predictors]; with the constant the
-    total, so the mean, and with a domain's indicator its mean): each released value moved
-    within its band (``_rooms``) by its own size times a linear function of its predictors,
-    delta_i = clip(|out_i| a_i'lambda, -down_i, up_i), lambda solving A'(out + delta) = A'S by
-    Newton's method on the free records, halved steps where the error does not fall.  A value
-    moved by a share of itself keeps the log scale's spread; staying in its band keeps the
-    regression quantiles.  ``tol`` (absolute, per record): no value moves to within it of its
-    own (it stays on its side of its own value).  Returns (values, relative error left: 0 where
-    kept exactly)."""
-    sc = np.sqrt((A ** 2).mean(axis=0))
-    A = A / np.where(sc > 0, sc, 1.0)
-    c = A.T @ (S - out)
-    size = np.maximum(np.abs(out), np.finfo(float).tiny)
-    down, up = _rooms(out, F, floor)
-    if tol is not None:
-        above, below = out > S + tol, out < S - tol
-        down = np.where(above, np.minimum(down, out - S - tol), down)
-        up = np.where(below, np.minimum(up, S - tol - out), up)
-    scale = max(1.0, float(np.abs(A.T @ S).max()))
-
-    def moved(lam):
-        raw = size * (A @ lam)
-        return np.clip(raw, -down, up), (raw > -down) & (raw < up)
-
-    lam = np.zeros(A.shape[1])
-    d, free = moved(lam)
-    err = np.abs(A.T @ d - c).max()
-    for _ in range(100):
-        if err <= OLS_TOL * scale:
-            break
-        J = (A[free] * size[free, None]).T @ A[free]
-        step = np.linalg.lstsq(J, A.T @ d - c, rcond=None)[0]
-        t = 1.0
-        while t > 1e-6:
-            d2, free2 = moved(lam - t * step)
-            e2 = np.abs(A.T @ d2 - c).max()
-            if e2 < err:
-                lam, d, free, err = lam - t * step, d2, free2, e2
-                break
-            t /= 2
-        else:
-            break
-    return out + d, (0.0 if err <= OLS_TOL * scale else err / scale)
+def _qx_kept(S, y, Z, Zr, Fr, floor, tol, keep, log):
+    """Step 4 (or the two scales): (values, error left, whether 'scales' fell back to 'ols')."""
+    got = _scales(S, y, Z, Zr, Fr, floor, tol) if keep == "scales" and not log else None
+    if got is not None:
+        return got[0], got[1], False
+    A = np.column_stack([np.ones(len(S)), Zr]) if keep != "total" else np.ones((len(S), 1))
+    v, off = _moments_kept(S, y, A, Fr, floor, tol)
+    return v, off, keep == "scales"
 
 
 def _qexchange(prep, method, o, gen, Xk):
@@ -494,7 +445,7 @@ def _qexchange(prep, method, o, gen, Xk):
     Zr = Z.copy()
     taus = QUANTILES[o["quantiles"]]
     out = Xk.copy()
-    notes, stuck, loose = [], [], []
+    said = {"stuck": [], "loose": [], "one": [], "close": []}
     for j in sens:
         S = Xk[:, j]
         log = keep[j] in prep.log_cols
@@ -510,37 +461,55 @@ def _qexchange(prep, method, o, gen, Xk):
         F, Fr = (np.maximum(P, floor) for P in got) if np.isfinite(floor) else got
         tol = None if log else NEAR_MARGIN * o["floors"].tolerance * np.abs(S)
         out[:, j], left = exchange(S, F, Fr, floor, o["block"], gen, tol)
-        A = np.column_stack([np.ones(len(S)), Zr]) if o["keep"] == "ols" else np.ones((len(S), 1))
-        out[:, j], off = _moments_kept(S, out[:, j], A, Fr, floor, tol)
-        if off:
-            loose.append(f"{names[j]} (normal equations off by {off:.1e} of their size)")
-        if left:
-            stuck.append(f"{names[j]} ({left})")
+        out[:, j], off, fell = _qx_kept(S, out[:, j], Z, Zr, Fr, floor, tol, o["keep"], log)
+        said["one"] += [names[j]] if fell else []
+        if o["keep"] == "scales" and tol is not None and not fell:
+            said["close"].append(f"{names[j]} ({int(np.sum(np.abs(out[:, j] - S) <= tol / NEAR_MARGIN))})")
+        said["loose"] += [f"{names[j]} (normal equations off by {off:.1e} of their size)"] if off else []
+        said["stuck"] += [f"{names[j]} ({left})"] if left else []
         Z, Zr = np.column_stack([Z, S]), np.column_stack([Zr, out[:, j]])  # the next one given this one too
+    return Perturbed(X=out, notes=_qx_notes(o, taus, used, left_out, len(sens), said))
+
+
+def _qx_notes(o, taus, used, left_out, n_sens, said):
     given = "the public variables" + (f" and the codes released unchanged ({words(used)})" if used else "")
-    notes.append(f"each sensitive variable kept between its regression quantiles at {', '.join(map(str, taus))} "
-                 f"given {given}" + (" and the sensitive variables before it" if len(sens) > 1 else "")
-                 + f"; within its band each record takes the place of another of a block of {o['block']} records "
-                   f"of similar predicted size")
+    notes = [f"each sensitive variable kept between its regression quantiles at {', '.join(map(str, taus))} "
+             f"given {given}" + (" and the sensitive variables before it" if n_sens > 1 else "")
+             + f"; within its band each record takes the place of another of a block of {o['block']} records "
+               f"of similar predicted size"]
     if left_out:
         notes.append(f"not conditioned on {', '.join(left_out)}: too many levels for the records")
-    if stuck:
+    if said["stuck"]:
         notes.append("records whose every block-mate's place lands within the floors' tolerance of their own value, "
-                     "left there: " + ", ".join(stuck))
-    before = " and the sensitive variables before it (not on those after it)" if len(sens) > 1 else ""
+                     "left there: " + ", ".join(said["stuck"]))
+    before = " and the sensitive variables before it (not on those after it)" if n_sens > 1 else ""
     what = ("the OLS of each sensitive variable on " + given + before + " kept exactly (so its mean" +
-            (" and its mean in every domain of those codes" if used else "") + ")" if o["keep"] == "ols" else
+            (" and its mean in every domain of those codes" if used else "") + ")" if o["keep"] != "total" else
             "the total (so the mean) of each sensitive variable kept exactly")
+    if o["keep"] == "scales":
+        what = what.replace(" kept exactly (so", " and its sum of squares kept exactly, and for a skewed one the OLS of "
+                            "its log on the log of the skewed predictors and on them as they are (log-log and "
+                            "log-level; the first keeps", 1)
     notes.append(what + f": each value then moved within its band by a share of itself (at most "
-                        f"{ROOM_USED:.0%} of its room there)")
-    if loose:
-        notes.append("where the bands leave too little room, kept approximately: " + ", ".join(loose))
-    return Perturbed(X=out, notes=tuple(notes))
+                        f"{ROOM_USED:.0%} of its room there)" if o["keep"] != "scales" else what + ": each value "
+                 f"moved by a share of itself, then put back within its band, {rs.SCALE_ROUNDS} times")
+    if said["close"]:
+        notes.append("records the two scales' last steps left within the floors' tolerance of their own value (the "
+                     "floors judge them): " + ", ".join(said["close"]))
+    if said["one"]:
+        notes.append("the OLS kept on its own scale only (not skewed and positive, or the two scales could not both "
+                     "be kept within the bands): " + ", ".join(said["one"]))
+    if said["loose"]:
+        notes.append("where the bands leave too little room, kept approximately: " + ", ".join(said["loose"]))
+    return tuple(notes)
 
 
 def _qx_keeps(opts):
-    taus, ols = ", ".join(map(str, QUANTILES[(opts or {}).get("quantiles", "0.1,0.5,0.9")])), (opts or {}).get("keep") == "ols"
-    return (("the OLS on the released columns and the means" if ols else "the means") + f"; each record between the "
+    taus = ", ".join(map(str, QUANTILES[(opts or {}).get("quantiles", "0.1,0.5,0.9")]))
+    ols = (opts or {}).get("keep") in ("ols", "scales")
+    both = " and, for a skewed positive variable, the OLS of its log" if (opts or {}).get("keep") == "scales" else ""
+    return (("the OLS on the released columns" + both + " and the means" if ols else "the means")
+            + f"; each record between the "
             f"regression quantiles at {taus} of the sensitive variables given the released columns",
             "those quantile regressions and the distribution within the bands (log-scale regressions, quantiles, shares "
             "of the largest records)" + ("" if ols else "; the OLS approximately"))

@@ -212,3 +212,48 @@ def test_no_numerical_warning_reaches_the_user():
     with warnings.catch_warnings():
         warnings.simplefilter("error", RuntimeWarning)
         sdccore.protect(d, method="qexchange", sensitive=["SALES", "NET.PROFIT"], rng=3, allow_unsafe="a test")
+
+
+def test_keeping_both_scales_keeps_the_raw_and_the_log_regressions_exactly():
+    """keep='scales' (a skewed positive variable): the OLS of sales on [1, employees, assets]
+    as they are, the OLS of log sales on [1, the predictors, their logs] (so the log-log and the
+    log-level regressions) and the sum of squares of sales equal the original's, each computed
+    by least squares on the released file; 'ols' keeps only the first.  Nearly every record
+    stays in its band between the regression quantiles, and the median regression's slopes
+    within 10 %."""
+    d = _firms()
+    kw = dict(method="qexchange", sensitive=["sales"], rng=5, rounding="none", allow_unsafe="a test of the construction")
+    r, o = sdccore.protect(d, keep="scales", **kw), sdccore.protect(d, keep="ols", **kw)
+    y, yr, yo = (v.sales.to_numpy(float) for v in (d, r.data, o.data))
+    P = d[["employees", "assets"]].to_numpy(float)
+    Z = np.column_stack([np.ones(len(d)), P])
+    L = np.column_stack([Z, np.log(P)])
+    ls = lambda A, v: np.linalg.lstsq(A, v, rcond=None)[0]  # noqa: E731
+    assert ls(Z, yr) == pytest.approx(ls(Z, y), rel=1e-8)
+    assert ls(L, np.log(yr)) == pytest.approx(ls(L, np.log(y)), rel=1e-8, abs=1e-9)
+    assert ls(np.log(P), np.log(yr)) == pytest.approx(ls(np.log(P), np.log(y)), rel=0.05)  # a sub-model: close
+    assert yr @ yr == pytest.approx(y @ y, rel=1e-8)
+    # 'ols' alone leaves the log scale off by far more
+    assert np.abs(ls(L, np.log(yo)) - ls(L, np.log(y))).max() > 20 * np.abs(ls(L, np.log(yr)) - ls(L, np.log(y))).max()
+    X = _design(d, ["employees", "assets"])
+    F = np.maximum(np.sort(np.column_stack([X @ rq(y, X, t) for t in (0.1, 0.5, 0.9)]), axis=1), 0.0)
+    assert np.mean((yr[:, None] > F).sum(1) != (y[:, None] > F).sum(1)) < 0.05
+    m0, m1 = rq(y, X, 0.5), rq(yr, X, 0.5)
+    assert np.abs(m1[1:] / m0[1:] - 1).max() < 0.10
+    near = int(np.sum(np.abs(yr - y) <= 0.05 * y))  # the floors' tolerance: the last steps leave a few there
+    assert (yr > 0).all() and near <= 0.01 * len(y)
+    assert any("log-log and log-level" in n for n in r.notes)
+    assert any(f"sales ({near})" in n and "tolerance" in n for n in r.notes)
+
+
+def test_keeping_both_scales_of_a_variable_with_negative_values_keeps_its_ols():
+    """A variable with negative values has no log scale: keep='scales' keeps its OLS as 'ols'
+    does, and says so."""
+    d = _firms()
+    d["sales"] = d.sales - d.sales.median()
+    kw = dict(method="qexchange", sensitive=["sales"], rng=2, rounding="none", allow_unsafe="a test", bounds="none")
+    r = sdccore.protect(d, keep="scales", **kw)
+    Z = np.column_stack([np.ones(len(d)), d[["employees", "assets"]].to_numpy(float)])
+    ls = lambda v: np.linalg.lstsq(Z, v, rcond=None)[0]  # noqa: E731
+    assert ls(r.data.sales.to_numpy(float)) == pytest.approx(ls(d.sales.to_numpy(float)), rel=1e-8)
+    assert any("own scale only" in n and "sales" in n for n in r.notes)
