@@ -30,7 +30,8 @@ CASES = [("tarragona", ["SALES"]), ("tarragona", ["SALES", "NET.PROFIT"]), ("cas
 METHODS = {"FA": {"method": "fa"}, "PCA": {"method": "pca"}, "M-AGG": {"method": "magg"},
            "Rank swap": {"method": "rankswap"}, "IPSO": {"method": "ipso"}, "Shuffle": {"method": "shuffle"},
            "FA-cond": {"method": "cfa"}, "Q-exchange": {"method": "qexchange"},
-           "Q-exchange OLS": {"method": "qexchange", "keep": "ols"}}
+           "Q-exchange OLS": {"method": "qexchange", "keep": "ols"},
+           "Q-exchange scales": {"method": "qexchange", "keep": "scales"}}
 
 
 # the analyses of sdccore.analyst_checks reported per method: the worst sensitive variable's

@@ -55,7 +55,8 @@ def battery_count(checks):
     counted once, for its worst checked variable."""
     w = checks.worst
     has = w[w.ok.map(lambda v: isinstance(v, (bool, np.bool_)))]
-    missed = tuple(has[~has.ok.astype(bool)].label)
+    missed = tuple(f"{r.label} ({r.variable} leans on its {r.note.split('leans on its ')[1].split(':')[0]})"
+                   if "leans on its " in str(r.note) else r.label for r in has[~has.ok.astype(bool)].itertuples())
     return int(has.ok.astype(bool).sum()), int(len(has)), missed
 
 

@@ -186,3 +186,44 @@ def test_the_spread_within_a_domain():
     r2 = o.assign(y=o.y.to_numpy()[np.r_[np.arange(20)[::-1], 20 + np.arange(20)[::-1]]])
     t2 = sdccore.analyst_checks(o, r2, sensitive=["y"]).table.set_index("analysis")
     assert t2.loc["domain_spread", "kept"] == pytest.approx(0.0, abs=1e-12) and t2.loc["domain_spread", "ok"] is True
+
+
+def test_an_ols_that_leans_on_its_largest_records_is_named():
+    """``leans``: the original's OLS slopes with and without the max(5, 1 %) largest records,
+    in standard errors, by hand (two least-squares fits, the standard errors from the
+    residual variance and (X'X)^-1); the note and the suggestion's misses name it where the
+    move reaches 2 standard errors, and say nothing where it does not."""
+    import numpy as np
+    import pandas as pd
+
+    import sdccore
+    from sdccore._choose.rounds import battery_count
+    from sdccore._measures.battery import leans
+
+    g = np.random.default_rng(4)
+    n = 400
+    x = g.normal(size=n)
+    y = 10 + x + g.normal(size=n)
+    y[np.argsort(x)[-5:]] += 40  # the 5 largest x carry a steep slope: they are also the 5 largest y
+    X = np.column_stack([np.ones(n), x])
+    b = np.linalg.lstsq(X, y, rcond=None)[0]
+    e = y - X @ b
+    se = np.sqrt(e @ e / (n - 2) * np.linalg.inv(X.T @ X)[1, 1])
+    rest = np.argsort(y)[:-5]
+    b2 = np.linalg.lstsq(X[rest], y[rest], rcond=None)[0]
+    k, z = leans(y, X)
+    assert k == 5 and z == pytest.approx(abs(b2[1] - b[1]) / se, rel=1e-9) and z > 2
+    d = pd.DataFrame({"x": x, "y": y})
+    top = np.argsort(y)[-5:]
+    r = d.copy()
+    r.loc[top, "y"] = y[top] * 0.6  # a release that moves the largest away: the OLS missed
+    ac = sdccore.analyst_checks(d, r, sensitive=["y"])
+    note = ac.worst.set_index("analysis").loc["ols", "note"]
+    assert "leans on its 5 largest records" in note and f"{z:.1f} standard errors" in note
+    missed = battery_count(ac)[2]
+    assert "OLS regression (y leans on its 5 largest records)" in missed
+    # without the steep few: nothing said
+    y0 = 10 + x + g.normal(size=n)
+    assert leans(y0, X)[1] < 2
+    ac0 = sdccore.analyst_checks(d.assign(y=y0), d.assign(y=y0 + g.normal(0, 3, n)), sensitive=["y"])
+    assert "leans on" not in ac0.worst.set_index("analysis").loc["ols", "note"]
