@@ -388,23 +388,34 @@ def _std(v):
     return (v - v.mean()) / sd if sd > 0 else None
 
 
-def log_design(Z, logged):
+def log_design(Z, logged, *others):
     """[1, the columns of Z standardised, and for each of ``logged`` its log (0 where not
-    positive) standardised, with an indicator of those records where some are]."""
-    cols = [np.ones(len(Z))]
+    positive) standardised, with an indicator of those records where some are], and the same
+    design of each of ``others`` (the released predictors) by Z's own centring, scaling and
+    columns: the same affine map of the predictors, so that coefficients on one design are
+    the raw-scale coefficients on the other."""
+    def logs(v):
+        z = ~(v > 0)
+        return np.where(z, 0.0, np.log(np.where(z, 1.0, v))), z
+
+    parts = [[np.ones(len(M))] for M in (Z,) + others]
     for j in range(Z.shape[1]):
-        s = _std(Z[:, j])
-        if s is not None:
-            cols.append(s)
+        cols = [lambda M, j=j: M[:, j]]
         if j in logged:
-            v = Z[:, j]
-            z = ~(v > 0)
-            s = _std(np.where(z, 0.0, np.log(np.where(z, 1.0, v))))
-            if s is not None:
-                cols.append(s)
+            cols.append(lambda M, j=j: logs(M[:, j])[0])
+        for f in cols:
+            ref = f(Z)
+            sd = ref.std()
+            if sd > 0:
+                for P, M in zip(parts, (Z,) + others):
+                    P.append((f(M) - ref.mean()) / sd)
+        if j in logged:
+            z = logs(Z[:, j])[1]
             if z.any() and not z.all():
-                cols.append(z.astype(float))
-    return np.column_stack(cols)
+                for P, M in zip(parts, (Z,) + others):
+                    P.append(logs(M[:, j])[1].astype(float))
+    out = tuple(np.column_stack(P) for P in parts)
+    return out if others else out[0]
 
 
 def _steps(y, Lr, b, A, target, sc, free):
@@ -465,9 +476,7 @@ def two_scales(S, out, Z, Zr, lo, hi, tol=None):
     (values, relative error left), or None where the log step cannot be taken (too few
     positive values)."""
     logged = {j for j in range(Z.shape[1]) if skewed_positive(Z[:, j])}
-    Lo, Lr = log_design(Z, logged), log_design(Zr, logged)
-    if Lo.shape[1] != Lr.shape[1]:
-        return None
+    Lo, Lr = log_design(Z, logged, Zr)
     so = S > 0
     if so.sum() <= Lo.shape[1]:
         return None
@@ -480,6 +489,8 @@ def two_scales(S, out, Z, Zr, lo, hi, tol=None):
     lo2 = np.maximum(np.where(np.isfinite(lo), lo + EDGE_MARGIN * width, -np.inf), 1e-12 * float(np.abs(S).max()))
     hi2 = np.where(finite, hi - EDGE_MARGIN * width, np.inf)
     y = out.copy()
+    if so.all() and (y > 0).any():  # a 0 the exchange put at the bound, where the original has none: an
+        y[y <= 0] = y[y > 0].min()  # analyst's log would drop that record (the smallest released value instead)
     free = np.ones(len(S), bool)
     got = None
     for rnd in range(SCALE_ROUNDS):
@@ -489,8 +500,8 @@ def two_scales(S, out, Z, Zr, lo, hi, tol=None):
         y = got[0]
         if rnd == SCALE_ROUNDS - 1:
             break
-        pos = (y > 0) & free
-        y[pos] = np.clip(y[pos], lo2[pos], np.maximum(hi2[pos], lo2[pos]))
+        pos = (y > 0) & free & (hi2 > lo2)  # a band of no width (planes raised to the bound): left where it is
+        y[pos] = np.clip(y[pos], lo2[pos], hi2[pos])
         if tol is not None:  # out of the floors' tolerance of its own value: the side within its band where one
             near = pos & (np.abs(y - S) <= PUSH_OUT * tol)  # is, else the side it is on (its band too narrow)
             above, below = S + PUSH_OUT * tol, S - PUSH_OUT * tol

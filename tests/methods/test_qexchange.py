@@ -257,3 +257,28 @@ def test_keeping_both_scales_of_a_variable_with_negative_values_keeps_its_ols():
     ls = lambda v: np.linalg.lstsq(Z, v, rcond=None)[0]  # noqa: E731
     assert ls(r.data.sales.to_numpy(float)) == pytest.approx(ls(d.sales.to_numpy(float)), rel=1e-8)
     assert any("own scale only" in n and "sales" in n for n in r.notes)
+
+
+def test_a_later_variable_keeps_both_scales_given_the_earlier_one_as_released():
+    """Two skewed sensitive variables: the second is conditioned on the first as released, so
+    the analyst's log-scale OLS of the second on [1, the public variables, the first, the logs
+    of the skewed ones] on the release equals that OLS on the original (raw-scale
+    coefficients, each design built here by hand with the logs of positive values and 0
+    elsewhere), and its raw OLS on the same columns too."""
+    d = _firms()
+    g = np.random.default_rng(8)
+    d["costs"] = (0.6 * d.sales * np.exp(g.normal(0, 0.4, len(d)))).round(1)
+    r = sdccore.protect(d, method="qexchange", sensitive=["sales", "costs"], rng=4, keep="scales", rounding="none",
+                        allow_unsafe="a test of the construction")
+    assert not any("own scale only" in n for n in r.notes)
+
+    def designs(f):
+        Z = f[["employees", "assets", "sales"]].to_numpy(float)
+        return np.column_stack([np.ones(len(f)), Z]), np.column_stack([np.ones(len(f)), Z, np.log(Z)])
+
+    (Ao, Lo), (Ar, Lr) = designs(d), designs(r.data)
+    yo, yr = d.costs.to_numpy(float), r.data.costs.to_numpy(float)
+    ls = lambda A, v: np.linalg.lstsq(A, v, rcond=None)[0]  # noqa: E731
+    assert ls(Lr, np.log(yr)) == pytest.approx(ls(Lo, np.log(yo)), rel=1e-7, abs=1e-9)
+    # the raw OLS: the cross-products with the released columns are the original's with them
+    assert Ar.T @ yr == pytest.approx(Ar.T @ yo, rel=1e-9)
