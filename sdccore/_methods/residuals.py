@@ -360,26 +360,28 @@ def _merged(lo, hi):
 # log of the skewed ones (log-log) or on them as they are (log-level).  After the exchange,
 # the released values are moved so that both hold exactly:
 #
-# 1. the log step: log y moved by its least-squares projection on the log design L (the
-#    predictors as they are and the logs of the skewed ones, with an indicator of their zeros)
-#    so that the OLS of log y on L over the released positive values equals the original's;
-# 2. the raw step: y multiplied by exp(M d), M's columns orthogonal to L on the positive
-#    records (so step 1's fit does not move), d solving by Newton's method that the
-#    cross-products of y with [1, predictors] and its sum of squares equal the original's
-#    (so the OLS of S, of every variable on S and the rest, and the mean, are kept);
-# 3. both steps moving values across the regression quantiles' planes would lose the median
+# 1. each released positive value y multiplied by exp(B d): B the log design L (the
+#    predictors as they are and the logs of the skewed ones, with an indicator of their zeros,
+#    centred and scaled as the original's) beside the raw design times the values and the
+#    values squared; d solving by Newton's method (``_steps``) that the OLS of log y on L over
+#    the released positive values equals the original's (log-log and log-level), and that the
+#    cross-products of y with [1, predictors] and its sum of squares equal the original's (the
+#    OLS of S, of every variable on S and the rest, and the mean); a zero the exchange put at
+#    the bound where the original has none is first lifted to the smallest released value;
+# 2. the step moving values across the regression quantiles' planes would lose the median
 #    and tail regressions the exchange keeps: each value is put back within its band (a
 #    margin of EDGE_MARGIN of the band's width inside it) and out of the floors' tolerance of
-#    its own value, and the steps run again, SCALE_ROUNDS times; the last round ends with
-#    the steps, so the moments hold exactly and the bands approximately (on Tarragona SALES
-#    about 1 % of the records end in another band).
+#    its own value (a band of no width, planes raised to the bound, is left alone), and the
+#    step runs again, SCALE_ROUNDS times; the last round ends with the step, so the moments
+#    hold exactly and the bands approximately (on Tarragona SALES about 1 % of the records
+#    end in another band).
 #
 # What an intruder learns beyond the exchange: the original's two fits and the sum of
 # squares, 2p + 1 numbers that an analyst of the release is meant to get.
 
 SCALE_ROUNDS = 8
 EDGE_MARGIN = 0.02
-SCALE_TOL = 1e-10  # the raw step's equations solved to this relative error
+SCALE_TOL = 1e-10  # the equations solved to this relative error (else the OLS step instead)
 PUSH_OUT = 1.5  # a value within the tolerance of its own put this many tolerances away (the last steps move it)
 
 
