@@ -187,8 +187,9 @@ class AnalystChecks:
                 items.append(f"{r.label:26s} {'':>20s}  n/a: {r.note}")
                 continue
             mark = "" if r.ok is None else ("  ok" if r.ok else "  MISSED")
+            lean = str(r.note).split("; leans on")[1] if r.ok is False and "; leans on" in str(r.note) else ""
             items.append(f"{r.label:26s} {r.variable:>20s}: {_fmt(r.kept)} "
-                         f"(target {r.target or 'none, reported'}){mark}")
+                         f"(target {r.target or 'none, reported'}){mark}" + (f" (the original leans on{lean})" if lean else ""))
         return Summary(head, items)
 
 

@@ -222,6 +222,7 @@ def test_an_ols_that_leans_on_its_largest_records_is_named():
     assert "leans on its 5 largest records" in note and f"{z:.1f} standard errors" in note
     missed = battery_count(ac)[2]
     assert "OLS regression (y leans on its 5 largest records)" in missed
+    assert "MISSED (the original leans on its 5 largest records" in str(ac.summary())  # the CLI's and report's lines
     # without the steep few: nothing said
     y0 = 10 + x + g.normal(size=n)
     assert leans(y0, X)[1] < 2
