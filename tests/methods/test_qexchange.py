@@ -282,3 +282,12 @@ def test_a_later_variable_keeps_both_scales_given_the_earlier_one_as_released():
     assert ls(Lr, np.log(yr)) == pytest.approx(ls(Lo, np.log(yo)), rel=1e-7, abs=1e-9)
     # the raw OLS: the cross-products with the released columns are the original's with them
     assert Ar.T @ yr == pytest.approx(Ar.T @ yo, rel=1e-9)
+
+
+def test_both_scales_same_seed_same_bytes():
+    """keep='scales': the same seed gives the same release to the byte, another seed another."""
+    d = _firms(n=600)
+    kw = dict(method="qexchange", sensitive=["sales"], keep="scales", allow_unsafe="a test of the construction")
+    a, b, c = (sdccore.protect(d, rng=s, **kw).data for s in (11, 11, 12))
+    assert a.to_csv(index=False) == b.to_csv(index=False)
+    assert not a.sales.equals(c.sales)
