@@ -53,10 +53,12 @@ def released_runs(data, cmp_, sensitive, seed, _protect):
 def battery_count(checks):
     """(met, applicable, labels missed) of an ``AnalystChecks``: each analysis with a target
     counted once, for its worst checked variable."""
+    from .._measures.battery import lean_words
+
     w = checks.worst
     has = w[w.ok.map(lambda v: isinstance(v, (bool, np.bool_)))]
-    missed = tuple(f"{r.label} ({r.variable} leans on its {r.note.split('leans on its ')[1].split(':')[0]})"
-                   if "leans on its " in str(r.note) else r.label for r in has[~has.ok.astype(bool)].itertuples())
+    missed = tuple(f"{r.label} ({r.variable} leans on {lean_words(r.note).split(':')[0]})" if lean_words(r.note)
+                   else r.label for r in has[~has.ok.astype(bool)].itertuples())
     return int(has.ok.astype(bool).sum()), int(len(has)), missed
 
 

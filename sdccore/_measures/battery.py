@@ -187,9 +187,9 @@ class AnalystChecks:
                 items.append(f"{r.label:26s} {'':>20s}  n/a: {r.note}")
                 continue
             mark = "" if r.ok is None else ("  ok" if r.ok else "  MISSED")
-            lean = str(r.note).split("; leans on")[1] if r.ok is False and "; leans on" in str(r.note) else ""
+            lean = lean_words(r.note) if r.ok is False else ""
             items.append(f"{r.label:26s} {r.variable:>20s}: {_fmt(r.kept)} "
-                         f"(target {r.target or 'none, reported'}){mark}" + (f" (the original leans on{lean})" if lean else ""))
+                         f"(target {r.target or 'none, reported'}){mark}" + (f" (the original leans on {lean})" if lean else ""))
         return Summary(head, items)
 
 
@@ -293,6 +293,13 @@ def _leans(yo, Xo, w):
     return (f"; leans on its {got[0]} largest records: without them the original's slopes move by up to {got[1]:.1f} "
             f"standard errors, so a release that protects them keeps it only by moving other records to make up for "
             f"them, at a cost to other analyses")
+
+
+def lean_words(note):
+    """What an OLS note says its original leans on ('its 9 largest records: without them ...'),
+    or '' (``_leans``)."""
+    note = str(note)
+    return note.split("; leans on ", 1)[1] if "; leans on " in note else ""
 
 
 def _slopes_overlap(kind, yo, Xo, yr, Xr, w):

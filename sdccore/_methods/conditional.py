@@ -483,13 +483,12 @@ def _qx_notes(o, taus, used, left_out, n_sens, said):
         notes.append("records whose every block-mate's place lands within the floors' tolerance of their own value, "
                      "left there: " + ", ".join(said["stuck"]))
     before = " and the sensitive variables before it (not on those after it)" if n_sens > 1 else ""
-    what = ("the OLS of each sensitive variable on " + given + before + " kept exactly (so its mean" +
+    kept = (" and its sum of squares kept exactly, and for a skewed one the OLS of its log on the log of the skewed "
+            "predictors and on them as they are (log-log and log-level; the first keeps" if o["keep"] == "scales" else
+            " kept exactly (so")
+    what = ("the OLS of each sensitive variable on " + given + before + kept + " its mean" +
             (" and its mean in every domain of those codes" if used else "") + ")" if o["keep"] != "total" else
             "the total (so the mean) of each sensitive variable kept exactly")
-    if o["keep"] == "scales":
-        what = what.replace(" kept exactly (so", " and its sum of squares kept exactly, and for a skewed one the OLS of "
-                            "its log on the log of the skewed predictors and on them as they are (log-log and "
-                            "log-level; the first keeps", 1)
     notes.append(what + f": each value then moved within its band by a share of itself (at most "
                         f"{ROOM_USED:.0%} of its room there)" if o["keep"] != "scales" else what + ": each value "
                  f"moved by a share of itself, then put back within its band, {rs.SCALE_ROUNDS} times")

@@ -420,24 +420,21 @@ def log_design(Z, logged, *others):
     return out if others else out[0]
 
 
-def _steps(y, Lr, b, A, target, sc, free):
-    """Both fits from y, moving the ``free`` positive records only, each by a factor exp(B d)
-    (B: the log design and the raw design times the values, with the values themselves), d
-    solving by Newton's method that the OLS of log y on L over the positive records equals b
-    and that the cross-products of y with A and its sum of squares equal ``target``; (values,
-    relative error left) or None."""
-    pos = y > 0
-    F, Fx = pos & free, pos & ~free
+def _steps(y, Lr, b, A, target, sc):
+    """Both fits from y, moving its positive values, each by a factor exp(B d) (B: the log
+    design and the raw design times the values, with the values themselves), d solving by
+    Newton's method that the OLS of log y on L over the positive records equals b and that the
+    cross-products of y with A and its sum of squares equal ``target``; (values, relative error
+    left) or None."""
+    F = y > 0
     if F.sum() <= Lr.shape[1] + A.shape[1] + 1:
         return None
-    LF, LX = Lr[F], Lr[Fx]
+    LF = Lr[F]
     ell0 = np.log(y[F])
-    fixed_log = LX.T @ (np.log(y[Fx]) - LX @ b)
     e = y[F] / max(float(y[F].mean()), np.finfo(float).tiny)
     B = np.column_stack([LF, e[:, None] * A[F], e * e])
     B = B / np.maximum(np.sqrt((B ** 2).mean(axis=0)), 1e-300)
     out = y.copy()
-    nl = Lr.shape[1]
     lscale = max(1.0, float(np.abs(LF.T @ (LF @ b)).max()))
     scale = max(1.0, float(np.abs(target).max()))
 
@@ -448,7 +445,7 @@ def _steps(y, Lr, b, A, target, sc, free):
     def eqs(d):
         v = value(d)
         with np.errstate(over="ignore", invalid="ignore"):
-            return np.concatenate([(LF.T @ (np.log(v[F]) - LF @ b) + fixed_log) / lscale,
+            return np.concatenate([LF.T @ (np.log(v[F]) - LF @ b) / lscale,
                                    (np.concatenate([A.T @ v, [(v / sc) @ (v / sc)]]) - target) / scale])
 
     d = np.zeros(B.shape[1])
@@ -493,16 +490,15 @@ def two_scales(S, out, Z, Zr, lo, hi, tol=None):
     y = out.copy()
     if so.all() and (y > 0).any():  # a 0 the exchange put at the bound, where the original has none: an
         y[y <= 0] = y[y > 0].min()  # analyst's log would drop that record (the smallest released value instead)
-    free = np.ones(len(S), bool)
     got = None
     for rnd in range(SCALE_ROUNDS):
-        got = _steps(y, Lr, b, A, target, sc, free)
+        got = _steps(y, Lr, b, A, target, sc)
         if got is None:
             return None
         y = got[0]
         if rnd == SCALE_ROUNDS - 1:
             break
-        pos = (y > 0) & free & (hi2 > lo2)  # a band of no width (planes raised to the bound): left where it is
+        pos = (y > 0) & (hi2 > lo2)  # a band of no width (planes raised to the bound): left where it is
         y[pos] = np.clip(y[pos], lo2[pos], hi2[pos])
         if tol is not None:  # out of the floors' tolerance of its own value: the side within its band where one
             near = pos & (np.abs(y - S) <= PUSH_OUT * tol)  # is, else the side it is on (its band too narrow)
