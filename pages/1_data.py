@@ -120,7 +120,7 @@ def keys_section(df):
         st.caption("No key variables chosen: choose the categories an intruder could know to see who stands out.")
         return
     w = session.design().get("weights")
-    r, blanks = compute.key_view(keys, w, hh, k, recode, ids)
+    r, blanks, costs = compute.key_view(keys, w, hh, k, recode, ids)
     m = st.columns(4)
     m[0].metric("Unique records", f"{r.sample_uniques:,}", help="No other record shares their key values.")
     m[1].metric(f"Fewer than {r.k} alike", f"{r.below_k:,}", help=f"Records that break {r.k}-anonymity.")
@@ -141,11 +141,8 @@ def keys_section(df):
                    f"{' after the recodings' if recode else ''}. Every release blanks {cells:,} key value(s) "
                    f"({per}) so that each combination is shared by at least {r.k} records; a recoding below "
                    f"blanks fewer. Leave a column out of the keys only if no intruder can know it.")
-        n = len(session.data())
-        lost = [f"{c} for {v / n:.0%} of records" for c, v in blanks.items() if v > 0.5 * n]
-        if lost:  # a release nobody can analyse on that key: said in the error colour, with the fix
-            st.warning(f"**Most of a key would be blank in every release:**  {'; '.join(lost)}. Pick a recoding of it "
-                     f"below (bands of a number, merged categories): it keeps the key for almost every record.")
+        for c in costs:  # a key mostly blank, or blanked unevenly: the analyses it costs, and the recoding that saves it
+            st.warning(c + ".")
         st.caption("The rarest combinations (your own data, in this session only):")
         widgets.table(st, r.combinations().head(20), hide_index=True, key="key_combinations_table")
 

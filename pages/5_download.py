@@ -54,6 +54,9 @@ def body():
     if blockers:
         return
     _verdict(res, label)  # the page's answer first (issue 41): may this file be released, and what to mind
+    keys = release.release_keys(cfg)
+    for w in (keys or {}).get("warnings", ()):  # what the blanks cost the analysts, with the fix (before download)
+        st.warning(w + ".")
     ident = session.columns_with("identifier")
     st.subheader(f"Release: {label}, seed {session.seed()}")
     c1, c2 = st.columns(2)
@@ -71,7 +74,7 @@ def body():
     rel = release.release_file(cfg, shuffle)
     _release_risk(res)
     sections.analyses_section(cfg, "release_analyses_table")
-    sections.keys_section(cfg, "release_keys_table")
+    sections.keys_section(cfg, "release_keys_table", warnings=False)
     widgets.table(st, rel.data.head(50), key="release_preview")
     name = session.data_name().rsplit(".", 1)[0]
     fmt = _data_download(rel, name)

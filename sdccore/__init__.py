@@ -93,7 +93,7 @@ if TYPE_CHECKING:  # pragma: no cover
     from ._scale.suppression import DaskSuppression, local_suppression_dask
     from ._keys.pram import Pram, pram
     from ._keys.recoding import Recoding, recode
-    from ._keys.suggest import RecodingOption, RecodingSuggestions, suggest_recodings
+    from ._keys.suggest import RecodingOption, RecodingSuggestions, blank_warnings, suggest_recodings
     from ._keys.suppression import Suppression, local_suppression
     from ._measures.utility import pil, propensity_score, propensity_score_shape, selectivity
     from ._report import api as report
@@ -118,6 +118,7 @@ _EXPORTS = {
     "RecodingOption": "_keys.suggest",
     "RecodingSuggestions": "_keys.suggest",
     "suggest_recodings": "_keys.suggest",
+    "blank_warnings": "_keys.suggest",
     "local_suppression": "_keys.suppression",
     "analyses": "_measures.analyses",
     "analysis_info": "_measures.analyses",
@@ -259,8 +260,8 @@ __all__ = [
     "intruder_info", "intruders", "register_intruder", "unregister_intruder",
     # key variables
     "DaskKeyRisk", "DaskSuppression", "KeyRisk", "Pram", "Recoding", "RecodingOption", "RecodingSuggestions",
-    "Suppression", "key_risk", "key_risk_dask", "local_suppression", "local_suppression_dask", "pram", "recode",
-    "suggest_recodings",
+    "Suppression", "blank_warnings", "key_risk", "key_risk_dask", "local_suppression", "local_suppression_dask",
+    "pram", "recode", "suggest_recodings",
     # measuring
     "AnalysisInfo", "AnalysisValidity", "AnalystChecks", "Evaluation", "ID_REFERENCES", "ID_REFERENCE_TEXT", "RegressionCheck",
     "Scores", "UTILITY_METRICS",

@@ -28,8 +28,9 @@ def analyses_section(cfg, key):
         st.caption("Not applicable here: " + why)
 
 
-def keys_section(cfg, key):
-    """What the release of ``cfg`` did to the key variables (local suppression to k)."""
+def keys_section(cfg, key, warnings=True):
+    """What the release of ``cfg`` did to the key variables (local suppression to k), with what
+    the blanks cost the analysts (``warnings``; the Download page says it above, before all)."""
     out = release.release_keys(cfg)
     if out is None:
         return
@@ -44,3 +45,5 @@ def keys_section(cfg, key):
     m[2].metric("Expected re-identifications", f"{a.expected_reidentifications:.1f}",
                 delta=f"{a.expected_reidentifications - b.expected_reidentifications:.1f}", delta_color="inverse")
     widgets.table(st, out["table"], key=key, hide_index=True)
+    for w in out.get("warnings", ()) if warnings else ():
+        st.warning(w + ".")

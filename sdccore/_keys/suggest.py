@@ -39,7 +39,7 @@ from .recoding import Recoding, _levels, information_lost
 from .risk import key_risk
 from .suppression import _checked, local_suppression
 
-__all__ = ["RecodingOption", "RecodingSuggestions", "suggest_recodings"]
+__all__ = ["RecodingOption", "RecodingSuggestions", "blank_warnings", "suggest_recodings"]
 
 MANY = 15  # a numeric key with more distinct values is cut into bands
 RARE_SHARE = 0.01  # a category under 1 % of the records is rare (as is one with fewer than k)
@@ -389,3 +389,60 @@ def suggest_recodings(data, keys, k=3, *, weights=None, importance=None) -> Reco
                                                        options[i].entropy_lost, i))
     return RecodingSuggestions(options=tuple(options[i] for i in order), keys=tuple(keys), k=int(k), below_k=base[0],
                                uniques=base[2], suppressions=base[3])
+
+
+HEAVY = 0.10  # a key blank for this share of the records: every analysis with it loses them
+
+
+def blank_warnings(data, sup, *, uneven=True) -> list:
+    """What local suppression costs the analysts, in sentences for the custodian before a
+    release (the Data, Run and Download pages, the report, the release's notes).
+
+    Each key blank for at least HEAVY (10 %) of the records: an analyst's regression, table or
+    domain estimate with it drops those records; with the suggested recoding of that key
+    (``suggest_recodings``) that is the best buy among those needing at most half the blanks.
+    Then where the blanks fall unevenly (``Suppression.uneven``): the records kept are not a
+    random part of the file.
+
+    Parameters
+    ----------
+    data : DataFrame
+        The key variables as local suppression saw them (after the published recodings and PRAM).
+    sup : Suppression
+        From ``local_suppression`` on ``data``.
+    uneven : bool
+        Also say where the blanks fall unevenly (default True; ``Suppression.summary`` says it too).
+
+    Returns
+    -------
+    list of str
+        One sentence a heavily blanked key, then one for the uneven blanks; empty when neither.
+
+    Examples
+    --------
+    >>> import sdccore
+    >>> d = sdccore.load_dataset("testdata")
+    >>> keys = ["urbrur", "water", "sex", "age"]
+    >>> w = sdccore.blank_warnings(d[keys], sdccore.local_suppression(d, keys, 3))
+    >>> print(w[0].split(":")[0])
+    age is blank for 14.7% of records (673 of 4,580)
+    """
+    n = len(sup.data)
+    out = []
+    heavy = {c: v for c, v in sup.per_key.items() if n and v >= HEAVY * n}
+    if heavy:
+        sug = suggest_recodings(data, list(sup.keys), sup.k)
+        for c, v in heavy.items():
+            fix = next((o for o in sug.for_variable(c) if o.suppressions_after <= sup.cells / 2), None)
+            out.append(f"{c} is blank for {v / n:.1%} of records ({v:,} of {n:,}): every analysis with {c} runs on "
+                       f"the other {1 - v / n:.1%}"
+                       + (f"; recoded as {fix.description}, {fix.suppressions_after:,} key value(s) in all would be "
+                          f"blank instead of {sup.cells:,} (recode the key: the Data page's recodings, or "
+                          f"protect's recode option)" if fix else
+                          "; no single recoding of it needs half as many blanks: recode more than one key, or ask "
+                          "whether an intruder could know it"))
+    uneven = sup.uneven() if uneven else []
+    if uneven:
+        out.append(f"Blanks fall unevenly: {'; '.join(uneven[:2])}; an analysis of one key by another sees fewer of "
+                   f"those records, and not a random part of them")
+    return out

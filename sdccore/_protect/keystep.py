@@ -56,12 +56,14 @@ def keys_step(original, out, o, seed):
     if not o.get("keys"):
         return out, notes, None
     from .._keys.frequencies import joint_codes
+    from .._keys.suggest import blank_warnings
     from .._keys.suppression import local_suppression
 
     hh = o.get("household")
     linked = hh is not None and o.get("household_ids") != "drop"  # the release shows who lives together
     sup = local_suppression(out, o["keys"], o["k_anonymity"], household=hh, household_size=linked)
     notes.append(sup.summary())
+    notes += blank_warnings(out[list(o["keys"])], sup, uneven=False)  # the summary names uneven blanks
     out = sup.data
     if hh is not None and o.get("household_ids") == "new":
         out = _new_household_ids(out, hh, seed)

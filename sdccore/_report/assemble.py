@@ -46,7 +46,25 @@ def release_keys(original, released, options):
     table = pd.DataFrame({"Key variable": keys, "Distinct values": [int(original[c].nunique()) for c in keys],
                           "Values blanked": [int(blank[c].sum()) for c in keys],
                           "Share blanked": [f"{blank[c].mean():.1%}" for c in keys]})
-    return {"before": before, "after": after, "table": table, "cells": int(blank.to_numpy().sum())}
+    return {"before": before, "after": after, "table": table, "cells": int(blank.to_numpy().sum()),
+            "warnings": _blank_warnings(original, released, keys, blank, options)}
+
+
+def _blank_warnings(original, released, keys, blank, options):
+    """``blank_warnings`` of the release's local suppression: the keys as suppression saw them
+    (the original after the published recodings; a PRAM'd key as released where not blank)."""
+    from .._keys.recoding import Recoding, recode
+    from .._keys.suggest import blank_warnings
+    from .._keys.suppression import Suppression
+
+    rules = {c: Recoding.from_dict(r) for c, r in (options.get("recode") or {}).items()}
+    seen = (recode(original[keys], rules) if rules else original[keys]).copy()
+    for c in _names(options.get("pram")):
+        if c in keys:
+            seen[c] = released[c].where(~blank[c], seen[c])
+    sup = Suppression(data=released[keys], suppressed=blank, keys=tuple(keys), k=int(options["k_anonymity"]),
+                      order=tuple(keys))
+    return blank_warnings(seen, sup)
 
 
 def release_roles(columns, options, drop=(), keep=()) -> dict:

@@ -241,7 +241,8 @@ def _keys_html(keys):
     return (f"<h2>Key variables</h2><p>{html.escape(', '.join(b.keys))}: {keys['cells']:,} value(s) blanked so that "
             f"every combination of key values is shared by at least {a.k} records (a blank matches every value; "
             f"identity risk as sdcMicro measures it).</p>" + _table(rows)
-            + _table(keys["table"].set_index("Key variable")))
+            + _table(keys["table"].set_index("Key variable"))
+            + "".join(f"<p class='warn'>{html.escape(w)}.</p>" for w in keys.get("warnings", ())))
 
 
 def _regressions_html(regressions, comparison):

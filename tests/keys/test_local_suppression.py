@@ -194,3 +194,62 @@ def test_blanks_that_fall_unevenly_are_named():
     assert s.uneven() == ["age blanked for 20.0% of records, 100.0% where region = A (40 records)"]
     assert "Unevenly: age blanked for 20.0% of records, 100.0% where region = A" in s.summary()
     assert s.uneven(min_records=41) == []  # region A too small to be named
+
+
+def _suppression(region, blanked):
+    """A Suppression built by hand: ``region`` the levels, ``blanked`` the records whose age is blank."""
+    import pandas as pd
+
+    from sdccore._keys.suppression import Suppression
+
+    n = len(region)
+    mask = pd.DataFrame({"region": [False] * n, "age": blanked})
+    data = pd.DataFrame({"region": region, "age": [None if b else 40.0 for b in blanked]})
+    return Suppression(data=data, suppressed=mask, keys=("region", "age"), k=3, order=("age", "region"))
+
+
+def test_uneven_blanks_by_points_and_standard_errors():
+    """The rule by hand.  Three regions of 100, age blanked for 69 (C), 25 (N) and 19 (S): 113 of
+    300 (37.7 %) over the file, C 31.3 points above it, more than 3 standard errors
+    (3 sqrt(.377 .623 / 100) = .145): named (twice the file's share, 75 %, would have missed it)."""
+    s = _suppression(["C"] * 100 + ["N"] * 100 + ["S"] * 100,
+                     [i < 69 for i in range(100)] + [i < 25 for i in range(100)] + [i < 19 for i in range(100)])
+    assert s.uneven() == ["age blanked for 37.7% of records, 69.0% where region = C (100 records)"]
+    # 12 blanks in 1,500 (0.8 %), 9 of them among C's 148 (6.1 %): 5.3 points, not named
+    s = _suppression(["C"] * 148 + ["N"] * 1352, [i < 9 for i in range(148)] + [i < 3 for i in range(1352)])
+    assert s.uneven() == []
+    # 20 records at 45 % against 30 % over the file: 15 points but under 3 standard errors (3 x .102)
+    s = _suppression(["C"] * 20 + ["N"] * 180, [i < 9 for i in range(20)] + [i < 51 for i in range(180)])
+    assert round(s.suppressed["age"].mean(), 3) == 0.3
+    assert s.uneven() == []
+    # the same shares with ten times the records: 3 standard errors are .032, so C is named
+    s = _suppression(["C"] * 200 + ["N"] * 1800, [i < 90 for i in range(200)] + [i < 510 for i in range(1800)])
+    assert s.uneven() == ["age blanked for 30.0% of records, 45.0% where region = C (200 records)"]
+
+
+def test_blank_warnings_name_a_heavily_blanked_key_with_the_recoding_that_saves_it():
+    """Ages 20-79, one record each in region A (60 records: every age unique, all blanked) and
+    three each in region B (180: none blanked): age is blank for 60 of 240 (25 %, over the 10 %
+    line), all of them in region A (100 % against 25 %: uneven).  In bands of 5 (20-24, ...)
+    region A has 5 records a band: no blank at all, which the warning names (bands of 2 leave
+    pairs in A, below k = 3: no saving, not named)."""
+    import pandas as pd
+
+    import sdccore
+
+    d = pd.DataFrame({"region": ["A"] * 60 + ["B"] * 180,
+                      "age": list(range(20, 80)) + [20 + i % 60 for i in range(180)]})
+    sup = sdccore.local_suppression(d, ["region", "age"], 3)
+    assert sup.per_key == {"region": 0, "age": 60}
+    w = sdccore.blank_warnings(d, sup)
+    assert len(w) == 2
+    assert w[0].startswith("age is blank for 25.0% of records (60 of 240): every analysis with age runs on the "
+                           "other 75.0%; recoded as age in bands of 5: 20-24, 25-29, ..., 75+ (60 values -> 12), 0 key value(s) in "
+                           "all would be blank instead of 60")
+    assert w[1].startswith("Blanks fall unevenly: age blanked for 25.0% of records, 100.0% where region = A (60 records)")
+    assert sdccore.blank_warnings(d, sup, uneven=False) == w[:1]
+    # under the line: with k = 2 region B's ages are shared and A's 60 unique ages still blank (25 %);
+    # with A's ages in pairs (30 ages), 0 blanks: nothing to say
+    d2 = d.assign(age=[20 + i // 2 for i in range(60)] + list(d.age[60:]))
+    sup2 = sdccore.local_suppression(d2, ["region", "age"], 2)
+    assert sup2.cells == 0 and sdccore.blank_warnings(d2, sup2) == []

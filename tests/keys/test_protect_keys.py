@@ -47,6 +47,16 @@ def test_testdata_keys_and_amounts_in_one_release(testdata, released):
     assert not np.allclose(r.data["income"], testdata["income"])
     assert r.options["keys"] == KEYS and r.options["k_anonymity"] == 3
     assert any("677 key value(s) blanked for 3-anonymity" in n for n in r.notes)
+    # what the blanks cost the analysts, with the recoding that saves most of them (suggest_recodings:
+    # 114 blanks with age in bands of 5), in the notes and, with where they fall, in the report's keys
+    heavy = ("age is blank for 14.7% of records (674 of 4,580): every analysis with age runs on the other 85.3%; "
+             "recoded as age in bands of 5: 0-4, 5-9, ..., 90+ (88 values -> 19), 114 key value(s) in all would be "
+             "blank instead of 677")
+    assert sum(n.startswith(heavy) for n in r.notes) == 1
+    warned = sdccore.report.release_keys(testdata, r.data, r.options)["warnings"]
+    assert len(warned) == 2 and warned[0].startswith(heavy)
+    assert warned[1].startswith("Blanks fall unevenly: age blanked for 14.7% of records, 100.0% where water = 6 "
+                                "(26 records); age blanked for 14.7% of records, 43.3% where urbrur = 1 (646 records)")
 
 
 def test_the_codebook_says_what_was_done_to_the_keys(testdata, released):
