@@ -11,6 +11,7 @@ from dataclasses import dataclass, field, replace
 import numpy as np
 import pandas as pd
 
+from .._core.validation import name_list as _names
 from .._measures.evaluate import evaluate
 from .._methods import BUILT_IN, hook, method_info, methods
 from .._protect.pipeline import _protect, decompose
@@ -387,7 +388,11 @@ def _tasks(items, numeric, sensitive, seeds, reps, ev_opts, fits):
     for c, (label, cfg) in enumerate(items):
         cfg = dict(cfg)
         method = cfg.pop("method")
-        num = [col for col in numeric if col not in set(cfg.get("exclude") or [])]
+        # the amounts: not the columns set apart, nor the keys' own (recoded, PRAM'd or blanked, never
+        # perturbed as amounts: a key recoded into bands is text in the release)
+        kept = set(_names(cfg.get("exclude"))) | set(_names(cfg.get("keys"))) | set(_names(cfg.get("pram")))
+        kept |= {cfg["household"]} if cfg.get("household") else set()
+        num = [col for col in numeric if col not in kept]
         for r in range(reps):
             if r == 0 or not method_info(method).deterministic:
                 tasks.append((method, cfg, sensitive, int(seeds[c, r]), num, ev_opts, fits))

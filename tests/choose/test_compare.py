@@ -331,3 +331,24 @@ def test_partial_results_arrive_run_by_run_and_end_as_the_comparison(tarragona):
     t = live_runs_table(seen[2], sensitive=False)
     assert t["method"].tolist() == ["PCA"] and t["runs done"].tolist() == [3]
     assert t["Record linkage (DBRL)" + " (mean so far)"].iloc[0] == pytest.approx(seen[2].dbrl.mean(), abs=5e-5)
+
+
+def test_a_numeric_key_recoded_into_bands_is_no_amount_of_the_comparison():
+    """A key recoded into bands is text in the release (age 40 -> '40-49'): the comparison's runs
+    evaluate the amounts only (the keys are recoded and blanked, never perturbed), where they
+    stopped with "age are not numeric in both files".  The keys' figures are the key risk's."""
+    import pandas as pd
+
+    import sdccore
+
+    rng = np.random.default_rng(5)
+    n = 600
+    age = rng.integers(18, 90, n)
+    rent = np.round(rng.lognormal(6, 0.4, n))
+    d = pd.DataFrame({"region": rng.choice(list("ABCDE"), n), "age": age, "rent": rent,
+                      "income": np.round(rent * 12 * rng.lognormal(0, 0.3, n) + 100 * age)})
+    bands = sdccore.Recoding.bands([0, 20, 30, 40, 50, 60, 70, 80, float("inf")], right=False).to_dict()
+    c = sdccore.compare(d, {"IPSO": {"method": "ipso", "keys": ["region", "age"], "recode": {"age": bands}}},
+                        sensitive=["income"], reps=2, rng=1, n_jobs=1)
+    assert c.runs.shape[0] == 2 and c.runs["floors_ok"].notna().all()
+    assert not c.errors and set(c.risk_variables["variable"]) == {"income"}
