@@ -14,6 +14,7 @@ import pandas as pd
 from .._core.validation import name_list as _names
 from .._measures.evaluate import evaluate
 from .._methods import BUILT_IN, hook, method_info, methods
+from .._protect.options import bind_static
 from .._protect.pipeline import _protect, decompose
 from .._core.streams import child_seeds
 from .._measures.regression import _against, _original_fit
@@ -302,6 +303,11 @@ def compare(data, configs, *, sensitive=None, reps=30, rng=None, progress=None, 
     ['PCA']
     """
     items = _normalize_configs(configs)
+    for label, cfg in items:  # a misspelt option or a wrong type refused at once, naming the configuration
+        try:
+            bind_static(cfg.get("method"), {k: v for k, v in cfg.items() if k != "method"}, bool(sensitive), warn=False)
+        except (TypeError, ValueError) as exc:
+            raise type(exc)(f"configuration {label!r}: {exc}") from None
     reps = check_number(reps, "reps", low=1, integer=True)
     jobs = _check_jobs(n_jobs)
     if not isinstance(released, (bool, np.bool_)):

@@ -352,3 +352,16 @@ def test_a_numeric_key_recoded_into_bands_is_no_amount_of_the_comparison():
                         sensitive=["income"], reps=2, rng=1, n_jobs=1)
     assert c.runs.shape[0] == 2 and c.runs["floors_ok"].notna().all()
     assert not c.errors and set(c.risk_variables["variable"]) == {"income"}
+
+
+def test_a_misspelt_option_is_refused_before_any_run(tarragona):
+    """An option the method does not have, or of the wrong type, stopped the comparison only
+    inside its runs (a ValueError there is read as 'these data do not allow it' and the
+    configuration silently shows no result): refused at once, naming the configuration."""
+    import sdccore
+
+    with pytest.raises(ValueError, match=r"configuration 'FA 3': option\(s\) 'n_factor' do not apply to method='fa'"):
+        sdccore.compare(tarragona, {"FA 3": {"method": "fa", "n_factor": 3}}, reps=2, rng=1, n_jobs=1)
+    with pytest.raises(TypeError, match=r"configuration 'Q': quantiles must be one of"):
+        sdccore.compare(tarragona, {"Q": {"method": "qexchange", "quantiles": [0.5]}}, sensitive=["SALES"], reps=2,
+                        rng=1, n_jobs=1)
