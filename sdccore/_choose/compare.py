@@ -18,8 +18,8 @@ from .._protect.options import bind_static
 from .._protect.pipeline import _protect, decompose
 from .._core.streams import child_seeds
 from .._measures.regression import _against, _original_fit
-from .rounds import released_runs, tail_round, without_failed
-from .comparison import Comparison, bootstrap_interval, config_label, mean_interval, run_range  # noqa: F401
+from .rounds import released_runs, scales_round, tail_round, without_failed
+from .comparison import Comparison, bootstrap_interval, config_label, mean_interval, run_range, summary_rows  # noqa: F401
 from .._core.validation import check_number, numeric_columns, resolve_seed
 
 from .._data.explore import CorrelationIndices, correlation_indices  # noqa: F401  (re-exported)
@@ -35,7 +35,7 @@ def score_keys():
     return analyses()
 
 
-def _normalize_configs(configs):
+def _normalize_configs(configs, sensitive=None):
     if isinstance(configs, dict) and "method" not in configs:
         items = [(label, dict(cfg)) for label, cfg in configs.items()]
     else:
@@ -51,7 +51,13 @@ def _normalize_configs(configs):
         raise ValueError("two configurations have the same label; give them distinct 'label' values.")
     if not items:
         raise ValueError("configs is empty; pass at least one configuration.")
-    return [(lab, {k: v for k, v in cfg.items() if k != "label"}) for lab, cfg in items]
+    items = [(lab, {k: v for k, v in cfg.items() if k != "label"}) for lab, cfg in items]
+    for label, cfg in items:  # a misspelt option or a wrong type refused at once, naming the configuration
+        try:
+            bind_static(cfg.get("method"), {k: v for k, v in cfg.items() if k != "method"}, bool(sensitive), warn=False)
+        except (TypeError, ValueError) as exc:
+            raise type(exc)(f"configuration {label!r}: {exc}") from None
+    return items
 
 
 @dataclass(frozen=True)
@@ -241,7 +247,7 @@ def _runs(data, tasks, jobs):
 
 
 def compare(data, configs, *, sensitive=None, reps=30, rng=None, progress=None, evaluate_options=None,
-            n_jobs=None, models=None, partial=None, released=True, tails=False):
+            n_jobs=None, models=None, partial=None, released=True, tails=False, scales=False):
     """Run every configuration ``reps`` times and summarise each score with its interval.
 
     Seeds: one master seed (recorded) gives one child seed per configuration and run
@@ -289,6 +295,12 @@ def compare(data, configs, *, sensitive=None, reps=30, rng=None, progress=None, 
         1 % of records, compare those again with their largest values aggregated
         (``tail='aggregate'``; ``_choose.rounds``), labelled '... + largest aggregated' (the
         dashboard's Run page and the command line's suggestion do).
+    scales : bool
+        True: where a configuration that can be offered loses a log-scale regression of the
+        battery (log-log, log-level) and its method keeps both scales on request (``keep``
+        offers 'scales': IPSO, the quantile exchange), compare it again with keep='scales',
+        labelled '... + both scales' (the dashboard's Run page does); ``suggest`` weighs both by
+        the analyses their releases keep.
 
     Returns
     -------
@@ -302,12 +314,7 @@ def compare(data, configs, *, sensitive=None, reps=30, rng=None, progress=None, 
     >>> c.table("summary").index.tolist()
     ['PCA']
     """
-    items = _normalize_configs(configs)
-    for label, cfg in items:  # a misspelt option or a wrong type refused at once, naming the configuration
-        try:
-            bind_static(cfg.get("method"), {k: v for k, v in cfg.items() if k != "method"}, bool(sensitive), warn=False)
-        except (TypeError, ValueError) as exc:
-            raise type(exc)(f"configuration {label!r}: {exc}") from None
+    items = _normalize_configs(configs, sensitive)
     reps = check_number(reps, "reps", low=1, integer=True)
     jobs = _check_jobs(n_jobs)
     if not isinstance(released, (bool, np.bool_)):
@@ -350,7 +357,7 @@ def compare(data, configs, *, sensitive=None, reps=30, rng=None, progress=None, 
     if errors:  # a configuration that failed in some run is left out whole
         rows, var_rows, band_rows, reg_rows = without_failed(errors, rows, var_rows, band_rows, reg_rows)
     runs = pd.DataFrame(rows)
-    summ = _summary_rows(runs, [label for label, _ in items])
+    summ = summary_rows(runs, [label for label, _ in items], score_keys())
     risk_vars = pd.concat(var_rows, ignore_index=True) if var_rows else pd.DataFrame()
     risk_bands = pd.concat(band_rows, ignore_index=True) if band_rows else pd.DataFrame()
     regression = pd.concat(reg_rows, ignore_index=True) if reg_rows else pd.DataFrame()
@@ -360,31 +367,14 @@ def compare(data, configs, *, sensitive=None, reps=30, rng=None, progress=None, 
     if released and not cancelled:
         rel, kept = released_runs(data, out, sensitive, seed, _protect)
         out = replace(out, released=rel, analyses=kept)
+        def run(again):
+            return compare(data, again, sensitive=sensitive, reps=reps, rng=seed, progress=progress, n_jobs=n_jobs,
+                           models=models, evaluate_options=evaluate_options, partial=None, released=True)
         if tails:  # nothing offered, the largest records decided: those configurations again, aggregated
-            out = tail_round(out, lambda again: compare(
-                data, again, sensitive=sensitive, reps=reps, rng=seed, progress=progress, n_jobs=n_jobs, models=models,
-                evaluate_options=evaluate_options, partial=None, released=True, tails=False))
+            out = tail_round(out, run)
+        if scales and not out.cancelled:  # an offered release loses the log scale: again, keeping both
+            out = scales_round(out, run)
     return out
-
-
-def _summary_rows(runs, labels):
-    """Each configuration's mean score with its 95 % interval and the runs' range."""
-    summ = []
-    for label in labels:
-        sub = runs[runs.config == label] if len(runs) else runs
-        if sub is None or len(sub) == 0:
-            continue
-        for key in score_keys():
-            if key in sub:
-                vals = sub[key].to_numpy(dtype=float)
-                vals = vals[~np.isnan(vals)]  # a run where a plug-in analysis could not measure (NaN) is left out
-                if len(vals) == 0:
-                    continue
-                mean, lo, hi = mean_interval(vals)
-                run_lo, run_hi = run_range(vals)
-                summ.append({"config": label, "score": key, "mean": mean, "lo": lo, "hi": hi,
-                             "run_lo": run_lo, "run_hi": run_hi, "reps": len(vals)})
-    return summ
 
 
 def _tasks(items, numeric, sensitive, seeds, reps, ev_opts, fits):

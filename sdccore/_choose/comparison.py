@@ -62,6 +62,26 @@ def run_range(values, level=0.95):
     return float(lo), float(hi)
 
 
+def summary_rows(runs, labels, keys):
+    """Each configuration's mean score with its 95 % interval and the runs' range."""
+    summ = []
+    for label in labels:
+        sub = runs[runs.config == label] if len(runs) else runs
+        if sub is None or len(sub) == 0:
+            continue
+        for key in keys:
+            if key in sub:
+                vals = sub[key].to_numpy(dtype=float)
+                vals = vals[~np.isnan(vals)]  # a run where a plug-in analysis could not measure (NaN) is left out
+                if len(vals) == 0:
+                    continue
+                mean, lo, hi = mean_interval(vals)
+                run_lo, run_hi = run_range(vals)
+                summ.append({"config": label, "score": key, "mean": mean, "lo": lo, "hi": hi,
+                             "run_lo": run_lo, "run_hi": run_hi, "reps": len(vals)})
+    return summ
+
+
 def config_label(cfg):
     """A short readable label of a configuration, e.g. 'fa factors=[1, 2]'."""
     rest = {k: v for k, v in cfg.items() if k not in ("method", "label", "floors")}

@@ -74,6 +74,9 @@ class MethodInfo:
     steps : str or object
         The module (dotted name, imported on first use) or object holding its options and
         steps (see the module docstring).
+    both_scales : tuple of (str, object)
+        The settings with which it also keeps a skewed variable's log-scale regressions (the
+        comparison's second round, ``compare(scales=True)``); () where it cannot.
     """
 
     name: str
@@ -89,6 +92,7 @@ class MethodInfo:
     stronger: str = field(default="", repr=False)
     public_hint: bool = False
     steps: object = field(default=None, repr=False, compare=False)
+    both_scales: tuple = field(default=(), repr=False)
 
 
 _HERE = __name__
@@ -110,7 +114,7 @@ REGISTRY = {m.name: m for m in (
                stronger="remove more components (a larger removed, or a lower threshold)", steps=_HERE + ".removal"),
     MethodInfo("ipso", "IPSO", conditional=True, dask=True,
                stronger="fewer size classes (classes=1), or mark the public variables that predict it sensitive too",
-               steps=_HERE + ".conditional"),
+               steps=_HERE + ".conditional", both_scales=(("keep", "scales"), ("classes", 5))),
     MethodInfo("shuffle", "Shuffle", conditional=True, dask=True, keeps_values=True,
                stronger="another method (IPSO keeps the regression and changes the values), or mark the public "
                         "variables that predict it sensitive too", steps=_HERE + ".conditional"),
@@ -119,14 +123,16 @@ REGISTRY = {m.name: m for m in (
                steps=_HERE + ".conditional"),
     MethodInfo("qexchange", "Q-exchange", conditional=True,
                stronger="larger blocks (block=20) or fewer quantiles (quantiles='0.5'), or mark the public variables "
-                        "that predict it sensitive too", steps=_HERE + ".conditional"),
+                        "that predict it sensitive too", steps=_HERE + ".conditional",
+               both_scales=(("keep", "scales"),)),
 )}
 BUILT_IN = tuple(REGISTRY)  # the methods this package defines (every process knows them without a register call)
 # the most levels a column released unchanged may have to join the conditional methods' basis as
 # a code (``_base.indicators``); here, so that the Dask engine's blocks read the same rule
 # without loading the methods' kernels on a worker (numba's compiled kernels: 94 MiB more)
 CODE_MAX_LEVELS = 50
-_CAPABILITIES = tuple(f for f in MethodInfo.__dataclass_fields__ if f not in ("name", "label", "steps", "stronger"))
+_CAPABILITIES = tuple(f for f in MethodInfo.__dataclass_fields__
+                      if f not in ("name", "label", "steps", "stronger", "both_scales"))
 
 
 def methods(**capabilities) -> tuple:

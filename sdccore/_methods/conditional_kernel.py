@@ -452,3 +452,35 @@ def cfa(Xk, Zk, Rk, sd, sens, n_factors, extraction, gen):
         known = float(lp @ np.linalg.lstsq(Spp, lp, rcond=None)[0])
         roles.append((f + 1, [float(L[s, f] ** 2) for s in sens], min(max(known, 0.0), 1.0)))
     return out, roles
+
+
+def ipso_scales(Xk, Xp, sens, Z, tol, seen=None):
+    """IPSO's keep='scales' (issue 39): each skewed positive sensitive column of the release
+    ``Xp`` moved (``residuals.two_scales``, no bands: kept positive) so that its OLS on [1, Z]
+    stays the original's and its OLS on the log design and its sum of squares become the
+    original's too; a later sensitive column's design holds the earlier ones (original and
+    released).  ``tol``: per sensitive column, the floors' tolerance (0: none).  With missing
+    cells (``seen``: the observed cells of Xk's columns), on the complete records (those
+    an analyst's regression keeps), and the other observed values of a column shifted by one
+    constant so that its observed total is the original's (the pipeline's shift of the observed
+    mean then moves nothing).  Returns (the release, the positions in ``sens`` that fell back
+    to the OLS alone)."""
+    from .residuals import SCALE_TOL, skewed_positive, two_scales
+
+    rows = np.ones(len(Xk), bool) if seen is None else seen.all(axis=1)
+    Xp, Z, Zr, fell = Xp.copy(), Z[rows], Z[rows], []
+    for a, j in enumerate(sens):
+        S = Xk[rows, j]
+        got = None
+        if skewed_positive(S):
+            inf = np.full(len(S), np.inf)
+            got = two_scales(S, Xp[rows, j], Z, Zr, -inf, inf, tol[a] * np.abs(S) if tol[a] > 0 else None)
+        if got is not None and got[1] <= SCALE_TOL:
+            Xp[rows, j] = got[0]
+            other = ~rows & (True if seen is None else seen[:, j])
+            if other.any():
+                Xp[other, j] += np.mean(Xk[other, j] - Xp[other, j])
+        else:
+            fell.append(a)
+        Z, Zr = np.column_stack([Z, S]), np.column_stack([Zr, Xp[rows, j]])
+    return Xp, fell

@@ -58,3 +58,32 @@ def test_no_second_round_when_something_is_offered_or_by_default(two):
     # merging is concatenation: the second round's tables follow the first's
     both = merged(off, off)
     assert len(both.runs) == 2 * len(off.runs) and len(both.risk_bands) == 2 * len(off.risk_bands)
+
+
+def test_the_scales_round_compares_ipso_again_keeping_both_scales():
+    """compare(scales=True): IPSO's release keeps the raw OLS of a skewed income and misses its
+    log-log and log-level regressions, so IPSO is compared again with MethodInfo.both_scales
+    (keep='scales', classes=5) under the same seeds, labelled '+ both scales'; its release keeps
+    the log-scale regressions, and the suggestion weighs both.  A configuration already keeping
+    both scales, or a comparison without scales=True, gets no second round."""
+    import sys
+    from pathlib import Path
+
+    sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "methods"))
+    from test_ipso_scales import _persons
+
+    import sdccore
+    from sdccore._choose.rounds import SCALES_LABEL, scales_candidates
+
+    d = _persons(n=1500, seed=21)
+    c = sdccore.compare(d, {"IPSO": {"method": "ipso"}}, sensitive=["income"], reps=3, rng=7, n_jobs=1, scales=True)
+    label = "IPSO" + SCALES_LABEL
+    assert list(c.configs) == ["IPSO", label]
+    assert c.configs[label] == {"method": "ipso", "keep": "scales", "classes": 5}
+    assert set(c.runs[c.runs.config == label].seed) == set(c.runs[c.runs.config == "IPSO"].seed)
+    missed = dict((k, v[2]) for k, v in c.analyses.items())
+    assert {"log-log regression", "log-level regression"} <= set(missed["IPSO"])
+    assert not {"log-log regression", "log-level regression"} & set(missed[label])
+    assert scales_candidates(c) == {}  # compared so already: no third round
+    plain = sdccore.compare(d, {"IPSO": {"method": "ipso"}}, sensitive=["income"], reps=3, rng=7, n_jobs=1)
+    assert list(plain.configs) == ["IPSO"] and scales_candidates(plain) == {"IPSO": {"keep": "scales", "classes": 5}}
