@@ -101,7 +101,7 @@ def _ipso(prep, Xk, o, gen):
     near = np.array([0.0 if keep[j] in prep.log_cols else o["floors"].tolerance for j in sens])
     pub = [j for j in range(len(keep)) if j not in set(sens)]
     observed = None if prep.missing is None or o["missing_rows"] != "both" else ~prep.missing[:, keep]
-    extra, used, left_out = (indicators(prep.data, prep.numeric, len(pub)) if o["condition"] == "released"
+    extra, used, left_out = (indicators(prep.coded, prep.numeric, len(pub)) if o["condition"] == "released"
                              else (None, [], []))
     rows, left = cd.complete_rows(observed, sens, pub)
     try:
@@ -468,7 +468,7 @@ def _qexchange(prep, method, o, gen, Xk):
     sens, keep = prep.sens, prep.keep
     names = [prep.numeric[keep[j]] for j in range(len(keep))]
     pub = [j for j in range(len(keep)) if j not in set(sens)]
-    extra, used, left_out = indicators(prep.data, prep.numeric, len(pub))
+    extra, used, left_out = indicators(prep.coded, prep.numeric, len(pub))
     Z = Xk[:, pub] if extra is None else np.column_stack([Xk[:, pub], extra])
     Zr = Z.copy()
     taus = QUANTILES[o["quantiles"]]

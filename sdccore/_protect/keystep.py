@@ -34,6 +34,13 @@ def key_columns(data, static, sensitive):
     return list(dict.fromkeys(keys + pram + hh))
 
 
+def recoded(data, recode):
+    """``data`` with the keys' published recodings (``recode``: key -> rule or its dict) applied."""
+    from .._keys.recoding import Recoding, recode as apply
+
+    return apply(data, {c: r if isinstance(r, Recoding) else Recoding.from_dict(r) for c, r in recode.items()})
+
+
 def keys_step(original, out, o, seed):
     """The keys' own steps on the assembled release ``out``, in order: the published recodings
     (deterministic), PRAM (the seed's "pram" stream), local suppression to k (deterministic).

@@ -56,7 +56,7 @@ def _settings(o, prep, method):
     out = {k: v for k, v in o.items() if k not in COMMON}
     if method_info(method).conditional and o.get("condition", "released") == "released":
         from .._methods._base import indicators
-        out["codes"] = indicators(prep.data, prep.numeric, len(prep.keep) - len(prep.sens))[0]
+        out["codes"] = indicators(prep.coded, prep.numeric, len(prep.keep) - len(prep.sens))[0]
     return out
 
 
@@ -318,6 +318,7 @@ def _protect(data, method, sensitive, rng, options):
     method, prep, o = _bind(data, method, sensitive, options, seed=seed)
     if w is not None:
         prep = replace(prep, weights=w)
+    prep = _with_codes(prep, o)
     gen = np.random.default_rng(seed)
     info = method_info(method)
     plan = _plan(prep, method, o) if info.decomposes else None
@@ -369,6 +370,15 @@ def _protect(data, method, sensitive, rng, options):
 REPLAYS = ((2_000, 3), (50_000, 2), (None, 1))  # the replay intruder's replays by the file's records (up to)
 
 
+def _with_codes(prep, o):
+    """``prep`` with the keys as published for the conditional methods (``_Prepared.coded``)."""
+    if not o.get("recode"):
+        return prep
+    from .keystep import recoded
+
+    return replace(prep, codes=recoded(prep.data, o["recode"]))
+
+
 def _replays(Xp, as_int, prep, method, sensitive, options):
     """The replay intruder's means (``IntruderContext.replays``): a function that makes the
     release again from the complete release ``Xp`` (as a frame, taken as the original) with
@@ -397,6 +407,7 @@ def _replay_all(release, prep, method, sensitive, options):
                 m, p, o = _bind(release, method, sensitive, dict(options), seed=s)
                 if prep.weights is not None:
                     p = replace(p, weights=prep.weights)
+                p = _with_codes(p, o)
                 step = _perturb(p, _plan(p, m, o) if info.decomposes else None, m, o,
                                 np.random.default_rng([2 ** 31 - 1, s]))  # the intruder's seeds, not the release's
                 Xs = _finish(p, step.X, len(p.keep) == p.X.shape[1], o, not info.keeps_values)[0]

@@ -45,6 +45,13 @@ class _Prepared:
     check: list          # indices into numeric of the variables the floors check
     missing: np.ndarray | None = None  # n x len(numeric) mask of the cells missing in data (completed in X0)
     weights: np.ndarray | None = None  # sampling weights: weighted means kept instead of unweighted (_strata)
+    codes: pd.DataFrame | None = None  # data with the keys as published (recoded): what conditional methods are given
+
+    @property
+    def coded(self) -> pd.DataFrame:
+        """The columns the conditional methods condition on, as released: the keys' published
+        recodings applied (age in bands of 5, 15 levels, where 72 ages were too many to join)."""
+        return self.data if self.codes is None else self.codes
 
 
 def _log_columns(transform, X, numeric, keep):
