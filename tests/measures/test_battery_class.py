@@ -100,6 +100,31 @@ def test_the_suggestions_battery_sees_a_text_region():
     assert release_battery(o, o, ["y"], [], {}).domains == ("region",)
 
 
+def test_the_suggestions_battery_sees_the_keys_as_published():
+    """A key recoded into bands is a domain of the release's battery (a mean income by age band is
+    what an office publishes), each record in its original band: a release whose 60+ incomes are
+    20 % higher (the others lower, the mean kept) misses the domain means there.  Before, the
+    recoded age was neither a domain nor a number, and an audit found band means moved by 10 %
+    that the battery never saw.  A key with too many levels (age to the year) is no domain."""
+    from sdccore._measures.validity import release_battery
+
+    g = np.random.default_rng(3)
+    n = 600
+    age = np.repeat(np.arange(20, 80), 10)
+    y = 1000 + 10 * age + g.normal(0, 50, n)
+    o = pd.DataFrame({"age": age, "x": g.normal(0, 1, n), "y": y})
+    old = age >= 60
+    moved = np.where(old, y * 1.2, y - y[old].sum() * 0.2 / (~old).sum())
+    bands = sdccore.Recoding.bands([0, 40, 60, float("inf")], right=False)
+    r = o.assign(age=sdccore.recode(o[["age"]], {"age": bands}).age, y=moved)
+    c = release_battery(o, r, ["y"], [], {"keys": ["age"], "recode": {"age": bands.to_dict()}})
+    assert c.domains == ("age",)
+    t = c.table.set_index("analysis")
+    assert t.loc["domain_means", "kept"] == pytest.approx(0.2, abs=1e-9)
+    assert t.loc["domain_means", "note"].startswith("age = 60+: mean")
+    assert release_battery(o, o.assign(y=moved), ["y"], [], {"keys": ["age"]}).domains == ()
+
+
 def test_a_noisy_predictor_is_attenuated_where_it_explains_another_variable():
     """Classical errors in a predictor: z = 2 y + e; the release adds noise of y's own variance
     to y, so the slope of z on y halves (var y / (var y + var noise) = 1/2) -- the OLS of y on z
