@@ -276,16 +276,23 @@ def close(x, y, tol):
 
 SKEWED = 1.0  # skewness above which a non-negative variable is analysed on the log scale
 MAX_ZEROS = 0.05  # ... when at most this share of its values is 0
+PREDICTOR_ZEROS = 0.5  # a predictor with up to this share of zeros: its log with an indicator of its zeros
 
 
-def skewed_positive(v):
-    """Non-negative, at most MAX_ZEROS of it 0, and skewed (the positive values' skewness
+def skewed_positive(v, max_zeros=MAX_ZEROS):
+    """Non-negative, at most ``max_zeros`` of it 0, and skewed (the positive values' skewness
     above SKEWED): what an analyst takes logs of (its zeros left out); the analyses'
-    log-scale regressions and the quantile exchange's two scales share this definition."""
+    log-scale regressions and the two scales of the quantile exchange and IPSO share this
+    definition.  As a predictor (``max_zeros=PREDICTOR_ZEROS``) a skewed variable with up to
+    half its values 0 (savings, assets) is logged too, with an indicator of its zeros (the
+    analyst's log(savings) and "no savings" dummy)."""
     from scipy import stats
 
     v = np.asarray(v, dtype=float)
     v = v[np.isfinite(v)]
-    if len(v) <= 2 or v.min() < 0 or np.mean(v == 0) > MAX_ZEROS:
+    if len(v) <= 2 or v.min() < 0 or np.mean(v == 0) > max_zeros or not (v > 0).sum() > 2:
         return False
-    return bool(stats.skew(v[v > 0]) > SKEWED)
+    pos = v[v > 0]
+    if pos.max() - pos.min() <= 1e-9 * pos.max():  # one value (an indicator): nothing to log
+        return False
+    return bool(stats.skew(pos) > SKEWED)

@@ -87,7 +87,7 @@ from scipy import stats
 from .._core.summary import Summary
 from .._core.validation import check_dataframe
 from .._core import quantreg
-from .._core.plausible import MAX_ZEROS, SKEWED, skewed_positive as _skewed_positive  # noqa: F401
+from .._core.plausible import MAX_ZEROS, PREDICTOR_ZEROS, SKEWED, skewed_positive as _skewed_positive  # noqa: F401
 from .distribution import distribution as _distribution, top_share as _top_share
 from .domains import domain_gaps, domain_means, domain_spread, find_domains, wmean as _wmean
 from .ratios import edits, ratios
@@ -327,6 +327,12 @@ def _log(v):
         return np.log(np.where(v > 0, v, np.nan))
 
 
+def _log0(v):
+    """A predictor's log: 0 where it is 0 (its indicator beside it), missing where negative or missing."""
+    with np.errstate(all="ignore"):
+        return np.where(v == 0, 0.0, np.log(np.where(v > 0, v, np.nan)))
+
+
 def _meets(kind, kept, selective):
     _, op, t_sel, t_gen = TARGETS[kind]
     if op is None or kept is None or not np.isfinite(kept):
@@ -537,18 +543,27 @@ def _loglog(original, released, y, preds, doms, scale, keep, w):
     yo, yr = original[y].to_numpy(float), released[y].to_numpy(float)
     if not _skewed_positive(yo):
         return (np.nan, np.nan, np.nan, "does not apply (not positive and skewed)", None)
-    logp = [c for c in preds if _skewed_positive(original[c].to_numpy(float))]
+    logp = [c for c in preds if _skewed_positive(original[c].to_numpy(float), PREDICTOR_ZEROS)]
     Lo, Lr = original.copy(), released.copy()
     # values <= 0 cannot be logged: left out of the fit; more of them in the release than in the
-    # original is damage the analyst sees (PCA's values clipped at 0)
+    # original is damage the analyst sees (PCA's values clipped at 0).  A predictor's zeros (savings):
+    # its log 0 there, with an indicator of them (the analyst's "no savings" dummy)
     bad = max(0, int(np.sum(yr <= 0) - np.sum(yo <= 0)))
-    lscale = dict(scale)
+    lscale, zo, zr = dict(scale), [], []
     for c in logp:
         vo, vr = original[c].to_numpy(float), released[c].to_numpy(float)
-        Lo[c], Lr[c] = _log(vo), _log(vr)
-        bad += max(0, int(np.sum(vr <= 0) - np.sum(vo <= 0)))
+        Lo[c], Lr[c] = _log0(vo), _log0(vr)
+        bad += max(0, int(np.sum(vr < 0) - np.sum(vo < 0)))
         lscale[c] = (np.nanmean(Lo[c]), np.nanstd(Lo[c]) or 1.0)
-    LXo, LXr = _design(Lo, preds, doms, lscale)[:, keep], _design(Lr, preds, doms, lscale)[:, keep]
+        if (vo == 0).any():
+            zo.append((vo == 0).astype(float))
+            zr.append((vr == 0).astype(float))
+    LXo = np.column_stack([_design(Lo, preds, doms, lscale)[:, keep]] + zo)
+    LXr = np.column_stack([_design(Lr, preds, doms, lscale)[:, keep]] + zr)
+    if zo:  # an indicator of zeros the others already span (two predictors 0 together): left out
+        rows = np.isfinite(_log(yo)) & np.isfinite(LXo).all(axis=1)
+        cols = _independent(LXo[rows]) if rows.sum() > LXo.shape[1] else np.arange(LXo.shape[1])
+        LXo, LXr = LXo[:, cols], LXr[:, cols]
     ov, r2o, r2r, fit_note, forced = _slopes_overlap("ols", _log(yo), LXo, _log(yr), LXr, w)
     note = (f"log of {y} on the log of {len(logp)} skewed predictor(s); R squared original / released; {fit_note}"
             + (f"; {bad} more value(s) <= 0 in the release than in the original cannot be logged (left out "

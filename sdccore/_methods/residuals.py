@@ -13,7 +13,7 @@ from __future__ import annotations
 import numpy as np
 from scipy.optimize import isotonic_regression
 
-from .._core.plausible import skewed_positive
+from .._core.plausible import PREDICTOR_ZEROS, skewed_positive
 
 __all__ = []
 
@@ -474,7 +474,7 @@ def two_scales(S, out, Z, Zr, lo, hi, tol=None):
     original's (on Z), staying within their bands [lo, hi] (module comment above).  Returns
     (values, relative error left), or None where the log step cannot be taken (too few
     positive values)."""
-    logged = {j for j in range(Z.shape[1]) if skewed_positive(Z[:, j])}
+    logged = {j for j in range(Z.shape[1]) if skewed_positive(Z[:, j], PREDICTOR_ZEROS)}
     Lo, Lr = log_design(Z, logged, Zr)
     so = S > 0
     if so.sum() <= Lo.shape[1]:
