@@ -8,7 +8,8 @@ the bounds; what analysts keep (``analyst_checks``, issue 39: OLS, log-log, log-
 median and 0.1/0.9 quantile regression overlaps, domain means, KS, the top-10 % share's
 change, the mean's, the share below 60 % of the median and the Gini coefficient's, each for the worst
 sensitive variable and averaged over the runs, columns an_*; analyses_met: the share of runs
-meeting every target); and the release ``Comparison.suggest`` picks.  Draws the risk-utility chart with
+meeting every target); and the release ``Comparison.suggest`` picks (with the comparison's second
+rounds, the largest records' and the log scale's, as the Run page runs them).  Draws the risk-utility chart with
 analysis validity per sample (HTML).  Writes studies/output/useful_safe.csv, .log and
 useful_safe_<sample>.html.
 
@@ -77,7 +78,7 @@ def main(cases=CASES, methods=METHODS, reps=10, write=True):
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
             c = sdccore.compare(d, {k: dict(v) for k, v in methods.items()}, sensitive=sens, reps=reps, rng=12345,
-                                n_jobs=1, tails=True)
+                                n_jobs=1, tails=True, scales=True)
         ru = c.risk_utility().set_index("config")
         safe = c.safety().set_index("config")
         rv = c.risk_variables

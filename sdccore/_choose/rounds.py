@@ -126,17 +126,19 @@ def scales_candidates(cmp_):
     """{label: the settings to compare it again with} (issue 39): each configuration that can be
     offered (its runs and its run released meet the floors) whose run released misses a
     log-scale regression of the battery, when its method keeps both scales on request and it
-    was not compared so already (``MethodInfo.both_scales``: IPSO with keep='scales' and 5 size
-    classes, which on a persons file kept log-log .97 and the median regression .53 where one
-    class kept .90 and -.03)."""
+    was not compared so already, under its own label or another (``MethodInfo.both_scales``:
+    IPSO with keep='scales' and 5 size classes, which on a persons file kept log-log .97 and the
+    median regression .53 where one class kept .90 and -.03)."""
     from .._methods import method_info
 
     out = {}
     for label, (_, _, missed) in (cmp_.analyses or {}).items():
         cfg = cmp_.configs[label]
         more = dict(method_info(cfg["method"]).both_scales)
-        if (not more or cfg.get("keep") == "scales" or cmp_.released.get(label)
-                or label + SCALES_LABEL in cmp_.configs or not any(m in LOG_SCALE for m in missed)):
+        asked = {**cfg, **more} in cmp_.configs.values() or label + SCALES_LABEL in cmp_.configs
+        if not more or cfg.get("keep") == "scales" or cmp_.released.get(label) or asked:
+            continue
+        if not any(m in LOG_SCALE for m in missed):
             continue
         out[label] = more
     return out
