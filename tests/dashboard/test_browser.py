@@ -88,7 +88,9 @@ def _upload_in(page, server, path):
     _idle(page)
     page.get_by_test_id("stRadioGroup").get_by_text("Upload a file", exact=True).click()
     _idle(page)
-    page.locator("[data-testid='stFileUploaderDropzoneInput']").set_input_files(str(path))
+    drop = page.locator("[data-testid='stFileUploaderDropzoneInput']")
+    drop.wait_for(state="attached", timeout=120000)  # a busy machine's first rerun can take 30 s and more
+    drop.set_input_files(str(path))
     page.get_by_text(f"{path.name} (").wait_for(timeout=60000)
     _idle(page)
 
