@@ -233,7 +233,10 @@ def _fit(kind, y, X, w):
     if kind != "ols":  # a quantile (0.5 for "median"): exact, with quantreg's "nid" intervals (quantreg.py)
         return quantreg.fit(y, X, 0.5 if kind == "median" else kind, LEVEL, None if w is None else w[ok])
     if w is None:  # plain OLS by one QR (statsmodels' figures, without its 25 ms of overhead a fit)
-        return _ols_qr(y, X)
+        try:
+            return _ols_qr(y, X)
+        except np.linalg.LinAlgError:  # a design the release made singular (a column constant there)
+            return None
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         res = sm.WLS(y, X, weights=w[ok]).fit(cov_type="HC1")  # sampling weights: sandwich errors
@@ -322,15 +325,10 @@ def _slopes_overlap(kind, yo, Xo, yr, Xr, w):
     return float(ov.min()), fo[3], fr[3], f"mean over the {len(ov)} slopes {ov.mean():.3f}", None
 
 
-def _log(v):
+def _log(v, zero=np.nan):
+    """The log where positive; ``zero`` where 0 (a predictor's: 0, its indicator beside it); else missing."""
     with np.errstate(all="ignore"):
-        return np.log(np.where(v > 0, v, np.nan))
-
-
-def _log0(v):
-    """A predictor's log: 0 where it is 0 (its indicator beside it), missing where negative or missing."""
-    with np.errstate(all="ignore"):
-        return np.where(v == 0, 0.0, np.log(np.where(v > 0, v, np.nan)))
+        return np.where(v == 0, zero, np.log(np.where(v > 0, v, np.nan)))
 
 
 def _meets(kind, kept, selective):
@@ -552,10 +550,10 @@ def _loglog(original, released, y, preds, doms, scale, keep, w):
     lscale, zo, zr = dict(scale), [], []
     for c in logp:
         vo, vr = original[c].to_numpy(float), released[c].to_numpy(float)
-        Lo[c], Lr[c] = _log0(vo), _log0(vr)
+        Lo[c], Lr[c] = _log(vo, 0.0), _log(vr, 0.0)
         bad += max(0, int(np.sum(vr < 0) - np.sum(vo < 0)))
         lscale[c] = (np.nanmean(Lo[c]), np.nanstd(Lo[c]) or 1.0)
-        if (vo == 0).any():
+        if (vo == 0).any() and (vr == 0).any():  # (a release without zeros there: its logs show the damage)
             zo.append((vo == 0).astype(float))
             zr.append((vr == 0).astype(float))
     LXo = np.column_stack([_design(Lo, preds, doms, lscale)[:, keep]] + zo)

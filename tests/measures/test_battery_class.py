@@ -253,3 +253,21 @@ def test_an_ols_that_leans_on_its_largest_records_is_named():
     assert leans(y0, X)[1] < 2
     ac0 = sdccore.analyst_checks(d.assign(y=y0), d.assign(y=y0 + g.normal(0, 3, n)), sensitive=["y"])
     assert "leans on" not in ac0.worst.set_index("analysis").loc["ols", "note"]
+
+
+def test_a_predictor_whose_zeros_the_release_loses():
+    """A skewed predictor with a fifth of its values 0 enters the log scale with an indicator of
+    its zeros; a general release that replaces them by small positive values has no such
+    indicator (a singular design stopped the study): the log-log regression is still measured,
+    on the predictor's logs, and the damage shows in its slope."""
+    g = np.random.default_rng(8)
+    n = 800
+    s = np.where(g.random(n) < 0.2, 0.0, np.exp(g.normal(8, 1.2, n)))
+    y = np.exp(2 + 0.3 * np.log1p(s) + g.normal(0, 0.4, n))
+    o = pd.DataFrame({"savings": s, "y": y})
+    r = o.assign(savings=np.where(s == 0, g.uniform(1, 50, n), s))
+    t = sdccore.analyst_checks(o, r, sensitive=["y"]).table.set_index("analysis")
+    assert "log of y on the log of 1 skewed predictor(s)" in t.loc["loglog", "note"]
+    assert np.isfinite(t.loc["loglog", "kept"]) and t.loc["loglog", "kept"] < 0.5
+    same = sdccore.analyst_checks(o, o, sensitive=["y"]).table.set_index("analysis")
+    assert same.loc["loglog", "kept"] == pytest.approx(1.0)
