@@ -153,4 +153,22 @@ def scales_round(cmp_, run):
     if not todo:
         return cmp_
     more = run({f"{lab}{SCALES_LABEL}": {**cmp_.configs[lab], **extra} for lab, extra in todo.items()})
-    return replace(cmp_, cancelled=True) if more.cancelled else merged(cmp_, more)
+    if more.cancelled:
+        return replace(cmp_, cancelled=True)
+    # one whose run released still loses the log scale (EIA's TOTREVENUE, an identity: the OLS alone)
+    # would be offered under a name that says what it did not do: left out
+    lost = {lab for lab, (_, _, missed) in (more.analyses or {}).items() if any(m in LOG_SCALE for m in missed)}
+    kept = [lab for lab in more.configs if lab not in lost]
+    return merged(cmp_, _only(more, kept)) if kept else cmp_
+
+
+def _only(c, labels):
+    """The comparison ``c`` with only the configurations ``labels``."""
+    def rows(t):
+        return t[t.config.isin(labels)].reset_index(drop=True) if len(t) and "config" in t else t
+    return replace(c, summary=rows(c.summary), runs=rows(c.runs),
+                   configs={k: v for k, v in c.configs.items() if k in labels},
+                   risk_variables=rows(c.risk_variables), risk_bands=rows(c.risk_bands),
+                   errors={k: v for k, v in c.errors.items() if k in labels}, regression=rows(c.regression),
+                   released={k: v for k, v in c.released.items() if k in labels},
+                   analyses={k: v for k, v in (c.analyses or {}).items() if k in labels})

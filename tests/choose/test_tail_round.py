@@ -87,3 +87,25 @@ def test_the_scales_round_compares_ipso_again_keeping_both_scales():
     assert scales_candidates(c) == {}  # compared so already: no third round
     plain = sdccore.compare(d, {"IPSO": {"method": "ipso"}}, sensitive=["income"], reps=3, rng=7, n_jobs=1)
     assert list(plain.configs) == ["IPSO"] and scales_candidates(plain) == {"IPSO": {"keep": "scales", "classes": 5}}
+
+
+def test_a_second_round_that_still_loses_the_log_scale_is_left_out(monkeypatch):
+    """A '+ both scales' configuration whose run released still misses the log-scale regressions
+    (EIA's TOTREVENUE, an identity, gets the OLS alone) would be suggested under a name that
+    says what it did not do: it is left out.  Here IPSO's settings for the round are made ones
+    that cannot keep the log scale (keep='ols', 5 classes)."""
+    import sys
+    from dataclasses import replace as dc_replace
+    from pathlib import Path
+
+    sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "methods"))
+    from test_ipso_scales import _persons
+
+    import sdccore
+    from sdccore import _methods
+
+    info = _methods.REGISTRY["ipso"]
+    monkeypatch.setitem(_methods.REGISTRY, "ipso", dc_replace(info, both_scales=(("keep", "ols"), ("classes", 5))))
+    d = _persons(n=1500, seed=21)
+    c = sdccore.compare(d, {"IPSO": {"method": "ipso"}}, sensitive=["income"], reps=3, rng=7, n_jobs=1, scales=True)
+    assert list(c.configs) == ["IPSO"] and set(c.runs.config) == {"IPSO"} and set(c.analyses) == {"IPSO"}
