@@ -128,7 +128,7 @@ def scales_candidates(cmp_):
     log-scale regression of the battery, when its method keeps both scales on request and it
     was not compared so already, under its own label or another (``MethodInfo.both_scales``:
     IPSO with keep='scales' and 5 size classes, which on a persons file kept log-log .97 and the
-    median regression .53 where one class kept .90 and -.03)."""
+    median regression .55 where one class kept .92 and .03)."""
     from .._methods import method_info
 
     out = {}
