@@ -298,9 +298,11 @@ def compare(data, configs, *, sensitive=None, reps=30, rng=None, progress=None, 
     scales : bool
         True: where a configuration that can be offered loses a log-scale regression of the
         battery (log-log, log-level) and its method keeps both scales on request (``keep``
-        offers 'scales': IPSO, the quantile exchange), compare it again with keep='scales',
-        labelled '... + both scales' (the dashboard's Run page does); ``suggest`` weighs both by
-        the analyses their releases keep.
+        offers 'scales': IPSO, the quantile exchange), compare it again with its method's
+        settings for both scales (``MethodInfo.both_scales``: IPSO keep='scales' with 5 size
+        classes), labelled '... + both scales' (the dashboard's Run page does), left out where
+        its release still loses the log scale; ``suggest`` weighs both by the analyses their
+        releases keep.
 
     Returns
     -------

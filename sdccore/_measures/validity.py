@@ -272,10 +272,9 @@ def _keys_as_published(original, released, options, doms):
             and c not in doms]
     if not keys:
         return original, []
-    from .._keys.recoding import Recoding, recode
+    from .._protect.keystep import recoded
 
-    rules = {c: r if isinstance(r, Recoding) else Recoding.from_dict(r)
-             for c, r in (options.get("recode") or {}).items() if c in keys}
-    shown = recode(original[keys], rules) if rules else original[keys]
+    rules = {c: r for c, r in (options.get("recode") or {}).items() if c in keys}
+    shown = recoded(original[keys], rules) if rules else original[keys]
     keyed = [c for c in keys if 2 <= shown[c].nunique() <= 30 and shown[c].notna().all()]
     return original.assign(**{c: shown[c] for c in keyed}), keyed

@@ -53,9 +53,10 @@ def options(method):
                    "'ols': the OLS of each sensitive variable on the public ones (and the codes). 'scales': for a "
                    "skewed positive one (at most 5 % zeros, skewness above 1) also the OLS of its log on the public "
                    "ones (the skewed ones logged: the log-log and log-level regressions) and its sum of squares, each "
-                   "value moved by a smooth factor; elsewhere, or with missing cells, the OLS alone (said in the "
-                   "notes). On a persons file it kept log-log .92-.97 where 'ols' kept .11-.46; on firm files whose "
-                   "OLS leans on the largest records it broke the floors there more often.", choices=("ols", "scales"),
+                   "value moved by a smooth factor (with missing cells, on the complete records); elsewhere the OLS "
+                   "alone (said in the notes). On a persons file it kept log-log .92-.97 where 'ols' kept .11-.46; on firm files whose "
+                   "OLS leans on the largest records it broke the floors there more often.",
+                   choices=("ols", "scales"),
                    choice_text={"ols": "the OLS (raw scale)", "scales": "the OLS on the raw and on the log scale"}),
             Option("condition", "ipso", "choice", "released", "Conditioned on",
                    "What the sensitive variables are redrawn given: 'released' is the public variables and every "

@@ -53,12 +53,12 @@ def release_keys(original, released, options):
 def _blank_warnings(original, released, keys, blank, options):
     """``blank_warnings`` of the release's local suppression: the keys as suppression saw them
     (the original after the published recodings; a PRAM'd key as released where not blank)."""
-    from .._keys.recoding import Recoding, recode
     from .._keys.suggest import blank_warnings
     from .._keys.suppression import Suppression
+    from .._protect.keystep import recoded
 
-    rules = {c: Recoding.from_dict(r) for c, r in (options.get("recode") or {}).items()}
-    seen = (recode(original[keys], rules) if rules else original[keys]).copy()
+    rules = options.get("recode") or {}
+    seen = (recoded(original[keys], rules) if rules else original[keys]).copy()
     for c in _names(options.get("pram")):
         if c in keys:
             seen[c] = released[c].where(~blank[c], seen[c])
