@@ -23,12 +23,14 @@ def options(method):
                    "this many classes of similar predicted size, and exchanged where a value would fall below the "
                    "bounds. Default 1: on the samples one class kept the regression best (CI overlap >= 0.99) and "
                    "met the risk floors more often than 10 classes.", low=1, unit="classes"),
-            Option("missing_rows", "ipso", "choice", "both", "Regression kept with missing cells",
+            Option("missing_rows", "ipso", "choice", "complete", "Regression kept with missing cells",
                    "With missing cells, which OLS of the sensitive variables on the public ones is kept exactly: "
-                   "'both' keeps the one an analyst runs (records with a missing cell dropped) and the one on every "
-                   "record with the missing cells filled; 'filled' keeps only the latter (what a recipe made "
-                   "before this option existed rebuilds).", choices=("both", "filled"),
-                   choice_text={"both": "on the complete records and on all records (missing cells filled)",
+                   "'complete' the one an analyst runs (incomplete records dropped), intercept included, and the one "
+                   "on every record with the missing cells filled; 'both' as 'complete' with that intercept moved by "
+                   "the observed mean's shift, 'filled' the latter only (what older recipes rebuild).",
+                   choices=("complete", "both", "filled"),
+                   choice_text={"complete": "on the complete records and on all records (missing cells filled)",
+                                "both": "as 'complete', the complete records' intercept moved (older recipes)",
                                 "filled": "on all records, missing cells filled by EM draws"},
                    when="with missing cells"),
             Option("top_band", "ipso", "choice", "random", "Largest records",
@@ -101,7 +103,7 @@ def _ipso(prep, Xk, o, gen):
     # not for log-scale columns)
     near = np.array([0.0 if keep[j] in prep.log_cols else o["floors"].tolerance for j in sens])
     pub = [j for j in range(len(keep)) if j not in set(sens)]
-    observed = None if prep.missing is None or o["missing_rows"] != "both" else ~prep.missing[:, keep]
+    observed = None if prep.missing is None or o["missing_rows"] == "filled" else ~prep.missing[:, keep]
     extra, used, left_out = (indicators(prep.coded, prep.numeric, len(pub)) if o["condition"] == "released"
                              else (None, [], []))
     rows, left = cd.complete_rows(observed, sens, pub)
@@ -119,6 +121,8 @@ def _ipso(prep, Xk, o, gen):
                          f"{', '.join(prep.numeric[keep[j]] for j in sens)}: the regression on the public variables "
                          f"fits them exactly (leverage above {cd.LEVERAGE_MAX}), so no exchanged residual can stay on "
                          f"them. The cause: {cause}. Fix: {fix}; or use another method.") from None
+    if o["missing_rows"] == "complete" and o["keep"] != "scales":
+        cd.complete_totals(Xk, Xpk, observed, rows, sens, pub, [keep[j] in prep.log_cols for j in sens])
     scales = _ipso_scales(prep, Xk, Xpk, pub, extra, near) if o["keep"] == "scales" else (Xpk, "")
     return scales[0], _ipso_notes(prep, o, rows, left, len(pub), used, left_out) + ([scales[1]] if scales[1] else [])
 
@@ -130,7 +134,8 @@ def _ipso_notes(prep, o, rows, left, p, used, left_out):
             "is kept exactly before the largest values are aggregated (tail='aggregate'), which moves it")
     return [f"the sensitive variables' OLS on {given} {kept} (fit + residuals passed "
             f"between records of similar predicted size, in {o['classes']} class{'' if o['classes'] == 1 else 'es'})"
-            + _missing_words(prep, o, rows, left, p)] + (
+            + cd.missing_words(prep.missing is not None and prep.missing[:, prep.keep].any(), o["missing_rows"],
+                               rows, left, p)] + (
         [f"not conditioned on {', '.join(left_out)}: too many levels for the records (at most one indicator per "
          f"{RECORDS_PER_COLUMN} records); their domain means are close, not exact"] if left_out else [])
 
@@ -147,24 +152,6 @@ def _ipso_scales(prep, Xk, Xpk, pub, extra, near):
                  if done else "") + ("; " if done and fell else "")
                 + (f"{', '.join(names[a] for a in fell)}: the OLS alone (not skewed positive, or the log scale "
                    f"could not be kept as well)" if fell else ""))
-
-
-def _missing_words(prep, o, rows, left, p):
-    """Which OLS is kept where cells are missing (the analyst's drops the incomplete records)."""
-    if prep.missing is None or not prep.missing[:, prep.keep].any():
-        return ""
-    if rows:
-        return ("; with the missing cells: on the complete records (as an analyst's regression drops the "
-                "incomplete ones) and on all records with the missing cells filled")
-    if o["missing_rows"] == "filled":
-        return ("; on all records with the missing cells filled (EM draws): the regression on the complete records "
-                "is close but not exact (missing_rows='filled')")
-    if left:
-        return (f"; on all records with the missing cells filled (EM draws): only {left} record(s) have a missing "
-                f"cell, too few to keep the complete records' regression as well (at least {cd.min_rows(p)} needed: "
-                f"the release would hold their group's own fit, which leans to each one's value), so that one is "
-                f"close but not exact")
-    return ""
 
 
 def _cfa(prep, Xk, full, o, gen):

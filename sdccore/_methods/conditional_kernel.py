@@ -239,6 +239,46 @@ def min_rows(p):
     return max(20, 10 * (1 + p))
 
 
+def complete_totals(Xk, Xp, observed, rows, sens, pub, log):
+    """missing_rows='complete': in place, each sensitive column whose complete records' OLS the
+    release keeps (its set among ``rows``, ``complete_rows``') gets its other observed values
+    (observed, but with a public cell missing) shifted by one constant so that its observed
+    total is the original's.  The release's sum over the complete records is already the
+    original's (their indicator is in IPSO's basis), so the pipeline's shift of the observed
+    mean then moves nothing, and the complete records' intercept stays exact (it moved with
+    that shift: 0.017 standard errors on tests/methods/test_ipso_missing.py's firms).  Not
+    for a column on the log scale (``log``), whose mean is kept on the original scale."""
+    if observed is None or not len(rows):
+        return
+    base = observed[:, pub].all(axis=1)
+    sets = {r.tobytes() for r in rows}
+    for a, j in enumerate(sens):
+        comp = base & observed[:, j]
+        other = observed[:, j] & ~comp
+        if log[a] or comp.tobytes() not in sets or not other.any():
+            continue
+        Xp[other, j] += np.mean(Xk[other, j] - Xp[other, j])
+
+
+def missing_words(any_missing, mode, rows, left, p):
+    """Which OLS is kept where cells are missing (the analyst's drops the incomplete records)."""
+    if not any_missing:
+        return ""
+    if rows:
+        return ("; with the missing cells: on the complete records (as an analyst's regression drops the incomplete "
+                f"ones{'' if mode == 'complete' else '; the intercept moved by the observed mean shift'}"
+                ") and on all records with the missing cells filled")
+    if mode == "filled":
+        return ("; on all records with the missing cells filled (EM draws): the regression on the complete records "
+                "is close but not exact (missing_rows='filled')")
+    if left:
+        return (f"; on all records with the missing cells filled (EM draws): only {left} record(s) have a missing "
+                f"cell, too few to keep the complete records' regression as well (at least {min_rows(p)} needed: "
+                f"the release would hold their group's own fit, which leans to each one's value), so that one is "
+                f"close but not exact")
+    return ""
+
+
 def ipso(Xk, sens, classes, gen, floor=None, near=None, rows=(), most=0.2, spread=True, extra=None):
     """The regression-preserving release of columns ``sens`` of ``Xk`` (module docstring).
     ``rows``: complete-row sets (``complete_rows``) on which the OLS is kept as well: their
