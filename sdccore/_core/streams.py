@@ -12,6 +12,7 @@ import numpy as np
 
 __all__ = []
 
+# 9: the margin off the own value recorded (IPSO's two scales, the quantile exchange; before it: 'fixed')
 # 8: rank swapping's exchange recorded (a recipe before it swapped in reciprocal pairs: 'pairs')
 # 7: the keys' suppression also gives every person's true keys k released candidates, household ids dropped by
 #    default (a recipe with keys before it is refused: its rule left persons identifiable)
@@ -20,7 +21,7 @@ __all__ = []
 # 4: IPSO's missing_rows recorded (a recipe before it kept the OLS with the missing cells filled only)
 # 3: option names noise_sd / noise_model / noise_cov, versions stamped, SeedSequence streams
 # 2: transform, bounds, rounding and floors recorded; no stamp: recipes from before them
-RECIPE_VERSION = 8
+RECIPE_VERSION = 9
 STREAMS = {"shuffle": 1, "runs": 2, "search": 3, "bw_map": 4, "impute": 5, "strata": 6, "dask": 7, "pram": 8, "household": 9,
            "prior": 10}
 # the Dask engine's sub-streams, SeedSequence(seed, spawn_key=(STREAMS["dask"], sub-stream,

@@ -60,6 +60,7 @@ def options(method):
                    "OLS leans on the largest records it broke the floors there more often.",
                    choices=("ols", "scales"),
                    choice_text={"ols": "the OLS (raw scale)", "scales": "the OLS on the raw and on the log scale"}),
+            cd.margin_option("ipso", "with keep='scales'"),
             Option("condition", "ipso", "choice", "released", "Conditioned on",
                    "What the sensitive variables are redrawn given: 'released' is the public variables and every "
                    "column released unchanged that has a few large levels (a set-apart code such as sex, region, "
@@ -123,7 +124,7 @@ def _ipso(prep, Xk, o, gen):
                          f"them. The cause: {cause}. Fix: {fix}; or use another method.") from None
     if o["missing_rows"] == "complete" and o["keep"] != "scales":
         cd.complete_totals(Xk, Xpk, observed, rows, sens, pub, [keep[j] in prep.log_cols for j in sens])
-    scales = _ipso_scales(prep, Xk, Xpk, pub, extra, near) if o["keep"] == "scales" else (Xpk, "")
+    scales = _ipso_scales(prep, Xk, Xpk, pub, extra, near, cd.stays(o)) if o["keep"] == "scales" else (Xpk, "")
     return scales[0], _ipso_notes(prep, o, rows, left, len(pub), used, left_out) + ([scales[1]] if scales[1] else [])
 
 
@@ -140,12 +141,12 @@ def _ipso_notes(prep, o, rows, left, p, used, left_out):
          f"{RECORDS_PER_COLUMN} records); their domain means are close, not exact"] if left_out else [])
 
 
-def _ipso_scales(prep, Xk, Xpk, pub, extra, near):
+def _ipso_scales(prep, Xk, Xpk, pub, extra, near, stay):
     """keep='scales' (``conditional_kernel.ipso_scales``): (the release, its note)."""
     names = [prep.numeric[prep.keep[j]] for j in prep.sens]
     Z = Xk[:, pub] if extra is None else np.column_stack([Xk[:, pub], extra])
     seen = None if prep.missing is None else ~prep.missing[:, prep.keep]  # the observed cells
-    Xp, fell = cd.ipso_scales(Xk, Xpk, prep.sens, Z, NEAR_MARGIN * near, seen)
+    Xp, fell = cd.ipso_scales(Xk, Xpk, prep.sens, Z, NEAR_MARGIN * near, seen, stay)
     done = [n for a, n in enumerate(names) if a not in fell]
     return Xp, ((f"{', '.join(done)}: also the OLS of the log on the public variables (skewed ones logged) and the "
                  f"sum of squares kept (keep='scales'{'' if prep.missing is None else ', on the complete records'})"
@@ -284,6 +285,7 @@ def _qx_options(method):
                "Within each band between the quantiles, the records are ordered by predicted size and their places "
                "handed round within blocks of this many: larger blocks move values further (more change, more "
                "protection).", low=2, unit="records"),
+        cd.margin_option(method),
     ]
 
 
@@ -433,22 +435,22 @@ def _off_flat_bands(S, out, band, place, F, floor, spread, tol, gen):
     return left
 
 
-def _scales(S, y, Z, Zr, Fr, floor, tol):
+def _scales(S, y, Z, Zr, Fr, floor, tol, stay):
     """keep='scales' for a skewed positive S (``residuals.two_scales``); None where it does not apply."""
     if not rs.skewed_positive(S):
         return None
     lo, hi = _edges(np.arange(len(S)), (y[:, None] > Fr).sum(axis=1), Fr, floor)
-    got = rs.two_scales(S, y, Z, Zr, lo, hi, tol)
+    got = rs.two_scales(S, y, Z, Zr, lo, hi, tol, stay)
     return None if got is None or got[1] > rs.SCALE_TOL else (got[0], 0.0)  # not solved: the OLS step instead
 
 
-def _qx_kept(S, y, Z, Zr, Fr, floor, tol, keep, log):
+def _qx_kept(S, y, Z, Zr, Fr, floor, tol, keep, log, stay=False):
     """Step 4 (or the two scales): (values, error left, whether 'scales' fell back to 'ols')."""
-    got = _scales(S, y, Z, Zr, Fr, floor, tol) if keep == "scales" and not log else None
+    got = _scales(S, y, Z, Zr, Fr, floor, tol, stay) if keep == "scales" and not log else None
     if got is not None:
         return got[0], got[1], False
     A = np.column_stack([np.ones(len(S)), Zr]) if keep != "total" else np.ones((len(S), 1))
-    v, off = _moments_kept(S, y, A, Fr, floor, tol)
+    v, off = _moments_kept(S, y, A, Fr, floor, tol, stay)
     return v, off, keep == "scales"
 
 
@@ -477,7 +479,7 @@ def _qexchange(prep, method, o, gen, Xk):
         F, Fr = (np.maximum(P, floor) for P in got) if np.isfinite(floor) else got
         tol = None if log else NEAR_MARGIN * o["floors"].tolerance * np.abs(S)
         out[:, j], left = exchange(S, F, Fr, floor, o["block"], gen, tol)
-        out[:, j], off, fell = _qx_kept(S, out[:, j], Z, Zr, Fr, floor, tol, o["keep"], log)
+        out[:, j], off, fell = _qx_kept(S, out[:, j], Z, Zr, Fr, floor, tol, o["keep"], log, cd.stays(o))
         said["one"] += [names[j]] if fell else []
         if o["keep"] == "scales" and tol is not None and not fell:
             said["close"].append(f"{names[j]} ({int(np.sum(np.abs(out[:, j] - S) <= tol / NEAR_MARGIN))})")

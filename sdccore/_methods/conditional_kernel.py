@@ -45,6 +45,7 @@ from scipy import stats
 
 from .._core import decomp as dc
 from . import methods
+from ._base import Option
 from .ladder import place_band
 from .residuals import _basis, _guard_top, _match, _push
 
@@ -237,6 +238,25 @@ def min_rows(p):
     600 took 3 of them within 5 % beyond every prior model, in every run (0.6 with the
     filled regression only); with 60 incomplete firms, 1 point more than the filled one."""
     return max(20, 10 * (1 + p))
+
+
+def margin_option(method, when=""):
+    """The ``margin`` option of the steps that keep values off their own (the quantile
+    exchange's OLS or total step, and the two scales of both methods)."""
+    return Option("margin", method, "choice", "stay", "Values near their own",
+                  "A value that the last step (which keeps the total, the OLS or both scales exactly) would bring "
+                  "within the risk floors' tolerance of the record's own value: 'stay' leaves it where it was before "
+                  "that step and the other records carry the step; 'fixed' stops it at exactly the tolerance from "
+                  "its own value (what a recipe made before format 9 rebuilds: on Tarragona SALES the quantile "
+                  "exchange then released 59 of 834 firms at exactly 1.0525 times their own value, which a divisor "
+                  "gives back).", choices=("stay", "fixed"),
+                  choice_text={"stay": "left where they were", "fixed": "stopped at the tolerance (older recipes)"},
+                  when=when)
+
+
+def stays(o):
+    """Whether the last steps leave a value they would bring near its own where it was (``margin``)."""
+    return o.get("margin", "fixed") == "stay"
 
 
 def complete_totals(Xk, Xp, observed, rows, sens, pub, log):
@@ -494,7 +514,7 @@ def cfa(Xk, Zk, Rk, sd, sens, n_factors, extraction, gen):
     return out, roles
 
 
-def ipso_scales(Xk, Xp, sens, Z, tol, seen=None):
+def ipso_scales(Xk, Xp, sens, Z, tol, seen=None, stay=False):
     """IPSO's keep='scales' (issue 39): each skewed positive sensitive column of the release
     ``Xp`` moved (``residuals.two_scales``, no bands: kept positive) so that its OLS on [1, Z]
     stays the original's and its OLS on the log design and its sum of squares become the
@@ -504,7 +524,7 @@ def ipso_scales(Xk, Xp, sens, Z, tol, seen=None):
     an analyst's regression keeps), and the other observed values of a column shifted by one
     constant so that its observed total is the original's (the pipeline's shift of the observed
     mean then moves nothing).  Returns (the release, the positions in ``sens`` that fell back
-    to the OLS alone)."""
+    to the OLS alone).  ``stay``: ``two_scales``'."""
     from .residuals import SCALE_TOL, skewed_positive, two_scales
 
     rows = np.ones(len(Xk), bool) if seen is None else seen.all(axis=1)
@@ -514,7 +534,7 @@ def ipso_scales(Xk, Xp, sens, Z, tol, seen=None):
         got = None
         if skewed_positive(S):
             inf = np.full(len(S), np.inf)
-            got = two_scales(S, Xp[rows, j], Z, Zr, -inf, inf, tol[a] * np.abs(S) if tol[a] > 0 else None)
+            got = two_scales(S, Xp[rows, j], Z, Zr, -inf, inf, tol[a] * np.abs(S) if tol[a] > 0 else None, stay)
         if got is not None and got[1] <= SCALE_TOL:
             Xp[rows, j] = got[0]
             other = ~rows & (True if seen is None else seen[:, j])

@@ -370,24 +370,20 @@ def _merged(lo, hi):
 #    the bound where the original has none is first lifted to the smallest released value;
 # 2. the step moving values across the regression quantiles' planes would lose the median
 #    and tail regressions the exchange keeps: each value is put back within its band (a
-#    margin of EDGE_MARGIN of the band's width inside it) and out of the floors' tolerance of
-#    its own value (a band of no width, planes raised to the bound, is left alone), and the
-#    step runs again, SCALE_ROUNDS times; the last round ends with the step, so the moments
-#    hold exactly and the bands approximately (on Tarragona SALES about 1 % of the records
-#    end in another band).
-#
-# What an intruder learns beyond the exchange: the original's two fits and the sum of
-# squares, 2p + 1 numbers that an analyst of the release is meant to get.
+#    margin of EDGE_MARGIN of the band's width inside it) and one within PUSH_OUT tolerances
+#    of its own value back to the exchange's (``stay``; a band of no width is left alone), and
+#    the step runs again, SCALE_ROUNDS times, the last ending with the step (moments exact,
+#    bands approximate: on Tarragona SALES about 1 % of the records end in another band).
+# What an intruder learns beyond the exchange: the two fits and the sum of squares.
 
 SCALE_ROUNDS = 8
 EDGE_MARGIN = 0.02
 SCALE_TOL = 1e-10  # the equations solved to this relative error (else the OLS step instead)
-PUSH_OUT = 1.5  # a value within the tolerance of its own put this many tolerances away (the last steps move it)
+PUSH_OUT = 1.5  # a value within this many tolerances of its own moved (the last steps move it)
 
 
 def _std(v):
-    sd = v.std()
-    return (v - v.mean()) / sd if sd > 0 else None
+    return (v - v.mean()) / v.std() if v.std() > 0 else None
 
 
 def log_design(Z, logged, *others):
@@ -420,7 +416,7 @@ def log_design(Z, logged, *others):
     return out if others else out[0]
 
 
-def _steps(y, Lr, b, A, target, sc):
+def _steps(y, Lr, b, A, target, sc, stop=SCALE_TOL):
     """Both fits from y, moving its positive values, each by a factor exp(B d) (B: the log
     design and the raw design times the values, with the values themselves), d solving by
     Newton's method that the OLS of log y on L over the positive records equals b and that the
@@ -451,7 +447,7 @@ def _steps(y, Lr, b, A, target, sc):
     d = np.zeros(B.shape[1])
     r = eqs(d)
     for _ in range(80):
-        if np.abs(r).max() <= SCALE_TOL:
+        if np.abs(r).max() <= stop:
             break
         v = value(d)
         J = np.vstack([LF.T @ B / lscale, (A[F] * v[F, None]).T @ B / scale, (2 * v[F] ** 2 / sc ** 2) @ B / scale])
@@ -468,12 +464,13 @@ def _steps(y, Lr, b, A, target, sc):
     return value(d).copy(), float(np.abs(r).max())
 
 
-def two_scales(S, out, Z, Zr, lo, hi, tol=None):
+def two_scales(S, out, Z, Zr, lo, hi, tol=None, stay=False):
     """The released values ``out`` of a non-negative skewed S moved so that its OLS on [1, Zr]
     as they are and on the log design (``log_design``), and its sum of squares, equal the
     original's (on Z), staying within their bands [lo, hi] (module comment above).  Returns
     (values, relative error left), or None where the log step cannot be taken (too few
-    positive values)."""
+    positive values).  ``stay``: a value a round brings within PUSH_OUT tolerances of its own
+    goes back to where the exchange put it (else to PUSH_OUT tolerances, set by its own)."""
     logged = {j for j in range(Z.shape[1]) if skewed_positive(Z[:, j], PREDICTOR_ZEROS)}
     Lo, Lr = log_design(Z, logged, Zr)
     so = S > 0
@@ -491,8 +488,9 @@ def two_scales(S, out, Z, Zr, lo, hi, tol=None):
     if so.all() and (y > 0).any():  # a 0 the exchange put at the bound, where the original has none: an
         y[y <= 0] = y[y > 0].min()  # analyst's log would drop that record (the smallest released value instead)
     got = None
+    start = y.copy()
     for rnd in range(SCALE_ROUNDS):
-        got = _steps(y, Lr, b, A, target, sc)
+        got = _steps(y, Lr, b, A, target, sc, SCALE_TOL / 100 if stay and rnd == SCALE_ROUNDS - 1 else SCALE_TOL)
         if got is None:
             return None
         y = got[0]
@@ -506,7 +504,7 @@ def two_scales(S, out, Z, Zr, lo, hi, tol=None):
             ina, inb = (above >= lo2) & (above <= hi2), (below >= lo2) & (below <= hi2) & (below > 0)
             to = np.where(ina & ~inb, above, np.where(inb & ~ina, below, np.where(y >= S, above, below)))
             to = np.where(to > 0, to, above)
-            y[near] = to[near]
+            y[near] = (start if stay else to)[near]
     return got
 
 
@@ -539,7 +537,7 @@ def _rooms(out, F, floor):
     return (np.where(np.isfinite(v) & (v > 0), ROOM_USED * v, 0.0) for v in (down, up))
 
 
-def _moments_kept(S, out, A, F, floor, tol=None):
+def _moments_kept(S, out, A, F, floor, tol=None, stay=False):
     """The OLS of S on A kept exactly (A: [1, the released predictors]; with the constant the
     total, so the mean, and with a domain's indicator its mean): each released value moved
     within its band (``_rooms``) by its own size times a linear function of its predictors,
@@ -547,19 +545,36 @@ def _moments_kept(S, out, A, F, floor, tol=None):
     Newton's method on the free records, halved steps where the error does not fall.  A value
     moved by a share of itself keeps the log scale's spread; staying in its band keeps the
     regression quantiles.  ``tol`` (absolute, per record): no value moves to within it of its
-    own (it stays on its side of its own value).  Returns (values, relative error left: 0 where
-    kept exactly)."""
+    own; one the step would take further stops at ``tol`` (a place set by its own value), or
+    with ``stay`` does not move, the others carrying the step (solved again, up to STAY_ROUNDS
+    times).  Returns (values, relative error left: 0 where kept exactly)."""
     sc = np.sqrt((A ** 2).mean(axis=0))
     A = A / np.where(sc > 0, sc, 1.0)
     c = A.T @ (S - out)
     size = np.maximum(np.abs(out), np.finfo(float).tiny)
     down, up = _rooms(out, F, floor)
-    if tol is not None:
-        above, below = out > S + tol, out < S - tol
-        down = np.where(above, np.minimum(down, out - S - tol), down)
-        up = np.where(below, np.minimum(up, S - tol - out), up)
     scale = max(1.0, float(np.abs(A.T @ S).max()))
+    if tol is None:  # (below: a record stopped by tol, not by its band, stays where it was)
+        return _moments_solve(out, A, c, size, down, up, scale)
+    above, below = out > S + tol, out < S - tol
+    down = np.where(above, np.minimum(down, out - S - tol), down)
+    up = np.where(below, np.minimum(up, S - tol - out), up)
+    got = _moments_solve(out, A, c, size, down, up, scale)
+    for _ in range(STAY_ROUNDS if stay else 0):
+        d = got[0] - out
+        at = (above & (d < 0) & (d <= -down * (1 - 1e-9))) | (below & (d > 0) & (d >= up * (1 - 1e-9)))
+        at &= np.where(above, down >= out - S - tol, up >= S - tol - out)
+        if not at.any():
+            break
+        down, up = np.where(at, 0.0, down), np.where(at, 0.0, up)
+        got = _moments_solve(out, A, c, size, down, up, scale)
+    return got
 
+
+STAY_ROUNDS = 20
+
+
+def _moments_solve(out, A, c, size, down, up, scale):  # _moments_kept's Newton solve within [-down, up]
     def moved(lam):
         raw = size * (A @ lam)
         return np.clip(raw, -down, up), (raw > -down) & (raw < up)

@@ -133,7 +133,8 @@ LEGACY_DEFAULTS = {"transform": "none", "bounds": "none", "rounding": "none"}
 # an option a method gained in recipe format v: what a recipe of an earlier format, which
 # lacks it, meant ((method, option) -> value)
 LEGACY_BEFORE = {4: {("ipso", "missing_rows"): "filled"}, 5: {("ipso", "top_band"): "guard"},
-                 6: {("ipso", "condition"): "public"}, 8: {("rankswap", "exchange"): "pairs"}}
+                 6: {("ipso", "condition"): "public"}, 8: {("rankswap", "exchange"): "pairs"},
+                 9: {("ipso", "margin"): "fixed", ("qexchange", "margin"): "fixed"}}
 
 
 def _evaluate_options():

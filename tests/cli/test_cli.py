@@ -33,7 +33,7 @@ def test_protect_and_recipe_roundtrip(tmp_path, tarragona):
     recipe = json.loads(rec.read_text())
     assert recipe["seed"] == 7 and recipe["p"] == 20 and recipe["sensitive"] == ["SALES"]
     got = pd.read_csv(out)
-    assert recipe["recipe_version"] == sdccore.RECIPE_VERSION == 8 and recipe["release"]["drop"] == []
+    assert recipe["recipe_version"] == sdccore.RECIPE_VERSION == 9 and recipe["release"]["drop"] == []
     assert recipe["versions"]["sdccore"] == sdccore.__version__ and "numpy" in recipe["versions"]
     expect = sdccore.protect(tarragona, **sdccore.Recipe.from_json(rec.read_text()).options).data
     # the library's release function gives the CLI's file byte for byte

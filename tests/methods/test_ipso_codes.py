@@ -95,7 +95,7 @@ def test_an_id_alone_changes_nothing(survey):
 def test_a_recipe_before_the_option_rebuilds_the_release_given_the_public_variables(survey):
     new = sdccore.protect(survey, "ipso", sensitive=["income"], exclude=["pid", "sex"], rng=5,
                           allow_unsafe="the test rebuilds recipes")
-    assert json.loads(new.recipe_json())["condition"] == "released" and sdccore.RECIPE_VERSION == 8
+    assert json.loads(new.recipe_json())["condition"] == "released" and sdccore.RECIPE_VERSION == 9
     old = older_recipe(new, "condition", 5)
     assert old.options["condition"] == "public"
     public = sdccore.protect(survey, "ipso", sensitive=["income"], exclude=["pid", "sex"], rng=5, condition="public",

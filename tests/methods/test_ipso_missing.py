@@ -154,7 +154,7 @@ def test_an_old_recipe_without_the_option_rebuilds_the_filled_release(tmp_path):
     d.to_csv(tmp_path / "in.csv", index=False)
     old = _protect(d, missing_rows="filled")
     rec = json.loads(old.recipe_json())
-    assert rec["missing_rows"] == "filled" and rec["recipe_version"] == sdccore.RECIPE_VERSION == 8
+    assert rec["missing_rows"] == "filled" and rec["recipe_version"] == sdccore.RECIPE_VERSION == 9
     rec["recipe_version"] = 3
     del rec["missing_rows"]
     (tmp_path / "r3.json").write_text(json.dumps(rec))

@@ -193,7 +193,7 @@ def test_a_recipe_before_the_option_rebuilds_the_guarded_release(tarragona):
     import json
 
     new = sdccore.protect(tarragona, "ipso", sensitive=["SALES"], rng=2)
-    assert json.loads(new.recipe_json())["top_band"] == "random" and sdccore.RECIPE_VERSION == 8
+    assert json.loads(new.recipe_json())["top_band"] == "random" and sdccore.RECIPE_VERSION == 9
     # a recipe made while 'ranks' was the default records it, and rebuilds its release
     ranks = sdccore.protect(tarragona, "ipso", sensitive=["SALES"], rng=2, top_band="ranks", allow_unsafe="a test")
     rec = sdccore.Recipe.from_json(ranks.recipe_json())

@@ -161,14 +161,15 @@ def test_tarragona_sales_keeps_the_distribution_and_its_bands_are_attacked():
     (an outside intruder who read them by hand put 13-17 % of several size bands and 2 of the
     9 largest firms of an earlier release within 5 % beyond the prior, where the battery then
     saw at most 8 %): it is the battery's best intruder here, 16 % beyond the prior overall,
-    within the floors, so the release is offered."""
+    within the floors, so the release is offered (15.6 % with margin='fixed', before format 9:
+    the values it left at 1.0525 times their own now stay where the exchange put them)."""
     d = sdccore.load_dataset("tarragona")
     r = sdccore.protect(d, method="qexchange", sensitive=["SALES"], rng=12345)
     assert r.risk.violations == ()
     it = r.risk.intruders.set_index(["band", "intruder"])
     overall = it.loc["all"]
     assert overall.beyond_prior.idxmax() == "band_mates"
-    assert overall.loc["band_mates", "beyond_prior"] == pytest.approx(0.1559, abs=1e-3)
+    assert overall.loc["band_mates", "beyond_prior"] == pytest.approx(0.1607, abs=1e-3)
     assert overall.loc["band_mates", "with_release"] > 2 * overall.loc["own", "prior"]
     assert "qexchange" in sdccore.methods(dashboard=True)
     # what analysts keep, mean over four runs (IPSO: median regression -.88, KS .23)
@@ -291,3 +292,64 @@ def test_both_scales_same_seed_same_bytes():
     a, b, c = (sdccore.protect(d, rng=s, **kw).data for s in (11, 11, 12))
     assert a.to_csv(index=False) == b.to_csv(index=False)
     assert not a.sales.equals(c.sales)
+
+
+def _at_ratio(released, own, ratios, eps=1e-6):
+    r = np.asarray(released, float) / np.asarray(own, float)
+    return sum(int(np.sum(np.abs(r - c) < eps)) for c in ratios)
+
+
+def test_no_value_is_left_at_one_ratio_to_its_own_and_older_recipes_rebuild_theirs():
+    """The step that keeps the total stopped a value it would bring within the floors'
+    tolerance of its own at exactly that tolerance: on Tarragona SALES (seed 12345, the
+    dashboard's) 59 firms at 1.0525 times their own value to 1e-6, 6 of them among the
+    largest 10 %, which a divisor of 1.0525 gives back exactly.  margin='stay' (the default
+    since format 9) leaves such a value where the exchange put it and the others carry the
+    total; a recipe of format 8, which has no margin, rebuilds 'fixed'."""
+    from conftest import older_recipe
+
+    d = sdccore.load_dataset("tarragona")
+    kw = dict(sensitive=["SALES"], rng=12345, rounding="none", allow_unsafe="test")
+    new = sdccore.protect(d, "qexchange", **kw)
+    fixed = sdccore.protect(d, "qexchange", margin="fixed", **kw)
+    tol = 1.05 * 0.05
+    assert _at_ratio(new.data.SALES, d.SALES, (1 + tol, 1 - tol)) == 0
+    assert _at_ratio(fixed.data.SALES, d.SALES, (1 + tol, 1 - tol)) == 59
+    for r in (new, fixed):  # the total kept either way, and no value within the tolerance of its own
+        assert r.data.SALES.sum() == pytest.approx(d.SALES.sum(), rel=1e-9)
+        assert (np.abs(r.data.SALES / d.SALES - 1) > 0.05).mean() > 0.99
+    assert new.options["margin"] == "stay"
+    old = older_recipe(new, "margin", 8)
+    assert old.options["margin"] == "fixed"
+    assert sdccore.make_release(d, old, allow_unsafe="test").csv() == \
+        sdccore.make_release(d, sdccore.Recipe.from_json(fixed.recipe_json()), allow_unsafe="test").csv()
+
+
+def _persons(n=1500, seed=3):
+    """Incomes (lognormal given age, sex, region) with rent, savings (35 % zero) and keys."""
+    g = np.random.default_rng(seed)
+    region, sex, age = g.choice(["N", "C", "S", "E"], n, p=[.3, .35, .2, .15]), g.choice(["F", "M"], n), g.integers(18, 90, n)
+    li = 10 + 0.02 * (age - 18) - 0.0002 * (age - 50) ** 2 + 0.15 * (sex == "M") + g.normal(0, 0.6, n) + 0.1 * (region == "C")
+    return pd.DataFrame({"region": region, "sex": sex, "age": age, "income": np.round(np.exp(li)),
+                         "rent": np.round(np.exp(0.8 * li - 1.5 + g.normal(0, 0.3, n))),
+                         "savings": np.where(g.random(n) < 0.35, 0, np.round(np.exp(li - 1 + g.normal(0, 1, n)))),
+                         "hhsize": g.integers(1, 6, n)})
+
+
+@pytest.mark.parametrize("method", ["qexchange", "ipso"])
+def test_both_scales_leave_no_heap_at_the_push_ratio(method):
+    """The two scales put a value they brought within 1.5 tolerances of its own at exactly 1.5
+    tolerances (ratio 1 +- 0.079, moved a little by the last step): with 'fixed' the quantile
+    exchange's release of these incomes holds 155 records in the ratio bin 1.0775-1.08 (about 10 in
+    its neighbours); with 'stay' such a value goes back to where the exchange put it.  Measured
+    as the largest bin of width 0.0025 between 1.05 and 1.12 against the median bin."""
+    d = _persons()
+    kw = dict(sensitive=["income"], rng=12345, rounding="none", keep="scales", allow_unsafe="test")
+    if method == "ipso":
+        kw["classes"] = 5
+    heap = {}
+    for m in ("stay", "fixed"):
+        ratio = (sdccore.protect(d, method, margin=m, **kw).data.income / d.income).to_numpy()
+        h = np.histogram(ratio, bins=np.arange(1.05, 1.12, 0.0025))[0]
+        heap[m] = h.max() / max(np.median(h), 1)
+    assert heap["stay"] < 6 and heap["fixed"] > 4 * heap["stay"], heap

@@ -88,7 +88,7 @@ def test_protect_records_the_exchange_and_an_older_recipe_rebuilds_its_pairs():
         new = sdccore.protect(d, "rankswap", sensitive=["SALES"], rng=7, allow_unsafe="test")
         pairs = sdccore.protect(d, "rankswap", sensitive=["SALES"], rng=7, exchange="pairs", allow_unsafe="test")
         rec = json.loads(new.recipe_json())
-        assert rec["exchange"] == "shifted" and rec["recipe_version"] == sdccore.RECIPE_VERSION == 8
+        assert rec["exchange"] == "shifted" and rec["recipe_version"] == sdccore.RECIPE_VERSION == 9
         # a recipe of format 7 has no exchange: it swapped in pairs, and rebuilds them
         old = older_recipe(new, "exchange", 7)
         assert old.options["exchange"] == "pairs"
