@@ -122,8 +122,7 @@ def _ipso(prep, Xk, o, gen):
                          f"{', '.join(prep.numeric[keep[j]] for j in sens)}: the regression on the public variables "
                          f"fits them exactly (leverage above {cd.LEVERAGE_MAX}), so no exchanged residual can stay on "
                          f"them. The cause: {cause}. Fix: {fix}; or use another method.") from None
-    if o["missing_rows"] == "complete" and o["keep"] != "scales":
-        cd.complete_totals(Xk, Xpk, observed, rows, sens, pub, [keep[j] in prep.log_cols for j in sens])
+    cd.complete_totals(Xk, Xpk, observed, rows, sens, pub, [keep[j] in prep.log_cols for j in sens], o)
     scales = _ipso_scales(prep, Xk, Xpk, pub, extra, near, cd.stays(o)) if o["keep"] == "scales" else (Xpk, "")
     return scales[0], _ipso_notes(prep, o, rows, left, len(pub), used, left_out) + ([scales[1]] if scales[1] else [])
 

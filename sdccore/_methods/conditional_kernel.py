@@ -259,17 +259,17 @@ def stays(o):
     return o.get("margin", "fixed") == "stay"
 
 
-def complete_totals(Xk, Xp, observed, rows, sens, pub, log):
+def complete_totals(Xk, Xp, observed, rows, sens, pub, log, o):
     """missing_rows='complete': in place, each sensitive column whose complete records' OLS the
-    release keeps (its set among ``rows``, ``complete_rows``') gets its other observed values
+    release keeps (its set among ``rows``) gets its other observed values
     (observed, but with a public cell missing) shifted by one constant so that its observed
     total is the original's.  The release's sum over the complete records is already the
     original's (their indicator is in IPSO's basis), so the pipeline's shift of the observed
     mean then moves nothing, and the complete records' intercept stays exact (it moved with
     that shift: 0.017 standard errors on tests/methods/test_ipso_missing.py's firms).  Not
     for a column on the log scale (``log``), whose mean is kept on the original scale."""
-    if observed is None or not len(rows):
-        return
+    if observed is None or not len(rows) or o["missing_rows"] != "complete" or o["keep"] == "scales":
+        return  # (keep='scales' does this itself, on the records complete in every column)
     base = observed[:, pub].all(axis=1)
     sets = {r.tobytes() for r in rows}
     for a, j in enumerate(sens):
