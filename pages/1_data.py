@@ -120,7 +120,7 @@ def keys_section(df):
         st.caption("No key variables chosen: choose the categories an intruder could know to see who stands out.")
         return
     w = session.design().get("weights")
-    r, blanks, costs = compute.key_view(keys, w, hh, k, recode, ids)
+    r, blanks, costs, _ = compute.key_view(keys, w, hh, k, recode, ids)
     m = st.columns(4)
     m[0].metric("Unique records", f"{r.sample_uniques:,}", help="No other record shares their key values.")
     m[1].metric(f"Fewer than {r.k} alike", f"{r.below_k:,}", help=f"Records that break {r.k}-anonymity.")

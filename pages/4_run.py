@@ -91,9 +91,8 @@ def _heavy_blanks():
     kc = session.key_choice()
     if not kc["keys"]:
         return []
-    costs = compute.key_view(kc["keys"], session.design().get("weights"), kc["household"], kc["k"], kc["recode"],
-                             kc["household_ids"])[2]
-    return [w for w in costs if " is blank for " in w]
+    return compute.key_view(kc["keys"], session.design().get("weights"), kc["household"], kc["k"], kc["recode"],
+                            kc["household_ids"])[3]
 
 
 def decision_section(c):

@@ -122,13 +122,15 @@ def _key_view_call(df, keys, weights, household, k, recode, size):
     rules = {c: sdccore.Recoding.from_dict(r) for c, r in recode.items()}
     d = sdccore.recode(df, rules) if rules else df
     sup = sdccore.local_suppression(d, keys, k, household=household, household_size=size)
-    return (sdccore.key_risk(d, keys, weights=weights, household=household, k=k), sup.per_key,
-            sdccore.blank_warnings(d[list(keys)], sup))
+    costs = sdccore.blank_warnings(d[list(keys)], sup)  # the heavily blanked keys' sentences, then one if uneven
+    return (sdccore.key_risk(d, keys, weights=weights, household=household, k=k), sup.per_key, costs,
+            costs[:len(costs) - bool(sup.uneven())])
 
 
 def key_view(keys, weights, household, k, recode, household_ids="drop"):
     """(identity risk after the chosen recodings, values the release blanks per key, what those
-    blanks cost the analysts in sentences (``blank_warnings``)): the Data
+    blanks cost the analysts in sentences (``blank_warnings``), those of them on keys blank for
+    many records): the Data
     page's keys as the release will treat them (with released household ids the household size
     is a key too; cached)."""
     cols = list(dict.fromkeys(list(keys) + [c for c in (weights, household) if c]))
