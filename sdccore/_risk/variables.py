@@ -53,32 +53,35 @@ def _shares(prior_hits, hits, sets):
     beyond the prior: the fewest of its hits outside any one prior model's) of its best
     variant there (an intruder makes one guess per record: its
     variants are alternatives, never pooled).  ``prior_hits``: (model names, models x records);
-    ``hits``: {intruder: variants x records}.  Every set at once: a membership matrix and two
-    small matrix products per intruder.  Returns a list of (prior, model, {intruder: (with,
+    ``hits``: {intruder: variants x records}.  Per set, one small matrix product per intruder over
+    its members only.  Returns a list of (prior, model, {intruder: (with,
     beyond)}), (nan, None, {}) for an empty set."""
     models, PM = prior_hits
-    n = PM.shape[1] if len(models) else next(iter(hits.values())).shape[1]
-    M = np.zeros((len(sets), n))
-    for i, idx in enumerate(sets):
-        M[i, idx] = 1.0
-    size = M.sum(axis=1)
-    empty = size == 0
-    size[empty] = 1.0
+    sets = [np.unique(idx) for idx in sets]
+    size = np.array([max(len(idx), 1) for idx in sets], dtype=float)
+    empty = np.array([len(idx) == 0 for idx in sets])
+    # per set, the counts over its members only (sets are bands: the work is the records' count
+    # times the sets a record is in, not times every set); counts of 0/1 products are exact
     if models:
-        pc = (PM.astype(float) @ M.T) / size  # models x sets
+        PMf = PM.astype(float)
+        pc = np.array([PMf[:, idx].sum(axis=1) for idx in sets]).T / size  # models x sets
         k = np.argmax(pc, axis=0)
         prior = pc[k, np.arange(len(sets))]
-        # per model, the members it does not get (sets x records)
-        outside = [M * (1.0 - PM[i].astype(float)) for i in range(len(models))]
+        miss = [1.0 - PMf[:, idx] for idx in sets]  # per set, models x members: the members a model does not get
     else:
-        k, prior, outside = None, np.zeros(len(sets)), [M]
+        k, prior, miss = None, np.zeros(len(sets)), [np.ones((1, len(idx))) for idx in sets]
     figs = {}
     for name, H in hits.items():
         Hf = H.astype(float)
-        # beyond the prior: the hits no single prior model explains, i.e. the fewest beyond any
-        # one model (adding a prior model never raises it; a model is never chosen per record)
-        beyond = np.min([(Hf @ o.T) / size for o in outside], axis=0)
-        figs[name] = ((Hf @ M.T) / size, beyond)  # variants x sets
+        W = np.empty((H.shape[0], len(sets)))
+        B = np.empty((H.shape[0], len(sets)))
+        for i, idx in enumerate(sets):
+            Hs = Hf[:, idx]
+            W[:, i] = Hs.sum(axis=1) / size[i]
+            # beyond the prior: the hits no single prior model explains, i.e. the fewest beyond any
+            # one model (adding a prior model never raises it; a model is never chosen per record)
+            B[:, i] = (Hs @ miss[i].T).min(axis=1) / size[i] if len(idx) else 0.0
+        figs[name] = (W, B)  # variants x sets
     out = []
     for i in range(len(sets)):
         if empty[i]:
