@@ -545,3 +545,40 @@ def test_a_whole_files_moments_are_kept_while_it_lives_and_no_longer():
     del Y, Y2, first, mu, C
     gc.collect()
     assert key not in construction._WHOLE
+
+
+def test_the_prior_percentiles_are_each_records_quantile_of_the_others():
+    """The prior's 49 constants share one sort of the variable (``_constants``): each is, record
+    by record, the order statistic of rank round(q (n - 2)) of the other n - 1 values, computed
+    here by deleting the record and sorting (ties included)."""
+    from sdccore._risk.intruders import PERCENTILES, _constants
+
+    t = np.random.default_rng(3).integers(0, 40, 57).astype(float)  # many ties
+    got = _constants(t)
+    for p in PERCENTILES:
+        q = p / 100
+        if p == 50:  # 56 others: the mean of the two middle ones
+            want = [np.sort(np.delete(t, i))[27:29].mean() for i in range(len(t))]
+        else:
+            want = [np.sort(np.delete(t, i))[int(round(q * 55))] for i in range(len(t))]
+        assert got["median" if p == 50 else f"P{p}"].tolist() == want, p
+
+
+def test_shares_by_hand():
+    """The battery's shares per set of records, by hand: two prior models, one intruder with two
+    variants, the whole sample, two bands and an empty one.  Beyond the prior is the fewest hits
+    outside any one model's; the best variant is the one with the most beyond, then the most with."""
+    from sdccore._risk.variables import _shares
+
+    PM = np.array([[1, 1, 0, 0, 0, 0], [0, 0, 0, 1, 1, 0]], dtype=bool)
+    H = np.array([[1, 1, 1, 0, 0, 0], [0, 0, 0, 1, 1, 1]], dtype=bool)
+    sets = [np.arange(6), np.array([0, 1, 2]), np.array([3, 4, 5]), np.array([], dtype=np.int64)]
+    whole, low, high, empty = _shares((["m0", "m1"], PM), {"x": H}, sets)
+    # whole: both models get 2 of 6 (the first wins); each variant 3 of 6, 1 of 6 beyond (v0
+    # outside m0: record 2; v1 outside m1: record 5); tied, the later variant is taken
+    assert whole == (pytest.approx(1 / 3), "m0", {"x": (0.5, pytest.approx(1 / 6))})
+    assert low == (pytest.approx(2 / 3), "m0", {"x": (1.0, pytest.approx(1 / 3))})
+    assert high == (pytest.approx(2 / 3), "m1", {"x": (1.0, pytest.approx(1 / 3))})
+    assert np.isnan(empty[0]) and empty[1:] == (None, {})
+    # without prior models, beyond is with
+    assert _shares(([], np.zeros((0, 6), bool)), {"x": H}, sets[:2])[1] == (0.0, None, {"x": (1.0, 1.0)})
