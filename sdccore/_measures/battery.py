@@ -13,6 +13,9 @@ variable in selective protection; each variable the release changed in general p
   the overlap does not apply.  The note says when the original's fit leans on its largest
   records (``leans``: without the max(5, 1 %) largest its slopes move by 2 standard errors or
   more), and the suggestion's list of misses names it;
+* ``ols_robust``, ``domain_ols``  the same OLS with robust (HC1) errors, and within each domain
+  level (the subgroup regressions and interactions with a domain), targets as ``ols``
+  (``subgroups.py``);
 * ``as_predictor``  the checked variable on the right-hand side: each other variable not
   checked itself regressed on it and the rest, the overlap of its slope, worst over them (at
   most 30), targets as
@@ -92,6 +95,7 @@ from .distribution import distribution as _distribution, top_share as _top_share
 from .domains import domain_gaps, domain_means, domain_spread, find_domains, wmean as _wmean
 from .ratios import edits, ratios
 from .regression import _overlap
+from .subgroups import domain_ols, ols_intervals as _ols_qr, ols_robust
 
 __all__ = ["analyst_checks", "AnalystChecks"]
 
@@ -100,11 +104,12 @@ QR_RECORDS = 10_000  # quantile regressions of larger files on this many records
 TAILS = (0.1, 0.9)   # the tail quantile regressions ...
 TAIL_RECORDS = 5     # ... where at least this many records per coefficient lie beyond each
 MAX_RESPONSES = 30   # the checked variable as a predictor: of at most this many other variables
-ANALYSES = ("ols", "as_predictor", "loglog", "loglevel", "median", "quantiles", "domain_means", "domain_gaps",
-            "domain_spread", "edits", "ratios", "ks", "top10_share", "mean", "low_share", "gini", "pearson", "spearman")
+ANALYSES = ("ols", "ols_robust", "as_predictor", "loglog", "loglevel", "median", "quantiles", "domain_means",
+            "domain_gaps", "domain_spread", "domain_ols", "edits", "ratios", "ks", "top10_share", "mean", "low_share", "gini", "pearson", "spearman")
 # (what the figure is, the target's direction, the target in selective and in general protection)
 TARGETS = {
     "ols": ("CI overlap of the slopes", ">=", 0.9, 0.8),
+    "ols_robust": ("CI overlap of the slopes with robust (HC1) errors", ">=", 0.9, 0.8),
     "as_predictor": ("CI overlap of its slope where it explains another variable", ">=", 0.9, 0.8),
     "loglog": ("CI overlap of the slopes (log scale)", ">=", 0.8, 0.8),
     "loglevel": ("CI overlap of the slopes (log of the variable, predictors as they are)", ">=", 0.8, 0.8),
@@ -113,6 +118,7 @@ TARGETS = {
     "domain_means": ("largest relative error of a domain mean", "<=", 0.10, 0.10),
     "domain_gaps": ("CI overlap of the gaps between domain means", ">=", 0.8, 0.8),
     "domain_spread": ("largest relative change of a domain's standard deviation", "<=", 0.10, 0.10),
+    "domain_ols": ("CI overlap of the slopes within a domain (the worst level)", ">=", 0.9, 0.8),
     "edits": ("increase of the records breaking an order between two variables (points)", "<=", 0.01, 0.01),
     "ratios": ("relative change of a median record-level ratio", "<=", 0.10, 0.10),
     "ks": ("Kolmogorov-Smirnov distance", "<=", 0.10, 0.10),
@@ -123,10 +129,10 @@ TARGETS = {
     "pearson": ("largest change of a Pearson correlation", None, None, None),
     "spearman": ("largest change of a Spearman correlation", None, None, None),
 }
-LABELS = {"ols": "OLS regression", "as_predictor": "as a predictor (OLS)", "loglog": "log-log regression", "loglevel": "log-level regression",
+LABELS = {"ols": "OLS regression", "ols_robust": "OLS with robust errors", "as_predictor": "as a predictor (OLS)", "loglog": "log-log regression", "loglevel": "log-level regression",
           "median": "median regression", "quantiles": "tail quantile regressions", "domain_means": "domain means",
           "domain_gaps": "gaps between domains",
-          "domain_spread": "spread within domains", "edits": "edit rules (orders)", "ratios": "record-level ratios",
+          "domain_spread": "spread within domains", "domain_ols": "OLS within domains", "edits": "edit rules (orders)", "ratios": "record-level ratios",
           "ks": "distribution (KS)", "top10_share": "top-10 % share", "mean": "mean",
           "low_share": "share below 60 % of median", "gini": "Gini coefficient",
           "pearson": "Pearson correlations", "spearman": "Spearman correlations"}
@@ -223,18 +229,19 @@ def _fit(kind, y, X, w):
     import statsmodels.api as sm
 
     ok = np.isfinite(y) & np.isfinite(X).all(axis=1) & (np.isfinite(w) if w is not None else True)
-    if kind != "ols" and len(y) > QR_RECORDS:  # a seeded sample of the rows: the same records of both files
+    linear = kind in ("ols", "robust")  # "robust": the OLS with HC1 errors (``subgroups.py``)
+    if not linear and len(y) > QR_RECORDS:  # a seeded sample of the rows: the same records of both files
         pick = np.zeros(len(y), dtype=bool)
         pick[np.random.default_rng(0).choice(len(y), QR_RECORDS, replace=False)] = True
         ok &= pick
     y, X = y[ok], X[ok]
     if len(y) <= X.shape[1] + 1:
         return None
-    if kind != "ols":  # a quantile (0.5 for "median"): exact, with quantreg's "nid" intervals (quantreg.py)
+    if not linear:  # a quantile (0.5 for "median"): exact, with quantreg's "nid" intervals (quantreg.py)
         return quantreg.fit(y, X, 0.5 if kind == "median" else kind, LEVEL, None if w is None else w[ok])
     if w is None:  # plain OLS by one QR (statsmodels' figures, without its 25 ms of overhead a fit)
         try:
-            return _ols_qr(y, X)
+            return _ols_qr(y, X, robust=kind == "robust")
         except np.linalg.LinAlgError:  # a design the release made singular (a column constant there)
             return None
     with warnings.catch_warnings():
@@ -243,22 +250,6 @@ def _fit(kind, y, X, w):
     ci = np.asarray(res.conf_int(alpha=1 - LEVEL))
     r2 = float(res.rsquared)
     return np.asarray(res.params), ci[:, 0], ci[:, 1], r2
-
-
-def _ols_qr(y, X):
-    """(coefficients, lower and upper 95 % limits, R squared) of the OLS of y on X (whose first
-    column is the intercept, full column rank): statsmodels' OLS figures (t intervals on n - p
-    degrees of freedom, the centred R squared), by one QR decomposition."""
-    n, p = X.shape
-    Q, R = np.linalg.qr(X)
-    beta = np.linalg.solve(R, Q.T @ y)
-    resid = y - X @ beta
-    ssr = float(resid @ resid)
-    sst = float(np.sum((y - y.mean()) ** 2))
-    Ri = np.linalg.solve(R, np.eye(p))
-    se = np.sqrt(ssr / (n - p) * np.sum(Ri * Ri, axis=1))
-    h = stats.t.ppf(0.5 + LEVEL / 2, n - p) * se
-    return beta, beta - h, beta + h, (1.0 - ssr / sst) if sst > 0 else np.nan
 
 
 LEAN_SE = 2.0  # the original's OLS slopes moving by this many standard errors without the largest records: said
@@ -446,6 +437,7 @@ def _variable(original, released, y, num, doms, scale, w, checked=()):
     out = {}
     ov, r2o, r2r, note, forced = _slopes_overlap("ols", yo, Xo, yr, Xr, w)
     out["ols"] = (r2o, r2r, ov, "R squared original / released; " + note + _leans(yo, Xo, w), forced)
+    out["ols_robust"] = ols_robust(yo, Xo, yr, Xr, w, _slopes_overlap)
     out["as_predictor"] = _as_predictor(original, released, y, preds, doms, scale, w, checked)
     out["loglog"] = _loglog(original, released, y, preds, doms, scale, keep, w)
     out["loglevel"] = _loglevel(y, yo, yr, Xo, Xr, w)
@@ -458,6 +450,8 @@ def _variable(original, released, y, num, doms, scale, w, checked=()):
     out["domain_gaps"] = domain_gaps(original, yo, yr, doms, scale, w,
                                      lambda a, Xa, b, Xb, wr: _slopes_overlap("ols", a, Xa, b, Xb, wr))
     out["domain_spread"] = domain_spread(original, yo, yr, doms, scale, w)
+    out["domain_ols"] = domain_ols(original, yo, yr, doms, scale, lambda others: (
+        _design(original, preds, others, scale), _design(released, preds, others, scale)), w, _slopes_overlap, _independent)
     fo, fr = yo[np.isfinite(yo)], yr[np.isfinite(yr)]
     ks = float(stats.ks_2samp(fo, fr).statistic) if len(fo) and len(fr) else np.nan
     wd = f"Wasserstein distance {stats.wasserstein_distance(fo, fr):.4g} (in {y}'s units)" if len(fo) and len(fr) else ""

@@ -151,8 +151,9 @@ def test_main_flow_by_widget_keys(app):
     kept = kept.set_index("config")["analyses kept in the run released"]
     met = {c: int(v.split(" of ")[0]) for c, v in kept.items() if v}
     assert suggested in met and met[suggested] >= max(met.values()) - 1
-    assert f"keeps {met[suggested]} of 13 analyses" in said
-    assert kept["IPSO"].startswith(f"{met['IPSO']} of 13 (misses: ") and "median regression" in kept["IPSO"]
+    assert f"keeps {met[suggested]} of 14 analyses" in said
+    assert kept["IPSO"].startswith(f"{met['IPSO']} of 14 (misses: ") and "median regression" in kept["IPSO"]
+    assert "OLS with robust errors" in kept["IPSO"]
     assert app.radio(key="utility_axis").value == "validity_loss"
     app.radio(key="release_pick").set_value("IPSO").run()
     _ok(app)
