@@ -19,7 +19,7 @@ def run_comparison(methods, reps, progress, partial=None):
     df = data()[protect_columns() + [c for c in design_columns() if c not in protect_columns()]]
     cfgs = current_configs(methods)
     res = sdccore.compare(df, cfgs, sensitive=sensitive(), reps=reps, rng=seed(), progress=progress,
-                          models=models() or None, partial=partial, tails=True, scales=True)
+                          models=models() or None, partial=partial, tails=True, scales=True, domains=True)
     if not res.cancelled:
         vr = res.variable_risk()
         for label, cfg in res.configs.items():

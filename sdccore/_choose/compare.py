@@ -18,7 +18,7 @@ from .._protect.options import bind_static
 from .._protect.pipeline import _protect, decompose
 from .._core.streams import child_seeds
 from .._measures.regression import _against, _original_fit
-from .rounds import released_runs, scales_round, tail_round, without_failed
+from .rounds import domains_round, released_runs, scales_round, tail_round, without_failed
 from .comparison import Comparison, bootstrap_interval, config_label, mean_interval, run_range, summary_rows  # noqa: F401
 from .._core.validation import check_number, numeric_columns, resolve_seed
 
@@ -247,7 +247,7 @@ def _runs(data, tasks, jobs):
 
 
 def compare(data, configs, *, sensitive=None, reps=30, rng=None, progress=None, evaluate_options=None,
-            n_jobs=None, models=None, partial=None, released=True, tails=False, scales=False):
+            n_jobs=None, models=None, partial=None, released=True, tails=False, scales=False, domains=False):
     """Run every configuration ``reps`` times and summarise each score with its interval.
 
     Seeds: one master seed (recorded) gives one child seed per configuration and run
@@ -303,6 +303,9 @@ def compare(data, configs, *, sensitive=None, reps=30, rng=None, progress=None, 
         classes), labelled '... + both scales' (the dashboard's Run page does), left out where
         its release still loses the log scale; ``suggest`` weighs both by the analyses their
         releases keep.
+    domains : bool
+        True: the (at most 2) offered configurations whose release misses the regressions within
+        domains, compared again within strata of the domain columns (``_choose.rounds``; the Run page does).
 
     Returns
     -------
@@ -376,6 +379,8 @@ def compare(data, configs, *, sensitive=None, reps=30, rng=None, progress=None, 
             out = tail_round(out, run)
         if scales and not out.cancelled:  # an offered release loses the log scale: again, keeping both
             out = scales_round(out, run)
+        if domains and not out.cancelled:  # an offered release loses the regressions within domains
+            out = domains_round(out, data, run)
     return out
 
 

@@ -172,3 +172,65 @@ def _only(c, labels):
                    errors={k: v for k, v in c.errors.items() if k in labels}, regression=rows(c.regression),
                    released={k: v for k, v in c.released.items() if k in labels},
                    analyses={k: v for k, v in (c.analyses or {}).items() if k in labels})
+
+
+WITHIN_LABEL = " within "
+WITHIN = "OLS within domains"  # the battery's label (``battery.LABELS['domain_ols']``)
+WITHIN_MOST = 2  # configurations compared again within domains (those that keep the most analyses)
+
+
+def strata_for(data, cfg, sensitive):
+    """The columns to protect within (strata=) so that each domain level's regression is kept: the
+    set-apart columns and the text columns (not sensitive, not keys) with 2 to 30 levels and no
+    missing cell, all of them together where every group holds the method's least records
+    (``min_stratum_size``), else the one of them with the most levels that does; () where none does."""
+    from .._core.validation import name_list, numeric_columns
+    from .._measures.domains import MAX_LEVELS
+    from .._protect.strata import min_stratum_size
+
+    apart = name_list(cfg.get("exclude"))
+    taken = set(name_list(sensitive)) | set(name_list(cfg.get("keys"))) | set(name_list(cfg.get("pram")))
+    taken |= {cfg.get("household"), cfg.get("weights")}
+    cols = [c for c in data.columns if c not in taken and (c in apart or not pd.api.types.is_numeric_dtype(data[c]))
+            and not data[c].isna().any() and 2 <= data[c].nunique() <= MAX_LEVELS]
+    m = len([c for c in numeric_columns(data) if c not in set(apart) | set(cols) | taken])
+    need = min_stratum_size(cfg["method"], m)
+    for tried in [cols] + [[c] for c in sorted(cols, key=lambda c: -data[c].nunique())]:
+        if tried and data.groupby(tried).size().min() >= need:
+            return tuple(tried)
+    return ()
+
+
+def domains_candidates(cmp_, data):
+    """{label: strata} (issue 39): the configurations that can be offered, whose run released
+    misses the regressions within domains and whose method protects within strata, at most
+    WITHIN_MOST of them (those keeping the most analyses), with ``strata_for``'s columns."""
+    from .._methods import method_info
+
+    out = {}
+    for label, (_, _, missed) in sorted((cmp_.analyses or {}).items(), key=lambda kv: -kv[1][0]):
+        cfg = cmp_.configs[label]
+        if (WITHIN not in missed or cfg.get("strata") or cmp_.released.get(label)
+                or not method_info(cfg["method"]).strata or WITHIN_LABEL in label):
+            continue
+        strata = strata_for(data, cfg, cmp_.sensitive)
+        if strata:
+            out[label] = strata
+        if len(out) == WITHIN_MOST:
+            break
+    return out
+
+
+def domains_round(cmp_, data, run):
+    """``cmp_`` with the configurations of ``domains_candidates`` compared again within their
+    strata (labelled '<label> within <columns>', the same seeds) merged in; as it is where there
+    are none.  A conditional method within strata keeps the sensitive variables' regression in
+    each group, and so every regression within a domain of those columns."""
+    todo = domains_candidates(cmp_, data)
+    if not todo:
+        return cmp_
+    words = {lab: s[0] if len(s) == 1 else f"{', '.join(s[:-1])} and {s[-1]}" for lab, s in todo.items()}
+    more = run({f"{lab}{WITHIN_LABEL}{words[lab]}": {**cmp_.configs[lab], "strata": list(s)} for lab, s in todo.items()})
+    if more.cancelled:
+        return replace(cmp_, cancelled=True)
+    return merged(cmp_, more)

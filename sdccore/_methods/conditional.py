@@ -583,5 +583,11 @@ def perturb_scale(method, s):
     return Scaled(X=X, notes=[head])
 
 
+def min_stratum_size(method, m, k=3):
+    """A group protected on its own (strata=) is a file of its own: its regression on the public
+    variables needs RECORDS_PER_COLUMN records a column, and at least 20."""
+    return max(20, RECORDS_PER_COLUMN * (int(m) + 1))
+
+
 def method_label(method):
     return {"ipso": "IPSO", "shuffle": "data shuffling", "cfa": "conditional FA"}[method]

@@ -109,7 +109,7 @@ def check_strata(data, strata, method, sensitive):
                          f"strata={[str(c) for c in data.columns[:1]]!r}.")
     if method not in methods(strata=True):
         raise ValueError(f"strata= works with {', '.join(methods(strata=True))}; method={method!r} does not take it. "
-                         f"Protect each group yourself, or choose fa, pca or magg.")
+                         f"Protect each group yourself, or choose one of those.")
     if sensitive is not None and set(sensitive) & set(strata):
         raise ValueError(f"strata column(s) {sorted(set(sensitive) & set(strata))} cannot also be sensitive: "
                          f"strata are released unchanged.")

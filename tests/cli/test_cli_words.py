@@ -50,7 +50,7 @@ def test_flags_and_set_options_are_named_as_typed(files, capsys, tmp_path):
     err = _run(capsys, "protect", src, "--out", out, "--seed", "1", "--method", "magg", "--set", "k=500")
     assert err.startswith("error: --set k=500 is larger than half the 200 records")
     err = _run(capsys, "protect", src, "--out", out, "--seed", "1", "--method", "rankswap", "--strata", "A")
-    assert "--strata works with fa, pca, magg; --method rankswap does not take it" in err
+    assert "--strata works with fa, pca, magg, ipso, shuffle, cfa, qexchange; --method rankswap does not take it" in err
     err = _run(capsys, "protect", src, "--out", out, "--seed", "1", "--set", 'floors={"max_abs_cor": 2}')
     assert "floors['max_abs_cor'] must lie in [0, 1]" in err  # the recipe's and --set's own word, kept
     for err in (err, _run(capsys, "evaluate", src, src, "--model", "A ~ B +")):

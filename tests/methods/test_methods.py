@@ -19,7 +19,7 @@ def test_the_registry_says_what_each_method_can_do():
     assert sdccore.methods(decomposes=True) == ("fa", "pca", "pca_remove")
     assert sdccore.methods(deterministic=True) == ("pca_remove",)
     assert sdccore.methods(conditional=True) == ("ipso", "shuffle", "cfa", "qexchange")
-    assert sdccore.methods(strata=True) == ("fa", "pca", "magg")
+    assert sdccore.methods(strata=True) == ("fa", "pca", "magg", "ipso", "shuffle", "cfa", "qexchange")
     assert sdccore.methods(dask=True) == ("fa", "pca", "magg", "rankswap", "noise", "ipso", "shuffle", "cfa")
     assert sdccore.methods(dashboard=False) == ("noise",)
     assert sdccore.methods(dask=True, decomposes=True) == ("fa", "pca")

@@ -87,7 +87,7 @@ def test_bad_strata(survey, bad, err, match):
         sdccore.protect(survey, "fa", strata=bad, rng=1)
 
 
-def test_strata_only_for_fa_pca_magg_and_not_sensitive(survey):
+def test_strata_not_for_rank_swapping_and_not_sensitive(survey):
     with pytest.raises(ValueError, match="does not take it"):
         sdccore.protect(survey, "rankswap", strata=["region"], rng=1)
     with pytest.raises(ValueError, match="cannot also be sensitive"):
