@@ -47,6 +47,28 @@ def rank_bands(x, bands, top=None):
     return members
 
 
+LEVERAGE = "highest leverage"
+
+
+def leverage_band(K, top):
+    """The ``top`` records (in record order) of highest leverage in a least-squares fit on the
+    columns K with an intercept, on the raw or the signed-log scale (the larger of the two): a
+    release that keeps a regression on the public variables pulls its fitted value toward the
+    own value of a record with extreme public values, and anybody who holds the public values
+    can tell which records those are (a persons file protected within region x sex: 5 of the
+    10 records of leverage above 0.2 came back within 5 %, 1 of 10 without the release).
+    Missing cells count as the column's mean."""
+    h = np.zeros(len(K))
+    for f in (lambda v: v, lambda v: np.sign(v) * np.log1p(np.abs(v))):
+        with np.errstate(all="ignore"):
+            Z = f(K.astype(float))
+            mu, sd = np.nanmean(Z, axis=0), np.nanstd(Z, axis=0)
+            Z = np.nan_to_num((Z - mu) / np.where(sd > 0, sd, 1.0))[:, sd > 0]
+        Q = np.linalg.qr(np.c_[np.ones(len(K)), Z])[0]
+        h = np.maximum(h, (Q * Q).sum(axis=1))
+    return np.sort(np.argsort(-h, kind="stable")[:top])
+
+
 def _shares(prior_hits, hits, sets):
     """For each set of sampled records in ``sets`` (positions in the sample): the best prior
     model's share (the first of ties, in model order) and, per intruder, (with the release,
@@ -163,6 +185,9 @@ def _variable_risk(c, a, j):
     top = max(floors.top_records, int(np.ceil(0.01 * n)))
     members = rank_bands(x, floors.bands, top if top < n else None)
     labels = [str(b + 1) for b in range(floors.bands)] + (["top 1 %"] if top < n else [])
+    if c.selective and known and top < n:  # the records an intruder picks out by their public values
+        members.append(leverage_band(X[:, known], top))
+        labels.append(LEVERAGE)
     sampled = [c.pos[idx][c.pos[idx] >= 0] for idx in members]
     (prior_all, prior_model, sh), *per_band = _shares(prior_hits, hits, [np.arange(len(c.rows))] + sampled)
     if wj is not None:
@@ -272,7 +297,9 @@ def _violations(c, name, share, cor_checked, sh, enforced, prior_all, bad_bands,
                      f"{REGISTRY[what].fix_text(selective=selective, method=method, names=c.names, identity=identity)}")
     if bad_bands:
         lab, cc, what, w_b, p_b, count = max(bad_bands, key=lambda t: t[1])
-        where = "the largest records" if lab == "top 1 %" else f"size band {lab} of {floors.bands}"
+        where = ("the largest records" if lab == "top 1 %" else "the records of highest leverage (extreme public "
+                 "values, which pull a published regression to their own)" if lab == LEVERAGE
+                 else f"size band {lab} of {floors.bands}")
         if count < SMALL_BAND:  # the floor's words in records: one record is a large share of a small band
             where += f" ({count} records: each is {1 / count:.0%}, so {ONE_RECORD})"
         v.append(f"{name}: in {where}, {_who(what)} {REGISTRY[what].verb} {cc:.1%} of records within {tol:.0%} "

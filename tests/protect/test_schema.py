@@ -13,7 +13,7 @@ import pytest
 
 import sdccore
 
-ARGUMENTS = {"sensitive", "rng", "progress", "partial", "allow_unsafe", "_with_risk", "tails", "scales"}  # arguments, not options
+ARGUMENTS = {"sensitive", "rng", "progress", "partial", "allow_unsafe", "_with_risk", "tails", "scales", "domains"}  # arguments, not options
 
 
 @pytest.fixture(scope="module")

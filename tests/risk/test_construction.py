@@ -582,3 +582,33 @@ def test_shares_by_hand():
     assert np.isnan(empty[0]) and empty[1:] == (None, {})
     # without prior models, beyond is with
     assert _shares(([], np.zeros((0, 6), bool)), {"x": H}, sets[:2])[1] == (0.0, None, {"x": (1.0, 1.0)})
+
+
+def test_the_records_of_highest_leverage_are_a_band_of_their_own():
+    """Five records with extreme public values and amounts spread over the size bands: a release
+    that hands those five back (and moves every other record) breaks no size band (one of them in
+    a band of 60 is under the floor) but gets five of the six records of
+    the highest-leverage band, which the intruder can pick out by the public values alone (no one
+    constant of the prior gets two of them).  The band is the hat matrix's largest diagonal, as an
+    independent computation gives it."""
+    from sdccore._risk.variables import LEVERAGE, leverage_band
+
+    rng = np.random.default_rng(11)
+    n = 600
+    P = rng.normal(0, 1, (n, 2))
+    far = np.array([10, 130, 250, 370, 490])
+    P[far, 0] = [9.0, -8.0, 10.0, -9.5, 8.5]
+    s = 50 + 5 * P[:, 1] + rng.normal(0, 10, n)
+    s[far] = [22.0, 36.0, 58.0, 66.0, 72.0]
+    A = np.c_[np.ones(n), P]
+    hat = np.diag(A @ np.linalg.inv(A.T @ A) @ A.T)
+    assert leverage_band(P, 5).tolist() == sorted(np.argsort(-hat)[:5].tolist()) == far.tolist()
+    X = np.c_[P, s]
+    Y = X.copy()
+    Y[:, 2] = s[rng.permutation(n)] * rng.uniform(0.85, 1.15, n)  # everybody moved ...
+    Y[far, 2] = s[far]                                             # ... but the five
+    prof = risk_profile(X, Y, ["p", "q", "s"], [2], link_on=[0, 1], method="ipso")
+    b = prof.bands.set_index("band")
+    assert b.loc[LEVERAGE, "records"] == 6 and b.loc[LEVERAGE, "beyond_prior"] >= 0.6  # max(5, 1 % of 600)
+    assert (b.drop(index=LEVERAGE).beyond_prior <= 0.2).all()
+    assert any("the records of highest leverage" in v for v in prof.violations)
