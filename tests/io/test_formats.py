@@ -184,8 +184,9 @@ def test_dashboard_reads_spss_and_offers_it_back(monkeypatch, df, tmp_path):
     # IPSO conditioned on the labelled REGION (issue 39) meets the floors on this file in 20 of
     # 30 runs (seeds 100-129): the other 10 break its 9 largest SALES, where one record decides,
     # and the app's seed 12345 is among them (the page then refuses the release; tested in
-    # tests/dashboard). This test is about the SPSS round trip: a seed whose release passes
-    at.session_state["seed"] = at.session_state["seed_input"] = 2
+    # tests/dashboard); seed 2, used here before, breaks the band of highest leverage since it is
+    # held. This test is about the SPSS round trip: a seed whose release passes
+    at.session_state["seed"] = at.session_state["seed_input"] = 3
     at.switch_page("pages/5_download.py").run()
     at.button(key="prepare_release").click().run()  # nothing is protected until asked (issue 41)
     assert not at.exception, [e.value for e in at.exception]

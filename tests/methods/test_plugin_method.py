@@ -71,7 +71,7 @@ def test_protect_schema_recipe_and_codebook_see_the_toy(toy, tarr):
     assert cb.loc["SALES", "in_expectation"] == "(relations with other variables attenuated)"
     # not a Dask method, not a strata method: both say so from the registry
     assert "is not available with --engine dask" in sdccore.scale_refusal({"method": "toy"})
-    with pytest.raises(ValueError, match="strata= works with fa, pca, magg; method='toy'"):
+    with pytest.raises(ValueError, match="strata= works with fa, pca, magg, ipso, shuffle, cfa, qexchange; method='toy'"):
         sdccore.protect(tarr.assign(g=np.arange(len(tarr)) % 2), "toy", strata="g")
 
 
