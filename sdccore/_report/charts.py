@@ -144,11 +144,11 @@ def band_risk_figure(bands: pd.DataFrame, limit=None, tolerance=0.05, value=None
     fig.update_layout(title=f"Within {tolerance * 100:.0f} % of the truth: found more by the release{worst}"
                             f"<br><sup>dotted: what the public variables alone already get in that band,<br>"
                             f"highest where values crowd together (above the whole file's figure)</sup>",
-                      xaxis=dict(title="size band of the original value (1 smallest; top 1 %: the largest records; "
-                                       "highest leverage: extreme public values)",
+                      xaxis=dict(title="size band of the original value (1 smallest; top 1 %: the largest records;<br>"
+                                       "highest leverage: the records extreme public values single out)",
                                  type="category"),
-                      yaxis=dict(title="% of the band's records", rangemode="tozero"), height=420,
-                      legend=dict(orientation="h", yanchor="top", y=-0.3, x=0),
+                      yaxis=dict(title="% of the band's records", rangemode="tozero"), height=480,
+                      legend=dict(orientation="h", yanchor="top", y=-0.55, x=0),
                       **{**LAYOUT, "margin": dict(LAYOUT["margin"], t=95)})
     return fig
 
