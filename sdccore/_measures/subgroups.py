@@ -60,11 +60,12 @@ def ols_robust(yo, Xo, yr, Xr, w, overlap):
 
 def domain_ols(original, yo, yr, doms, levels, design, w, overlap, independent):
     """The regression within each domain level (module docstring) as the battery's tuple;
-    ``levels[d]``: domain column d's levels.  ``design(others)``: the (original, released) designs with the predictors and the indicators
-    of the domain columns ``others``; ``overlap(kind, yo, Xo, yr, Xr, w)``: the battery's slope
+    ``levels[d]``: domain column d's levels.  ``design(others)``: the (original, released)
+    designs with the predictors and the indicators of the domain columns ``others``; ``overlap(kind, yo, Xo, yr, Xr, w)``: the battery's slope
     overlap; ``independent(X)``: the columns of X kept against exact collinearity."""
+    if not doms:
+        return (np.nan, np.nan, np.nan, "no domain column", None)
     found = []
-    fitted = 0
     for d in doms:
         Do, Dr = design([e for e in doms if e != d])
         g = original[d].to_numpy()
@@ -77,13 +78,10 @@ def domain_ols(original, yo, yr, doms, levels, design, w, overlap, independent):
                                              None if w is None else w[m])
             if not np.isfinite(ov) and forced is not False:
                 continue
-            fitted += 1
             found.append((forced is not False, ov if np.isfinite(ov) else -np.inf, f"{d} = {lv}: {note}", forced))
-    if not doms:
-        return (np.nan, np.nan, np.nan, "no domain column", None)
     if not found:
         return (np.nan, np.nan, np.nan, f"no domain level with {DOMAIN_FIT} records per coefficient (at least "
                                         f"{DOMAIN_LEAST})", None)
     _, ov, text, forced = min(found, key=lambda t: (t[0], t[1]))
-    return (np.nan, np.nan, ov if np.isfinite(ov) else np.nan, f"worst of {fitted} domain level(s): {text}", forced)
+    return (np.nan, np.nan, ov if np.isfinite(ov) else np.nan, f"worst of {len(found)} domain level(s): {text}", forced)
 

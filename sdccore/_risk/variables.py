@@ -11,7 +11,7 @@ import numpy as np
 
 from .fixes import _fix
 from .attacks import battery
-from .intruders import link, residual_cor
+from .intruders import link, residual_cor, slog
 from .registry import REGISTRY, IntruderContext, columns, label
 from .settings import ONE_RECORD, SMALL_BAND
 
@@ -59,7 +59,7 @@ def leverage_band(K, top):
     10 records of leverage above 0.2 came back within 5 %, 1 of 10 without the release).
     Missing cells count as the column's mean."""
     h = np.zeros(len(K))
-    for f in (lambda v: v, lambda v: np.sign(v) * np.log1p(np.abs(v))):
+    for f in (lambda v: v, slog):
         with np.errstate(all="ignore"):
             Z = f(K.astype(float))
             mu, sd = np.nanmean(Z, axis=0), np.nanstd(Z, axis=0)
