@@ -17,7 +17,7 @@ from ._cli.files import OUT_FORMATS, _CLEANUP, _numeric_both, _split_names, _rep
 from ._cli.cluster import SCHEDULER_WAIT, _client, _stop_children  # noqa: F401
 from ._cli.report import (_COEF_COLUMNS, _analyses, _analyses_json, _digits, _print_coefficients,  # noqa: F401
                           _regression_json, _risk_lines, _say)
-from ._cli.report import _print_compared, _print_scores, cli_words
+from ._cli.report import _print_scores, cli_words
 from ._methods import methods
 
 # the heavy modules (scipy, scikit-learn, numba) are imported by the command that needs them:
@@ -301,37 +301,8 @@ def _sens(args):
 
 def _compare(args):
     from ._choose.compare import _check_models, compare, warm_workers
-
-    data = _read_csv(args.input)
-    _check_models(data, args.model)  # a formula's fault is said before the workers start (about 15 s)
-    # the workers start now, ignoring the terminal's Ctrl-C while they start (never while
-    # they import and work: a Ctrl-C held back then was lost and the run went on, issue 36)
-    warm_workers(wait=True)
-    configs = {"FA": {"method": "fa"}, "PCA": {"method": "pca"}, "M-AGG": {"method": "magg"}}
-    def progress(d, t):
-        if not args.json and (d == t or d % max(1, t // 10) == 0):
-            print(f"  {d}/{t} runs", file=sys.stderr)
-
-    res = compare(data, configs, sensitive=_sens(args), reps=args.reps, rng=args.seed, progress=progress,
-                  models=args.model)
-    reg = res.regression_summary()
-    for label, why in res.errors.items():
-        print(f"  {label} was not run on these data: {_one_line(why)}", file=sys.stderr)
-    if args.json:
-        out = {lab: {r.score: {"mean": _digits(r.mean), "lo": _digits(r.lo), "hi": _digits(r.hi)} for r in res.summary[res.summary.config == lab].itertuples()}
-               for lab in configs}
-        doc = {"reps": args.reps, "seed": res.seed, "results": out}
-        if len(reg):
-            doc["regression"] = [dict(_regression_json(model, sub.set_index("term").drop(columns=["config", "model"])),
-                                      config=label)
-                                 for (label, model), sub in reg.groupby(["config", "model"], sort=False)]
-        print(json.dumps(doc, indent=2))
-    else:
-        _print_compared(res.summary, "overall" if _sens(args) else "summary", args.reps)
-        for (label, model), sub in (reg.groupby(["config", "model"], sort=False) if len(reg) else ()):
-            print(f"\n{label}: regression {model}, protected coefficients and intervals averaged over {args.reps} "
-                  f"runs; overlap 1 = same interval:")
-            _print_coefficients(sub.set_index("term"))
+    from ._cli.compare import run
+    run(args, _read_csv(args.input), _sens(args), _one_line, compare, _check_models, warm_workers)
 
 
 def _recommend(args):
@@ -386,7 +357,8 @@ def build_parser():
                                                  "Stata or SAS input are kept); - writes CSV to standard output")
     pr.add_argument("--engine", choices=("memory", "dask"), default="memory",
                     help="dask: protect Parquet/CSV files (a glob) that do not fit in memory, on a Dask cluster; "
-                         "--out is then a folder for the Parquet data set (fa, pca, noise, magg and rankswap)")
+                         "--out is then a folder for the Parquet data set (the methods "
+                         + ", ".join(methods(dask=True)) + ")")
     pr.add_argument("--scheduler", metavar="ADDRESS",
                     help="with --engine dask: a running Dask scheduler (tcp://host:8786); default a local cluster")
     pr.add_argument("--sample", type=int, default=20000,
@@ -440,7 +412,7 @@ def build_parser():
                     "the domains of the domain means and gaps (e.g. region,sex; default: the text columns "
                     "released unchanged with 2-30 levels, and in general protection whole-number codes)")
     ev.set_defaults(func=_evaluate)
-    cp = sub.add_parser("compare", help="compare FA, PCA and M-AGG over repeated runs")
+    cp = sub.add_parser("compare", help="compare the Run page's methods over repeated runs and suggest a release")
     cp.add_argument("input")
     cp.add_argument("--sensitive", help="comma-separated sensitive column names")
     cp.add_argument("--reps", type=int, default=30)
@@ -449,6 +421,10 @@ def build_parser():
     cp.add_argument("--model", action="append", metavar="FORMULA",
                     help="a linear regression to fit on the original and every run's release (repeatable); "
                          "the interval overlaps are averaged over the runs")
+    cp.add_argument("--require", action="append", metavar="FORMULA",
+                    help="a regression that must hold in the suggested release (repeatable; also fitted as --model)")
+    cp.add_argument("--methods", metavar="NAMES", help="comma-separated methods to compare (as --method of protect; "
+                    "default: every method the dashboard's Run page offers for these roles)")
     cp.set_defaults(func=_compare)
     rc = sub.add_parser("recommend", help="recommend a method with its reasons")
     rc.add_argument("input")

@@ -67,13 +67,14 @@ def _print_compared(summary, head, reps):
     from .._measures.analyses import analysis_info, plugins
 
     keys = [head] + [a.name for a in plugins() if a.name in set(summary.score)]
+    width = max([len(str(c)) for c in summary.config] + [6])
     for i, key in enumerate(keys):
         info = analysis_info(key)
         lower = info.direction == "lower"
         print(("\n" if i else "") + f"{info.label} over {reps} runs (mean and 95 % t interval of the mean; "
               f"{'lower' if lower else 'higher'} is better):")
         for r in summary[summary.score == key].sort_values("mean", ascending=lower).itertuples():
-            print(f"  {r.config:<6s} {r.mean:.4f}  [{r.lo:.4f}, {r.hi:.4f}]")
+            print(f"  {r.config:<{width}s} {r.mean:.4f}  [{r.lo:.4f}, {r.hi:.4f}]")
 
 
 def _digits(v, sig=12):
@@ -95,6 +96,7 @@ _CLI_WORDS = [  # whole phrases first (their wording changes with the flag)
     ("exclude it (exclude=[...])", "keep it unchanged (--keep COLUMN)"),
     ("pass sensitive=[...]", "pass --sensitive COLUMNS"),
     ("pass for example rng=12345", "pass for example --seed 12345"),
+    ("another seed (the Data page, or rng=)", "another seed (--seed)"),
     ("or leave those columns out (exclude)", "or release those columns unchanged (--keep COLUMNS)"),
     ("pass either rng= or seed=, not both", "give the seed once (--seed)"),
     ("or drop them from the file.", "or leave them out of the release (--drop COLUMNS)."),

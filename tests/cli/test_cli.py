@@ -7,6 +7,7 @@ import pandas as pd
 
 import sdccore
 from conftest import run_cli
+from sdccore._cli.report import cli_words
 
 
 def run(*args, cwd=None):
@@ -82,8 +83,69 @@ def test_compare_and_recommend(tmp_path, tarragona):
     p = run_here("compare", str(a), "--reps", "2", "--seed", "1", "--json")
     assert p.returncode == 0, p.stderr
     out = json.loads(p.stdout)
-    assert set(out["results"]) == {"FA", "PCA", "M-AGG"}
+    # general protection: the Run page's methods for these roles (no conditional one: nothing is
+    # public), and their second round with the largest records aggregated
+    first = {sdccore.method_info(m).label for m in sdccore.methods(dashboard=True)
+             if not sdccore.method_info(m).conditional}
+    assert first == {"FA", "PCA", "M-AGG", "Rank swap", "PCA-R"} and first <= set(out["results"])
+    assert all(lab in first or lab.endswith(" + largest aggregated") for lab in out["results"])
     assert 0 <= out["results"]["PCA"]["summary"]["mean"] <= 1
+    # in general protection on Tarragona only rank swapping meets the floors over the runs, and its
+    # run released with seed 1 breaks one: no suggestion, and the reason says so in the command's words
+    assert out["floors_met"]["Rank swap"] == 1 and out["suggested"] is None and out["command"] is None
+    assert out["why"].startswith("Rank swap met the risk floors over the runs, but the run released with seed 1")
+    assert "another seed (--seed)" in out["why"] and "rng=" not in out["why"]
     p = run_here("recommend", str(a), "--sensitive", "SALES")
     assert p.returncode == 0, p.stderr
     assert p.stdout.startswith("recommended: ")
+
+
+def test_compare_suggests_what_the_run_page_suggests_and_the_command_makes_it(tmp_path, tarragona):
+    import shlex
+
+    a = tmp_path / "a.csv"
+    tarragona.to_csv(a, index=False)
+    model = "SALES ~ LABOR.COSTS + FIXED.ASSETS"
+    p = run_here("compare", str(a), "--sensitive", "SALES", "--methods", "ipso,rankswap", "--reps", "2", "--seed", "3",
+                 "--json", "--model", model)
+    assert p.returncode == 0, p.stderr
+    out = json.loads(p.stdout)
+    # the library's comparison with the Run page's settings (its second rounds included) agrees
+    lib = sdccore.compare(tarragona, {"IPSO": {"method": "ipso"}, "Rank swap": {"method": "rankswap"}},
+                          sensitive=["SALES"], reps=2, rng=3, tails=True, scales=True, domains=True, models=[model])
+    best, why = lib.suggest()
+    why = cli_words(why)  # the library's keywords as the command's flags
+    assert best is not None and (out["suggested"], out["why"]) == (best, why)
+    assert out["floors_met"] == dict(lib.safety().set_index("config").floors_met)
+    assert {k: (v["kept"], v["of"]) for k, v in out["analyses_kept"].items()} == {
+        k: (m, n) for k, (m, n, _) in lib.analyses.items()}
+    # the command it prints makes that release: the floors met, the same values as the library's
+    words = shlex.split(out["command"])
+    assert words[:4] == ["python", "-m", "sdccore", "protect"] and words[-2:] == ["--out", "RELEASE.csv"]
+    rel = tmp_path / "rel.csv"
+    p = run_here(*words[3:-1], str(rel))
+    assert p.returncode == 0, p.stderr
+    assert "risk floors met" in p.stdout + p.stderr
+    cfg = dict(lib.configs[best])
+    expect = sdccore.protect(tarragona, cfg.pop("method"), sensitive=["SALES"], rng=3, **cfg).data
+    pd.testing.assert_frame_equal(pd.read_csv(rel), expect, check_exact=False, rtol=1e-12, check_dtype=False)
+    # in words, with the regression required: a line per configuration, then why nothing is
+    # suggested (rank swapping does not keep it, and IPSO's run released with seed 3 breaks a floor)
+    p = run_here("compare", str(a), "--sensitive", "SALES", "--methods", "ipso,rankswap", "--reps", "2", "--seed", "3",
+                 "--require", model)
+    assert p.returncode == 0, p.stderr
+    lines = p.stdout.splitlines()
+    assert any(ln.strip().startswith("IPSO ") and "floors met in" in ln for ln in lines)
+    none, why = lib.suggest(require=[model])
+    assert none is None and f"No release suggested: {cli_words(why)}" in lines and "Make it with" not in p.stdout
+
+
+def test_compare_methods_are_checked(tmp_path, tarragona):
+    a = tmp_path / "a.csv"
+    tarragona.to_csv(a, index=False)
+    p = run_here("compare", str(a), "--methods", "fa,lasso", "--reps", "2")
+    assert p.returncode == 2 and "lasso" in p.stderr and "--methods" in p.stderr
+    assert len(p.stderr.strip().splitlines()) == 1
+    # IPSO redraws the sensitive variables given the public ones: without --sensitive it has none
+    p = run_here("compare", str(a), "--methods", "ipso", "--reps", "2")
+    assert p.returncode == 2 and "--sensitive" in p.stderr and len(p.stderr.strip().splitlines()) == 1

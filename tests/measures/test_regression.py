@@ -181,12 +181,14 @@ def test_cli_evaluate_model(tarr, tmp_path):
 def test_cli_compare_model(tarr, tmp_path):
     import json
     tarr.to_csv(tmp_path / "o.csv", index=False)
-    code, out, err = _cli(["compare", str(tmp_path / "o.csv"), "--reps", "2", "--seed", "3", "--model", MODEL, "--json"])
+    code, out, err = _cli(["compare", str(tmp_path / "o.csv"), "--reps", "2", "--seed", "3", "--model", MODEL, "--json",
+                           "--methods", "fa,pca,magg"])
     assert code == 0, err
     regs = json.loads(out)["regression"]
-    assert {r["config"] for r in regs} <= {"FA", "PCA", "M-AGG"} and len(regs) >= 2
+    # the three methods --methods names, and their second round with the largest records aggregated
+    assert {r["config"].replace(" + largest aggregated", "") for r in regs} <= {"FA", "PCA", "M-AGG"} and len(regs) >= 2
     want = sdccore.compare(tarr, {"FA": {"method": "fa"}, "PCA": {"method": "pca"}, "M-AGG": {"method": "magg"}},
-                           reps=2, rng=3, models=[MODEL]).regression_summary()
+                           reps=2, rng=3, models=[MODEL], tails=True, scales=True, domains=True).regression_summary()
     r = next(x for x in regs if x["config"] == "PCA")
     w = want[(want.config == "PCA") & (want.term == "LABOR.COSTS")].iloc[0]
     assert r["coefficients"]["LABOR.COSTS"]["overlap"] == pytest.approx(w["overlap"], rel=1e-10)

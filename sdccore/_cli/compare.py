@@ -1,0 +1,148 @@
+"""``python -m sdccore compare``: the Run page's comparison on the command line.
+
+The same configurations the dashboard's Run page offers (every registered method with its
+defaults; the conditional ones where some variables are sensitive and some public), the same
+second rounds (the largest records aggregated, the log scale, within domains), the same
+risk floors and battery of analyses, and the same suggestion (``Comparison.suggest``), with
+the command that makes the suggested release.  ``--methods`` narrows the list as the page's
+method box does; ``--require`` marks a ``--model`` that must hold in the suggestion, as the
+page's check box does."""
+
+from __future__ import annotations
+
+import json
+import shlex
+import sys
+
+from .._methods import method_info, methods
+from .report import _digits, _print_coefficients, _print_compared, _regression_json, cli_words
+
+__all__ = []
+
+
+def offered(data, sensitive):
+    """{label: config} of the Run page's methods for these roles: every dashboard method, the
+    conditional ones only when some numeric columns are sensitive and some are not."""
+    from .._core.validation import numeric_columns
+
+    public = bool(sensitive) and len(set(numeric_columns(data)) - set(sensitive)) > 0
+    return {method_info(m).label: {"method": m} for m in methods(dashboard=True)
+            if public or not method_info(m).conditional}
+
+
+def chosen(data, sensitive, names):
+    """The configurations ``--methods`` names (method names as ``protect --method`` takes
+    them), in the Run page's order; every offered one without it."""
+    every = offered(data, sensitive)
+    if not names:
+        return every
+    want = [n.strip() for n in names.split(",") if n.strip()]
+    known = set(methods())
+    bad = [n for n in want if n not in known]
+    if bad:
+        raise ValueError(f"--methods names {', '.join(bad)}, which is no method; use some of "
+                         f"{', '.join(methods(dashboard=True))}, e.g. --methods ipso,shuffle.")
+    cond = [n for n in want if method_info(n).conditional and method_info(n).label not in every]
+    if cond:
+        raise ValueError(f"--methods names {', '.join(cond)}, which redraw the sensitive variables given the public "
+                         f"ones: name some numeric columns in --sensitive and leave at least one out, or drop "
+                         f"{', '.join(cond)} from --methods.")
+    return {method_info(n).label: {"method": n} for n in want}
+
+
+def _share(v):
+    return f"{100 * v:.1f} %"
+
+
+def configuration_lines(res):
+    """One line per configuration compared: the runs meeting every floor, the most the
+    release adds beyond the prior (and where), the analyses its released run keeps, or why
+    it cannot be released."""
+    safe = res.safety().set_index("config")
+    vr = res.variable_risk()
+    width = max([len(c) for c in safe.index] + [13])
+    lines = []
+    for label in safe.index:
+        s = safe.loc[label]
+        parts = [f"floors met in {round(s.floors_met * s.runs)} of {s.runs} runs"]
+        v = vr[vr.config == label] if len(vr) else vr
+        if len(v) and v.beyond_prior.notna().any():
+            top = v.loc[v.beyond_prior.idxmax()]
+            parts.append(f"adds {_share(top.beyond_prior)} beyond the prior ({top.variable})")
+        if label in res.analyses and res.analyses[label][1]:
+            met, n, _ = res.analyses[label]
+            parts.append(f"keeps {met} of {n} analyses")
+        if s.violation:
+            parts.append(f"first refusal: {cli_words(s.violation)}")
+        elif res.released.get(label):
+            parts.append(f"the run released: {cli_words(res.released[label])}")
+        lines.append(f"  {label:<{width}s}  " + "; ".join(parts))
+    for label, why in res.errors.items():
+        lines.append(f"  {label:<{width}s}  not run on these data: {' '.join(str(why).split())}")
+    return lines
+
+
+def protect_command(args, res, label):
+    """The ``protect`` command that makes the suggested release (the comparison's seed)."""
+    cfg = dict(res.configs[label])
+    words = ["python", "-m", "sdccore", "protect", args.input, "--method", cfg.pop("method")]
+    if args.sensitive:
+        words += ["--sensitive", args.sensitive]
+    words += ["--seed", str(res.seed)]
+    for key, value in cfg.items():
+        words += ["--set", f"{key}={json.dumps(value)}"]
+    return " ".join(shlex.quote(w) for w in words + ["--out", "RELEASE.csv"])
+
+
+def run(args, data, sensitive, one_line, compare, check_models, warm_workers):
+    """The command on ``data`` (the file read), with the comparison's functions handed in by
+    ``__main__`` (so this module stays below the comparison and the readers in the package's floors)."""
+    configs = chosen(data, sensitive, args.methods)
+    models = list(args.model or [])
+    models += [m for m in (args.require or []) if m not in models]
+    check_models(data, models or None)  # a formula's fault is said before the workers start (about 15 s)
+    # the workers start now, ignoring the terminal's Ctrl-C while they start (never while
+    # they import and work: a Ctrl-C held back then was lost and the run went on, issue 36)
+    warm_workers(wait=True)
+
+    def progress(d, t):
+        if not args.json and (d == t or d % max(1, t // 10) == 0):
+            print(f"  {d}/{t} runs", file=sys.stderr)
+
+    res = compare(data, configs, sensitive=sensitive, reps=args.reps, rng=args.seed, progress=progress,
+                  models=models or None, tails=True, scales=True, domains=True)
+    best, why = res.suggest(require=args.require or None)
+    why = cli_words(why)
+    reg = res.regression_summary()
+    if args.json:
+        out = {lab: {r.score: {"mean": _digits(r.mean), "lo": _digits(r.lo), "hi": _digits(r.hi)}
+                     for r in res.summary[res.summary.config == lab].itertuples()} for lab in res.configs
+               if lab in set(res.summary.config)}
+        safe = res.safety().set_index("config")
+        doc = {"reps": args.reps, "seed": res.seed, "results": out,
+               "floors_met": {lab: _digits(v) for lab, v in safe.floors_met.items()},
+               "analyses_kept": {lab: {"kept": met, "of": n, "missed": list(missed)}
+                                 for lab, (met, n, missed) in res.analyses.items()},
+               "not_run": {lab: one_line(why_) for lab, why_ in res.errors.items()},
+               "suggested": best, "why": why,
+               "command": protect_command(args, res, best) if best else None}
+        if len(reg):
+            doc["regression"] = [dict(_regression_json(model, sub.set_index("term").drop(columns=["config", "model"])),
+                                      config=label)
+                                 for (label, model), sub in reg.groupby(["config", "model"], sort=False)]
+        print(json.dumps(doc, indent=2))
+        return
+    print(f"Every configuration over {args.reps} runs (risk floors; the most a release adds beyond what the public "
+          f"variables already give; analyses researchers run kept within their targets, in the run released):")
+    print("\n".join(configuration_lines(res)))
+    if best:
+        print(f"\nSuggested release: {best}. {why}")
+        print(f"Make it with:\n  {protect_command(args, res, best)}")
+    else:
+        print(f"\nNo release suggested: {why}")
+    print()
+    _print_compared(res.summary, "overall" if sensitive else "summary", args.reps)
+    for (label, model), sub in (reg.groupby(["config", "model"], sort=False) if len(reg) else ()):
+        print(f"\n{label}: regression {model}, protected coefficients and intervals averaged over {args.reps} "
+              f"runs; overlap 1 = same interval:")
+        _print_coefficients(sub.set_index("term"))
