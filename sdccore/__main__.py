@@ -313,6 +313,9 @@ def _recommend(args):
           "recommended: none (no method meets the risk floors with its default settings; the reasons say what breaks)")
     for why in r.reasons:
         print(f"  - {why}")
+    print("This is a first choice from simulated files and rules, not a check of yours: `compare` runs every method "
+          "on this file under the risk floors and the analyses researchers run, and suggests a release with the "
+          "command that makes it (what the dashboard's Run page does).")
 
 
 def _datasets(args):

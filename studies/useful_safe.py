@@ -9,7 +9,7 @@ median and 0.1/0.9 quantile regression overlaps, domain means, KS, the top-10 % 
 change, the mean's, the share below 60 % of the median and the Gini coefficient's, each for the worst
 sensitive variable and averaged over the runs, columns an_*; analyses_met: the share of runs
 meeting every target); and the release ``Comparison.suggest`` picks (with the comparison's second
-rounds, the largest records' and the log scale's, as the Run page runs them).  Draws the risk-utility chart with
+rounds, the largest records', the log scale's and the domains', as the Run page runs them).  Draws the risk-utility chart with
 analysis validity per sample (HTML).  Writes studies/output/useful_safe.csv, .log and
 useful_safe_<sample>.html.
 
@@ -37,8 +37,7 @@ METHODS = {"FA": {"method": "fa"}, "PCA": {"method": "pca"}, "M-AGG": {"method":
 
 # the analyses of sdccore.analyst_checks reported per method: the worst sensitive variable's
 # figure, mean over the runs (an overlap: higher is better; an error or distance: lower)
-BATTERY = ("ols", "as_predictor", "loglog", "loglevel", "median", "quantiles", "domain_means", "domain_gaps", "edits",
-           "ratios", "ks", "top10_share", "mean", "low_share", "gini")
+from sdccore._measures.battery import ANALYSES as BATTERY  # noqa: E402  (every analysis of the battery)
 
 
 def _validity_detail(d, c, sens, label, reps):
@@ -78,7 +77,7 @@ def main(cases=CASES, methods=METHODS, reps=10, write=True):
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
             c = sdccore.compare(d, {k: dict(v) for k, v in methods.items()}, sensitive=sens, reps=reps, rng=12345,
-                                n_jobs=1, tails=True, scales=True)
+                                n_jobs=1, tails=True, scales=True, domains=True)
         ru = c.risk_utility().set_index("config")
         safe = c.safety().set_index("config")
         rv = c.risk_variables

@@ -97,7 +97,7 @@ def test_compare_and_recommend(tmp_path, tarragona):
     assert "another seed (--seed)" in out["why"] and "rng=" not in out["why"]
     p = run_here("recommend", str(a), "--sensitive", "SALES")
     assert p.returncode == 0, p.stderr
-    assert p.stdout.startswith("recommended: ")
+    assert p.stdout.startswith("recommended: ") and "`compare` runs every method on this file" in p.stdout
 
 
 def test_compare_suggests_what_the_run_page_suggests_and_the_command_makes_it(tmp_path, tarragona):
