@@ -56,6 +56,8 @@ variable in selective protection; each variable the release changed in general p
   median (the at-risk-of-poverty rate of an income, Eurostat's definition; each file's own
   median), in points, target <= 1 point;
 * ``gini``     for a non-negative y, the change of its Gini coefficient, target <= .01;
+* ``zeros``    for a non-negative y with at least 5 % zeros, the largest change of the share at 0
+  (in the file and each domain level of 30 records), target <= 2 points;
 * ``pearson``, ``spearman``  the largest change of y's Pearson and Spearman correlation with
   another variable (reported, no target).
 
@@ -91,7 +93,7 @@ from .._core.summary import Summary
 from .._core.validation import check_dataframe
 from .._core import quantreg
 from .._core.plausible import MAX_ZEROS, PREDICTOR_ZEROS, SKEWED, skewed_positive as _skewed_positive  # noqa: F401
-from .distribution import distribution as _distribution, top_share as _top_share
+from .distribution import distribution as _distribution, top_share as _top_share, zero_share
 from .domains import domain_gaps, domain_means, domain_spread, find_domains, wmean as _wmean
 from .ratios import edits, ratios
 from .regression import _overlap
@@ -105,7 +107,7 @@ TAILS = (0.1, 0.9)   # the tail quantile regressions ...
 TAIL_RECORDS = 5     # ... where at least this many records per coefficient lie beyond each
 MAX_RESPONSES = 30   # the checked variable as a predictor: of at most this many other variables
 ANALYSES = ("ols", "ols_robust", "as_predictor", "loglog", "loglevel", "median", "quantiles", "domain_means",
-            "domain_gaps", "domain_spread", "domain_ols", "edits", "ratios", "ks", "top10_share", "mean", "low_share", "gini", "pearson", "spearman")
+            "domain_gaps", "domain_spread", "domain_ols", "edits", "ratios", "ks", "top10_share", "mean", "low_share", "gini", "zeros", "pearson", "spearman")
 # (what the figure is, the target's direction, the target in selective and in general protection)
 TARGETS = {
     "ols": ("CI overlap of the slopes", ">=", 0.9, 0.8),
@@ -126,6 +128,7 @@ TARGETS = {
     "mean": ("relative change of the mean", "<=", 0.01, 0.02),
     "low_share": ("change of the share below 60 % of the median (points)", "<=", 0.01, 0.01),
     "gini": ("change of the Gini coefficient", "<=", 0.01, 0.01),
+    "zeros": ("largest change of the share of records at 0, in the file or a domain (points)", "<=", 0.02, 0.02),
     "pearson": ("largest change of a Pearson correlation", None, None, None),
     "spearman": ("largest change of a Spearman correlation", None, None, None),
 }
@@ -134,7 +137,7 @@ LABELS = {"ols": "OLS regression", "ols_robust": "OLS with robust errors", "as_p
           "domain_gaps": "gaps between domains",
           "domain_spread": "spread within domains", "domain_ols": "OLS within domains", "edits": "edit rules (orders)", "ratios": "record-level ratios",
           "ks": "distribution (KS)", "top10_share": "top-10 % share", "mean": "mean",
-          "low_share": "share below 60 % of median", "gini": "Gini coefficient",
+          "low_share": "share below 60 % of median", "gini": "Gini coefficient", "zeros": "share at zero",
           "pearson": "Pearson correlations", "spearman": "Spearman correlations"}
 
 
@@ -463,6 +466,7 @@ def _variable(original, released, y, num, doms, scale, w, checked=()):
     mo, mr = _wmean(yo, w), _wmean(yr, w)
     out["mean"] = (mo, mr, abs(mr - mo) / abs(mo) if mo else np.nan, "", None)
     out["low_share"], out["gini"] = _distribution(yo, yr, w)
+    out["zeros"] = zero_share(original, yo, yr, doms, scale, w)
     out["edits"], out["ratios"] = edits(original, released, y, preds, w), ratios(original, released, y, preds, w)
     out["pearson"] = _correlations(original, released, y, num, "pearson")
     out["spearman"] = _correlations(original, released, y, num, "spearman")

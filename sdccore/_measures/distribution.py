@@ -1,6 +1,7 @@
 """The battery's distribution figures (``battery.py``): the share of the total held by the
 largest records, the share of records below 60 % of the median (the at-risk-of-poverty rate of
-an income, Eurostat's line) and the Gini coefficient, each weighted where the file has weights."""
+an income, Eurostat's line), the Gini coefficient and the share of records at 0 (the extensive
+margin: exporters among firms, recipients of a benefit), each weighted where the file has weights."""
 
 from __future__ import annotations
 
@@ -9,6 +10,8 @@ import numpy as np
 __all__ = []
 
 LOW_LINE = 0.6  # the low-value line: this share of the median (Eurostat's at-risk-of-poverty threshold)
+ZERO_SHARE = 0.05  # the share of zeros is an analysis where at least this share of the original is 0
+ZERO_DOMAIN = 30   # records a domain level needs for its share of zeros to be compared
 
 
 def top_share(v, w, share):
@@ -83,3 +86,43 @@ def distribution(yo, yr, w):
     return ((lo, lr, abs(lr - lo), f"each file's own line: {LOW_LINE:.0%} of its median" + (f"; {note}" if note else ""),
              None),
             (go, gr, abs(gr - go) if np.isfinite(go) and np.isfinite(gr) else np.nan, note, None))
+
+
+def _zero_share(v, w):
+    """The (weighted) share of the finite values that are exactly 0 (NaN where there is none)."""
+    ok = np.isfinite(v) & (np.isfinite(w) if w is not None else True)
+    if not ok.any():
+        return np.nan
+    z = v[ok] == 0
+    return float(z.mean()) if w is None else float(np.sum(w[ok][z]) / np.sum(w[ok]))
+
+
+def zero_share(original, yo, yr, doms, levels, w):
+    """The extensive margin of an amount with a mass at 0 (the share of firms that export, of
+    persons who receive a benefit): the largest change, in points, of the (weighted) share of
+    records at exactly 0, over the whole file and each domain level of at least ZERO_DOMAIN
+    records (exporters by sector).  A release that redraws the amount around a fit puts the
+    non-exporters at small positive (or clipped) values, which the mean and the quantiles of
+    the positive part do not show.  Applies to a variable never negative in the original with
+    at least ZERO_SHARE of its values 0.  As the battery's tuple."""
+    fo = yo[np.isfinite(yo)]
+    if len(fo) < 2 or fo.min() < 0:
+        return (np.nan, np.nan, np.nan, "does not apply (negative values: not an amount with a mass at 0)", None)
+    so = _zero_share(yo, w)
+    if not so >= ZERO_SHARE:
+        return (so, np.nan, np.nan, f"does not apply (fewer than {ZERO_SHARE:.0%} of the values are 0)", None)
+    sr = _zero_share(yr, w)
+    if not np.isfinite(sr):
+        return (so, np.nan, np.nan, "no released values", False)
+    # rounded to 1e-12: shares of whole records (2 of 100 records: 0.2 - 0.18) on the target exactly
+    worst, where = round(abs(sr - so), 12), f"the whole file: {so:.1%} -> {sr:.1%} at 0"
+    for d in doms:
+        g = original[d].to_numpy()
+        for lv in levels[d]:
+            m = g == lv
+            if m.sum() < ZERO_DOMAIN:
+                continue
+            a, b = _zero_share(yo[m], None if w is None else w[m]), _zero_share(yr[m], None if w is None else w[m])
+            if np.isfinite(a) and np.isfinite(b) and round(abs(b - a), 12) > worst:
+                worst, where = round(abs(b - a), 12), f"{d} = {lv}: {a:.1%} -> {b:.1%} at 0"
+    return (so, sr, worst, where, None)
