@@ -248,6 +248,12 @@ def _evaluate(args):
     from ._measures.evaluate import evaluate
     orig = _read_csv(args.original)
     prot = _read_csv(args.protected)
+    drop = _names(args.drop)
+    gone = [c for c in orig.columns if c not in prot.columns and c not in drop]
+    if gone and len(orig.columns) - len(gone) - len(drop) == len(prot.columns):
+        raise ValueError(f"{args.protected} has no column(s) {', '.join(gone)} of {args.original}: if protect left "
+                         f"them out (--drop), pass --drop {','.join(gone)} here too.")
+    orig = orig.drop(columns=[c for c in drop if c in orig.columns])
     sens = [c.strip() for c in args.sensitive.split(",") if c.strip()] if args.sensitive else None
     checks = []
     if args.model:
@@ -302,7 +308,14 @@ def _sens(args):
 def _compare(args):
     from ._choose.compare import _check_models, compare, warm_workers
     from ._cli.compare import run
-    run(args, _read_csv(args.input), _sens(args), _one_line, compare, _check_models, warm_workers)
+    data = _read_csv(args.input)
+    drop, keep = _names(args.drop), _names(args.keep)
+    missing = [c for c in drop + keep if c not in data.columns]
+    if missing:
+        raise ValueError(f"--drop/--keep name column(s) not in {args.input}: {', '.join(missing)}.")
+    data = data.drop(columns=drop)
+    _check_roles(data, drop, keep, None)  # ids and text columns decided as protect asks, before the runs
+    run(args, data, keep, _sens(args), _one_line, compare, _check_models, warm_workers)
 
 
 def _recommend(args):
@@ -395,6 +408,7 @@ def build_parser():
     ev.add_argument("original")
     ev.add_argument("protected")
     ev.add_argument("--sensitive", help="comma-separated sensitive column names")
+    ev.add_argument("--drop", help="comma-separated columns of the original that protect left out (--drop)")
     ev.add_argument("--json", action="store_true", help="print the scores as JSON")
     ev.add_argument("--engine", choices=("memory", "dask"), default="memory",
                     help="dask: the two files are globs of Parquet/CSV files; the scores are estimated on a random "
@@ -428,6 +442,8 @@ def build_parser():
                     help="a regression that must hold in the suggested release (repeatable; also fitted as --model)")
     cp.add_argument("--methods", metavar="NAMES", help="comma-separated methods to compare (as --method of protect; "
                     "default: every method the dashboard's Run page offers for these roles)")
+    cp.add_argument("--drop", help="comma-separated columns left out (identifiers), as protect's --drop")
+    cp.add_argument("--keep", help="comma-separated columns released unchanged on purpose, as protect's --keep")
     cp.set_defaults(func=_compare)
     rc = sub.add_parser("recommend", help="recommend a method with its reasons")
     rc.add_argument("input")

@@ -14,6 +14,8 @@ import json
 import shlex
 import sys
 
+import pandas as pd
+
 from .._methods import method_info, methods
 from .report import _digits, _print_coefficients, _print_compared, _regression_json, cli_words
 
@@ -68,7 +70,8 @@ def configuration_lines(res):
         v = vr[vr.config == label] if len(vr) else vr
         if len(v) and v.beyond_prior.notna().any():
             top = v.loc[v.beyond_prior.idxmax()]
-            parts.append(f"adds {_share(top.beyond_prior)} beyond the prior ({top.variable})")
+            parts.append(f"over all records {_share(top.beyond_prior)} more within 5 % of {top.variable} than the "
+                         f"public variables give")
         if label in res.analyses and res.analyses[label][1]:
             met, n, _ = res.analyses[label]
             parts.append(f"keeps {met} of {n} analyses")
@@ -89,15 +92,23 @@ def protect_command(args, res, label):
     if args.sensitive:
         words += ["--sensitive", args.sensitive]
     words += ["--seed", str(res.seed)]
+    for flag, names in (("--drop", args.drop), ("--keep", args.keep)):
+        if names:
+            words += [flag, names]
+    if args.keep:
+        cfg.pop("exclude", None)  # what --keep says
     for key, value in cfg.items():
         words += ["--set", f"{key}={json.dumps(value)}"]
     return " ".join(shlex.quote(w) for w in words + ["--out", "RELEASE.csv"])
 
 
-def run(args, data, sensitive, one_line, compare, check_models, warm_workers):
+def run(args, data, keep, sensitive, one_line, compare, check_models, warm_workers):
     """The command on ``data`` (the file read), with the comparison's functions handed in by
     ``__main__`` (so this module stays below the comparison and the readers in the package's floors)."""
     configs = chosen(data, sensitive, args.methods)
+    kept = [c for c in keep if pd.api.types.is_numeric_dtype(data[c])]  # numeric --keep: released unchanged
+    if kept:
+        configs = {lab: {**cfg, "exclude": kept} for lab, cfg in configs.items()}
     models = list(args.model or [])
     models += [m for m in (args.require or []) if m not in models]
     check_models(data, models or None)  # a formula's fault is said before the workers start (about 15 s)
@@ -132,16 +143,26 @@ def run(args, data, sensitive, one_line, compare, check_models, warm_workers):
                                  for (label, model), sub in reg.groupby(["config", "model"], sort=False)]
         print(json.dumps(doc, indent=2))
         return
-    print(f"Every configuration over {args.reps} runs (risk floors; the most a release adds beyond what the public "
-          f"variables already give; analyses researchers run kept within their targets, in the run released):")
+    floor = max((res.floors_max_close_share(lab) for lab in res.configs), default=0.2)
+    print(f"Every configuration over {args.reps} runs: the runs meeting every risk floor (an intruder who knows the "
+          f"method gets a sensitive value within 5 % for at most {floor:.0%} of records more than the public variables "
+          f"alone give, over all records and in every size band, among the largest and the most extreme), the most it "
+          f"gets over all records (its variable), and the analyses researchers run that the released run keeps "
+          f"within their targets:")
     print("\n".join(configuration_lines(res)))
     if best:
         print(f"\nSuggested release: {best}. {why}")
         print(f"Make it with:\n  {protect_command(args, res, best)}")
+        sens = f" --sensitive {shlex.quote(args.sensitive)}" if args.sensitive else ""
+        drop = f" --drop {shlex.quote(args.drop)}" if args.drop else ""
+        print(f"What it keeps and misses of each analysis, by how much:\n  python -m sdccore evaluate "
+              f"{shlex.quote(args.input)} RELEASE.csv{sens}{drop} --analyses")
     else:
         print(f"\nNo release suggested: {why}")
-    print()
-    _print_compared(res.summary, "overall" if sensitive else "summary", args.reps)
+    refused = set(res.safety().query("floors_met < 1").config)
+    print("\nThe FA paper's scores (risk and information loss in one figure; they do not hold the risk floors: the "
+          "configurations marked * broke a floor in some run):")
+    _print_compared(res.summary, "overall" if sensitive else "summary", args.reps, refused)
     for (label, model), sub in (reg.groupby(["config", "model"], sort=False) if len(reg) else ()):
         print(f"\n{label}: regression {model}, protected coefficients and intervals averaged over {args.reps} "
               f"runs; overlap 1 = same interval:")

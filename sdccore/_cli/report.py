@@ -61,20 +61,22 @@ def _print_scores(scores):
         print(f"  {label(k):<{w}s} {v:.4f}" + ("  (higher is better)" if higher else ""))
 
 
-def _print_compared(summary, head, reps):
+def _print_compared(summary, head, reps, marked=()):
     """``compare``'s headline score (``head``), then each plug-in analysis: per configuration
-    its mean over the runs and the 95 % t interval of the mean, best first."""
+    its mean over the runs and the 95 % t interval of the mean, best first; the configurations
+    ``marked`` with a *."""
     from .._measures.analyses import analysis_info, plugins
 
     keys = [head] + [a.name for a in plugins() if a.name in set(summary.score)]
-    width = max([len(str(c)) for c in summary.config] + [6])
+    width = max([len(str(c)) for c in summary.config] + [6]) + (2 if marked else 0)
     for i, key in enumerate(keys):
         info = analysis_info(key)
         lower = info.direction == "lower"
         print(("\n" if i else "") + f"{info.label} over {reps} runs (mean and 95 % t interval of the mean; "
               f"{'lower' if lower else 'higher'} is better):")
         for r in summary[summary.score == key].sort_values("mean", ascending=lower).itertuples():
-            print(f"  {r.config:<{width}s} {r.mean:.4f}  [{r.lo:.4f}, {r.hi:.4f}]")
+            name = f"{r.config} *" if r.config in marked else r.config
+            print(f"  {name:<{width}s} {r.mean:.4f}  [{r.lo:.4f}, {r.hi:.4f}]")
 
 
 def _digits(v, sig=12):

@@ -149,3 +149,26 @@ def test_compare_methods_are_checked(tmp_path, tarragona):
     # IPSO redraws the sensitive variables given the public ones: without --sensitive it has none
     p = run_here("compare", str(a), "--methods", "ipso", "--reps", "2")
     assert p.returncode == 2 and "--sensitive" in p.stderr and len(p.stderr.strip().splitlines()) == 1
+
+def test_compare_asks_for_the_roles_protect_asks_for_and_its_commands_carry_them(tmp_path, tarragona):
+    """A firm id: compare stops with protect's one line before any run; with --drop the printed
+    protect and evaluate commands carry it, and evaluate without it says to pass it."""
+    a = tmp_path / "a.csv"
+    tarragona.assign(firm=[f"F{i:05d}" for i in range(len(tarragona))]).to_csv(a, index=False)
+    p = run_here("compare", str(a), "--sensitive", "SALES", "--methods", "rankswap", "--reps", "2", "--seed", "3")
+    assert p.returncode == 2 and "--drop firm" in p.stderr and len(p.stderr.strip().splitlines()) == 1
+    p = run_here("compare", str(a), "--sensitive", "SALES", "--methods", "rankswap", "--reps", "2", "--seed", "3",
+                 "--drop", "firm", "--json")
+    assert p.returncode == 0, p.stderr
+    out = json.loads(p.stdout)
+    assert out["suggested"] == "Rank swap" and " --drop firm " in out["command"]
+    rel = tmp_path / "rel.csv"
+    words = out["command"].split()
+    p = run_here(*words[3:-1], str(rel))
+    assert p.returncode == 0, p.stderr
+    p = run_here("evaluate", str(a), str(rel), "--sensitive", "SALES")
+    assert p.returncode == 2 and "pass --drop firm here too" in p.stderr
+    p = run_here("evaluate", str(a), str(rel), "--sensitive", "SALES", "--drop", "firm", "--json")
+    assert p.returncode == 0, p.stderr
+    expect = sdccore.evaluate(tarragona, pd.read_csv(rel), sensitive=["SALES"]).scores
+    assert json.loads(p.stdout) == {k: float(f"{v:.12g}") for k, v in expect.items()}

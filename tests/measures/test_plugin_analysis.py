@@ -232,7 +232,7 @@ def test_compare_on_the_command_line_prints_the_toy(toy, tarr, tmp_path, monkeyp
     with redirect_stdout(out), redirect_stderr(io.StringIO()):
         main(["compare", str(a), "--reps", "2", "--seed", "1", "--methods", "fa,pca,magg"])
     text = out.getvalue()
-    assert text.startswith("Every configuration over 2 runs (risk floors;")
+    assert text.startswith("Every configuration over 2 runs: the runs meeting every risk floor")
     assert "\nSummary over 2 runs (mean and 95 % t interval of the mean; lower is better):" in text
     assert "\nLargest mean change (in sds) over 2 runs" in text
 
