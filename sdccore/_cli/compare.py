@@ -62,6 +62,7 @@ def configuration_lines(res):
     it cannot be released."""
     safe = res.safety().set_index("config")
     vr = res.variable_risk()
+    bands = res.band_risk()
     width = max([len(c) for c in safe.index] + [13])
     lines = []
     for label in safe.index:
@@ -72,6 +73,10 @@ def configuration_lines(res):
             top = v.loc[v.beyond_prior.idxmax()]
             parts.append(f"over all records {_share(top.beyond_prior)} more within 5 % of {top.variable} than the "
                          f"public variables give")
+        b = bands[(bands.config == label) & (bands.band == "top 1 %")] if len(bands) else bands
+        if len(b) and b.beyond_max.notna().any():
+            top = b.loc[b.beyond_max.idxmax()]
+            parts.append(f"among the largest 1 % up to {_share(top.beyond_max)} ({top.variable}, worst run)")
         if label in res.analyses and res.analyses[label][1]:
             met, n, _ = res.analyses[label]
             parts.append(f"keeps {met} of {n} analyses")
@@ -149,6 +154,13 @@ def run(args, data, keep, sensitive, one_line, compare, check_models, warm_worke
           f"alone give, over all records and in every size band, among the largest and the most extreme), the most it "
           f"gets over all records (its variable), and the analyses researchers run that the released run keeps "
           f"within their targets:")
+    if sensitive:
+        from .._core.validation import numeric_columns
+
+        public = [c for c in numeric_columns(data) if c not in set(sensitive) | set(keep)]
+        other = [c for c in data.columns if c not in set(public) | set(sensitive)]
+        print(f"(the intruder is taken to know each record's public variables, {', '.join(public) or 'none'}"
+              + (f", and the columns released unchanged, {', '.join(other)}" if other else "") + ")")
     print("\n".join(configuration_lines(res)))
     if best:
         print(f"\nSuggested release: {best}. {why}")

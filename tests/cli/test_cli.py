@@ -136,6 +136,12 @@ def test_compare_suggests_what_the_run_page_suggests_and_the_command_makes_it(tm
     assert p.returncode == 0, p.stderr
     lines = p.stdout.splitlines()
     assert any(ln.strip().startswith("IPSO ") and "floors met in" in ln for ln in lines)
+    # what the intruder is taken to know, and the largest records' figure: the worst run's share in
+    # the band of the largest 1 %, as the library's band table has it
+    assert lines[1].startswith("(the intruder is taken to know each record's public variables, FIXED.ASSETS, ")
+    b = lib.band_risk()
+    top = b[(b.config == "Rank swap") & (b.band == "top 1 %")].beyond_max.max()
+    assert f"among the largest 1 % up to {100 * top:.1f} % (SALES, worst run)" in p.stdout
     none, why = lib.suggest(require=[model])
     assert none is None and f"No release suggested: {cli_words(why)}" in lines and "Make it with" not in p.stdout
 
