@@ -178,3 +178,17 @@ def test_compare_asks_for_the_roles_protect_asks_for_and_its_commands_carry_them
     assert p.returncode == 0, p.stderr
     expect = sdccore.evaluate(tarragona, pd.read_csv(rel), sensitive=["SALES"]).scores
     assert json.loads(p.stdout) == {k: float(f"{v:.12g}") for k, v in expect.items()}
+
+
+def test_compare_fixes_leave_out_the_methods_that_broke_a_floor_here(tmp_path, tarragona):
+    """Issue 39: a refusal's fix must not send the custodian to a method that just failed. On
+    Tarragona SALES (seed 1) the quantile exchange, M-AGG and FA-cond all break a floor; the
+    quantile exchange's fix lists the value-changing methods (M-AGG with noise, or FA-cond, or
+    IPSO): of those only IPSO, which this comparison did not run, is left."""
+    a = tmp_path / "a.csv"
+    tarragona.to_csv(a, index=False)
+    p = run_here("compare", str(a), "--sensitive", "SALES", "--methods", "qexchange,magg,cfa", "--reps", "2", "--seed", "1")
+    assert p.returncode == 0, p.stderr
+    line = next(ln for ln in p.stdout.splitlines() if ln.strip().startswith("Q-exchange "))
+    assert "floors met in 0 of 2 runs" in line and "changes the values themselves (IPSO)" in line
+    assert "M-AGG with noise" not in line and "FA-cond" not in line
