@@ -169,9 +169,25 @@ class Comparison:
                          "reps": len(sub)})
         return pd.DataFrame(rows)
 
-    def safety(self):
+    def safety(self, fixes_here=False):
         """Per configuration: runs, share of runs meeting every risk floor, the variables
-        that broke a floor in some run, and the first violation seen (plain words)."""
+        that broke a floor in some run, and the first violation seen (plain words).  With
+        ``fixes_here``, a violation's fix leaves out the methods whose every configuration in
+        this comparison broke a floor (a fix must not send the custodian to a method that just
+        failed; the Run page's table and the command line's lines)."""
+        table = self._safety()
+        if not fixes_here or not len(table):
+            return table
+        from .._risk.fixes import without_failed
+
+        ok = {}
+        for r in table.itertuples():
+            m = (self.configs.get(r.config) or {}).get("method")
+            ok[m] = ok.get(m, False) or r.floors_met >= 1
+        failed = {m for m, v in ok.items() if not v}
+        return table.assign(violation=[without_failed(v, failed) if v else v for v in table.violation])
+
+    def _safety(self):
         rows = []
         for label in self.configs:
             sub = self.runs[self.runs.config == label] if len(self.runs) else self.runs

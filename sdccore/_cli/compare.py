@@ -60,19 +60,10 @@ def configuration_lines(res):
     """One line per configuration compared: the runs meeting every floor, the most the
     release adds beyond the prior (and where), the analyses its released run keeps, or why
     it cannot be released."""
-    safe = res.safety().set_index("config")
+    safe = res.safety(fixes_here=True).set_index("config")
     vr = res.variable_risk()
     bands = res.band_risk()
     width = max([len(c) for c in safe.index] + [13])
-    # a fix that sends the custodian to a method whose every configuration here broke a floor
-    # leaves it out (the comparison's "no release" words do the same)
-    from .._risk.fixes import without_failed
-
-    met = {}
-    for label, cfg in res.configs.items():
-        if label in safe.index:
-            met[cfg.get("method")] = met.get(cfg.get("method"), False) or safe.loc[label, "floors_met"] >= 1
-    failed = {m for m, ok in met.items() if not ok}
     lines = []
     for label in safe.index:
         s = safe.loc[label]
@@ -90,7 +81,7 @@ def configuration_lines(res):
             met, n, _ = res.analyses[label]
             parts.append(f"keeps {met} of {n} analyses")
         if s.violation:
-            parts.append(f"first refusal: {cli_words(without_failed(s.violation, failed))}")
+            parts.append(f"first refusal: {cli_words(s.violation)}")
         elif res.released.get(label):
             parts.append(f"the run released: {cli_words(res.released[label])}")
         lines.append(f"  {label:<{width}s}  " + "; ".join(parts))
