@@ -31,6 +31,8 @@ def _recipe_options(args):
     from ._protect.recipe import Recipe
 
     recipe = _load_recipe(args.recipe) if args.recipe else Recipe({}, shuffle=False)
+    if getattr(args, "shuffle_rows", False):
+        recipe = Recipe(recipe.options, recipe.drop, recipe.keep, True, recipe.version, recipe.versions)
     options = dict(recipe.options)
     for item in args.set or []:
         if "=" not in item:
@@ -390,6 +392,9 @@ def build_parser():
     pr.add_argument("--external-report", metavar="PATH",
                     help="write the external HTML report here (no seed, no original values the release does not "
                          "show): the one to hand on")
+    pr.add_argument("--shuffle-rows", action="store_true",
+                    help="release the rows in an order drawn from the seed (the Download page's default), so that "
+                         "their order tells nothing of the original's; recorded in the recipe")
     pr.add_argument("--drop", help="comma-separated columns to drop from the release (identifiers)")
     pr.add_argument("--keep", help="comma-separated columns to release unchanged on purpose")
     pr.add_argument("--strata", metavar="COLUMNS",

@@ -104,7 +104,8 @@ def protect_command(args, res, label):
         cfg.pop("exclude", None)  # what --keep says
     for key, value in cfg.items():
         words += ["--set", f"{key}={json.dumps(value)}"]
-    return " ".join(shlex.quote(w) for w in words + ["--out", "RELEASE.csv"])
+    # the rows in an order drawn from the seed, as the dashboard's Download page releases them
+    return " ".join(shlex.quote(w) for w in words + ["--shuffle-rows", "--out", "RELEASE.csv"])
 
 
 def run(args, data, keep, sensitive, one_line, compare, check_models, warm_workers):

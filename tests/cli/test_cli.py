@@ -121,14 +121,23 @@ def test_compare_suggests_what_the_run_page_suggests_and_the_command_makes_it(tm
         k: (m, n) for k, (m, n, _) in lib.analyses.items()}
     # the command it prints makes that release: the floors met, the same values as the library's
     words = shlex.split(out["command"])
-    assert words[:4] == ["python", "-m", "sdccore", "protect"] and words[-2:] == ["--out", "RELEASE.csv"]
-    rel = tmp_path / "rel.csv"
-    p = run_here(*words[3:-1], str(rel))
+    assert words[:4] == ["python", "-m", "sdccore", "protect"] and words[-3:] == ["--shuffle-rows", "--out", "RELEASE.csv"]
+    rel, rec = tmp_path / "rel.csv", tmp_path / "rel.json"
+    p = run_here(*words[3:-1], str(rel), "--save-recipe", str(rec))
     assert p.returncode == 0, p.stderr
     assert "risk floors met" in p.stdout + p.stderr
+    # the rows in an order drawn from the seed, as the Download page releases them: the library's
+    # release of that recipe byte for byte, and the same values as protect's in the original order
+    recipe = sdccore.Recipe.from_json(rec.read_text())
+    assert recipe.shuffle is True and sdccore.make_release(tarragona, recipe).csv() == rel.read_bytes()
     cfg = dict(lib.configs[best])
     expect = sdccore.protect(tarragona, cfg.pop("method"), sensitive=["SALES"], rng=3, **cfg).data
-    pd.testing.assert_frame_equal(pd.read_csv(rel), expect, check_exact=False, rtol=1e-12, check_dtype=False)
+    got = pd.read_csv(rel)
+    assert not got.equals(expect)  # shuffled
+    key = list(tarragona.columns.drop("SALES"))  # the public columns, unchanged: sort both by them
+    pd.testing.assert_frame_equal(got.sort_values(key).reset_index(drop=True),
+                                  expect.sort_values(key).reset_index(drop=True), check_exact=False, rtol=1e-12,
+                                  check_dtype=False)
     # in words, with the regression required: a line per configuration, then why nothing is
     # suggested (rank swapping does not keep it, and IPSO's run released with seed 3 breaks a floor)
     p = run_here("compare", str(a), "--sensitive", "SALES", "--methods", "ipso,rankswap", "--reps", "2", "--seed", "3",
