@@ -13,7 +13,7 @@ import os
 import signal
 import sys
 
-from ._cli.files import OUT_FORMATS, _CLEANUP, _numeric_both, _split_names, _report_pairs, _atomic_write, _check_paths, _check_regular, _check_roles, _load_recipe, _missing_cells, _names, _out_format, _read, _read_csv, _same_file, _umask, _value
+from ._cli.files import OUT_FORMATS, _CLEANUP, _numeric_both, _split_names, _report_pairs, _atomic_write, _check_paths, _check_regular, _check_roles, _load_recipe, _missing_cells, _names, _out_format, _read, _read_csv, _same_file, _umask, _value, _without_dropped
 from ._cli.cluster import SCHEDULER_WAIT, _client, _stop_children  # noqa: F401
 from ._cli.report import (_COEF_COLUMNS, _analyses, _analyses_json, _digits, _print_coefficients,  # noqa: F401
                           _regression_json, _risk_lines, _say)
@@ -250,12 +250,7 @@ def _evaluate(args):
     from ._measures.evaluate import evaluate
     orig = _read_csv(args.original)
     prot = _read_csv(args.protected)
-    drop = _names(args.drop)
-    gone = [c for c in orig.columns if c not in prot.columns and c not in drop]
-    if gone and len(orig.columns) - len(gone) - len(drop) == len(prot.columns):
-        raise ValueError(f"{args.protected} has no column(s) {', '.join(gone)} of {args.original}: if protect left "
-                         f"them out (--drop), pass --drop {','.join(gone)} here too.")
-    orig = orig.drop(columns=[c for c in drop if c in orig.columns])
+    orig = _without_dropped(args, orig, prot)
     sens = [c.strip() for c in args.sensitive.split(",") if c.strip()] if args.sensitive else None
     checks = []
     if args.model:

@@ -108,6 +108,55 @@ def protect_command(args, res, label):
     return " ".join(shlex.quote(w) for w in words + ["--shuffle-rows", "--out", "RELEASE.csv"])
 
 
+def json_doc(args, res, best, why, reg, one_line):
+    """``compare --json``'s document."""
+    out = {lab: {r.score: {"mean": _digits(r.mean), "lo": _digits(r.lo), "hi": _digits(r.hi)}
+                 for r in res.summary[res.summary.config == lab].itertuples()} for lab in res.configs
+           if lab in set(res.summary.config)}
+    safe = res.safety().set_index("config")
+    doc = {"reps": args.reps, "seed": res.seed, "results": out,
+           "floors_met": {lab: _digits(v) for lab, v in safe.floors_met.items()},
+           "analyses_kept": {lab: {"kept": met, "of": n, "missed": list(missed)}
+                             for lab, (met, n, missed) in res.analyses.items()},
+           "not_run": {lab: one_line(why_) for lab, why_ in res.errors.items()},
+           "suggested": best, "why": why,
+           "command": protect_command(args, res, best) if best else None}
+    if len(reg):
+        doc["regression"] = [dict(_regression_json(model, sub.set_index("term").drop(columns=["config", "model"])),
+                                  config=label)
+                             for (label, model), sub in reg.groupby(["config", "model"], sort=False)]
+    return doc
+
+
+def header(args, res, data, keep, sensitive):
+    """What the lines say, and what the intruder is taken to know."""
+    floor = max((res.floors_max_close_share(lab) for lab in res.configs), default=0.2)
+    print(f"Every configuration over {args.reps} runs: the runs meeting every risk floor (an intruder who knows the "
+          f"method gets a sensitive value within 5 % for at most {floor:.0%} of records more than the public variables "
+          f"alone give, over all records and in every size band, among the largest and the most extreme), the most it "
+          f"gets over all records (its variable), and the analyses researchers run that the released run keeps "
+          f"within their targets:")
+    if sensitive:
+        from .._core.validation import numeric_columns
+
+        public = [c for c in numeric_columns(data) if c not in set(sensitive) | set(keep)]
+        other = [c for c in data.columns if c not in set(public) | set(sensitive)]
+        print(f"(the intruder is taken to know each record's public variables, {', '.join(public) or 'none'}"
+              + (f", and the columns released unchanged, {', '.join(other)}" if other else "") + ")")
+
+
+def print_suggestion(args, res, best, why):
+    if not best:
+        print(f"\nNo release suggested: {why}")
+        return
+    print(f"\nSuggested release: {best}. {why}")
+    print(f"Make it with:\n  {protect_command(args, res, best)}")
+    sens = f" --sensitive {shlex.quote(args.sensitive)}" if args.sensitive else ""
+    drop = f" --drop {shlex.quote(args.drop)}" if args.drop else ""
+    print(f"What it keeps and misses of each analysis, by how much:\n  python -m sdccore evaluate "
+          f"{shlex.quote(args.input)} RELEASE.csv{sens}{drop} --analyses")
+
+
 def run(args, data, keep, sensitive, one_line, compare, check_models, warm_workers):
     """The command on ``data`` (the file read), with the comparison's functions handed in by
     ``__main__`` (so this module stays below the comparison and the readers in the package's floors)."""
@@ -132,46 +181,11 @@ def run(args, data, keep, sensitive, one_line, compare, check_models, warm_worke
     why = cli_words(why)
     reg = res.regression_summary()
     if args.json:
-        out = {lab: {r.score: {"mean": _digits(r.mean), "lo": _digits(r.lo), "hi": _digits(r.hi)}
-                     for r in res.summary[res.summary.config == lab].itertuples()} for lab in res.configs
-               if lab in set(res.summary.config)}
-        safe = res.safety().set_index("config")
-        doc = {"reps": args.reps, "seed": res.seed, "results": out,
-               "floors_met": {lab: _digits(v) for lab, v in safe.floors_met.items()},
-               "analyses_kept": {lab: {"kept": met, "of": n, "missed": list(missed)}
-                                 for lab, (met, n, missed) in res.analyses.items()},
-               "not_run": {lab: one_line(why_) for lab, why_ in res.errors.items()},
-               "suggested": best, "why": why,
-               "command": protect_command(args, res, best) if best else None}
-        if len(reg):
-            doc["regression"] = [dict(_regression_json(model, sub.set_index("term").drop(columns=["config", "model"])),
-                                      config=label)
-                                 for (label, model), sub in reg.groupby(["config", "model"], sort=False)]
-        print(json.dumps(doc, indent=2))
+        print(json.dumps(json_doc(args, res, best, why, reg, one_line), indent=2))
         return
-    floor = max((res.floors_max_close_share(lab) for lab in res.configs), default=0.2)
-    print(f"Every configuration over {args.reps} runs: the runs meeting every risk floor (an intruder who knows the "
-          f"method gets a sensitive value within 5 % for at most {floor:.0%} of records more than the public variables "
-          f"alone give, over all records and in every size band, among the largest and the most extreme), the most it "
-          f"gets over all records (its variable), and the analyses researchers run that the released run keeps "
-          f"within their targets:")
-    if sensitive:
-        from .._core.validation import numeric_columns
-
-        public = [c for c in numeric_columns(data) if c not in set(sensitive) | set(keep)]
-        other = [c for c in data.columns if c not in set(public) | set(sensitive)]
-        print(f"(the intruder is taken to know each record's public variables, {', '.join(public) or 'none'}"
-              + (f", and the columns released unchanged, {', '.join(other)}" if other else "") + ")")
+    header(args, res, data, keep, sensitive)
     print("\n".join(configuration_lines(res)))
-    if best:
-        print(f"\nSuggested release: {best}. {why}")
-        print(f"Make it with:\n  {protect_command(args, res, best)}")
-        sens = f" --sensitive {shlex.quote(args.sensitive)}" if args.sensitive else ""
-        drop = f" --drop {shlex.quote(args.drop)}" if args.drop else ""
-        print(f"What it keeps and misses of each analysis, by how much:\n  python -m sdccore evaluate "
-              f"{shlex.quote(args.input)} RELEASE.csv{sens}{drop} --analyses")
-    else:
-        print(f"\nNo release suggested: {why}")
+    print_suggestion(args, res, best, why)
     refused = set(res.safety().query("floors_met < 1").config)
     print("\nThe FA paper's scores (risk and information loss in one figure; they do not hold the risk floors: the "
           "configurations marked * broke a floor in some run):")
