@@ -6,6 +6,7 @@ Errors print one line (``error: ...``) and exit with status 2; no traceback, no 
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import hashlib
 import json
 import glob
@@ -13,7 +14,7 @@ import os
 import signal
 import sys
 
-from ._cli.files import OUT_FORMATS, _CLEANUP, _numeric_both, _split_names, _report_pairs, _atomic_write, _check_paths, _check_regular, _check_roles, _load_recipe, _missing_cells, _names, _out_format, _read, _read_csv, _same_file, _umask, _value, _without_dropped
+from ._cli.files import OUT_FORMATS, _CLEANUP, _numeric_both, _split_names, _report_pairs, _atomic_write, _check_named, _check_paths, _check_regular, _check_roles, _load_recipe, _missing_cells, _names, _out_format, _read, _read_csv, _same_file, _umask, _value, _without_dropped
 from ._cli.cluster import SCHEDULER_WAIT, _client, _stop_children  # noqa: F401
 from ._cli.report import (_COEF_COLUMNS, _analyses, _analyses_json, _digits, _print_coefficients,  # noqa: F401
                           _regression_json, _risk_lines, _say)
@@ -32,7 +33,7 @@ def _recipe_options(args):
 
     recipe = _load_recipe(args.recipe) if args.recipe else Recipe({}, shuffle=False)
     if getattr(args, "shuffle_rows", False):
-        recipe = Recipe(recipe.options, recipe.drop, recipe.keep, True, recipe.version, recipe.versions)
+        recipe = dataclasses.replace(recipe, shuffle=True)
     options = dict(recipe.options)
     for item in args.set or []:
         if "=" not in item:
@@ -150,9 +151,7 @@ def _protect(args):
         names = [val] if isinstance(val, str) else val if isinstance(val, (list, tuple)) else []  # validated later
         excl |= {c for c in names if isinstance(c, str)}
     data = _missing_cells(src.data, args.missing, set(drop) | set(keep) | excl)
-    missing = [c for c in drop + keep if c not in data.columns]
-    if missing:
-        raise ValueError(f"--drop/--keep name column(s) not in {args.input}: {', '.join(missing)}.")
+    _check_named(data, drop, keep, args.input)
     recipe = Recipe(options, tuple(drop), tuple(keep), recipe.shuffle, recipe.version, recipe.versions)
     rel = make_release(data, recipe, allow_unsafe=args.allow_unsafe)
     res, out = rel.result, rel.data
@@ -307,9 +306,7 @@ def _compare(args):
     from ._cli.compare import run
     data = _read_csv(args.input)
     drop, keep = _names(args.drop), _names(args.keep)
-    missing = [c for c in drop + keep if c not in data.columns]
-    if missing:
-        raise ValueError(f"--drop/--keep name column(s) not in {args.input}: {', '.join(missing)}.")
+    _check_named(data, drop, keep, args.input)
     data = data.drop(columns=drop)
     _check_roles(data, drop, keep, None)  # ids and text columns decided as protect asks, before the runs
     run(args, data, keep, _sens(args), _one_line, compare, _check_models, warm_workers)

@@ -52,6 +52,13 @@ def _names(text):
     return [c.strip() for c in (text or "").split(",") if c.strip()]
 
 
+def _check_named(data, drop, keep, path):
+    """--drop and --keep name columns of the file read from ``path``."""
+    missing = [c for c in drop + keep if c not in data.columns]
+    if missing:
+        raise ValueError(f"--drop/--keep name column(s) not in {path}: {', '.join(missing)}.")
+
+
 def _check_roles(data, drop, keep, exclude, value_labels=None, keys=None, note_keys=False):
     """Identifier-like and text columns need an explicit role: dropped or kept unchanged; with
     ``note_keys``, key variables the file seems to have but the recipe does not name are
