@@ -249,7 +249,7 @@ def _evaluate(args):
     from ._measures.evaluate import evaluate
     orig = _read_csv(args.original)
     prot = _read_csv(args.protected)
-    orig = _without_dropped(args, orig, prot)
+    orig, prot = _without_dropped(args, orig, prot)
     sens = [c.strip() for c in args.sensitive.split(",") if c.strip()] if args.sensitive else None
     checks = []
     if args.model:

@@ -298,11 +298,13 @@ def _numeric_both(orig, prot):
 
 
 def _without_dropped(args, orig, prot):
-    """The original without the columns ``evaluate --drop`` names (those protect left out); a
-    release that lacks some of the original's columns, not named, is refused with the fix."""
+    """(original, release) without the columns ``evaluate --drop`` names (those protect left
+    out; a release that still holds one, made otherwise, loses it too); a release that lacks
+    some of the original's columns, not named, is refused with the fix."""
     drop = _names(args.drop)
     gone = [c for c in orig.columns if c not in prot.columns and c not in drop]
     if gone and len(orig.columns) - len(gone) - len(drop) == len(prot.columns):
         raise ValueError(f"{args.protected} has no column(s) {', '.join(gone)} of {args.original}: if protect left "
                          f"them out (--drop), pass --drop {','.join(gone)} here too.")
-    return orig.drop(columns=[c for c in drop if c in orig.columns])
+    return (orig.drop(columns=[c for c in drop if c in orig.columns]),
+            prot.drop(columns=[c for c in drop if c in prot.columns]))

@@ -187,6 +187,19 @@ def test_compare_asks_for_the_roles_protect_asks_for_and_its_commands_carry_them
     assert p.returncode == 0, p.stderr
     expect = sdccore.evaluate(tarragona, pd.read_csv(rel), sensitive=["SALES"]).scores
     assert json.loads(p.stdout) == {k: float(f"{v:.12g}") for k, v in expect.items()}
+    # a release that still holds the id (made otherwise, or the id put back): --drop leaves it out of both
+    # files, and the scores are the same to the last digit (it failed: "the same columns in the same order")
+    with_id = pd.read_csv(rel)
+    with_id.insert(0, "firm", pd.read_csv(a)["firm"])
+    both = tmp_path / "rel_with_id.csv"
+    with_id.to_csv(both, index=False)
+    p = run_here("evaluate", str(a), str(both), "--sensitive", "SALES", "--drop", "firm", "--json")
+    assert p.returncode == 0, p.stderr
+    assert json.loads(p.stdout) == {k: float(f"{v:.12g}") for k, v in expect.items()}
+    with_analyses = [run_here("evaluate", str(a), str(f), "--sensitive", "SALES", "--drop", "firm", "--analyses")
+                     for f in (rel, both)]
+    assert [q.returncode for q in with_analyses] == [0, 0], with_analyses[1].stderr
+    assert "median regression" in with_analyses[0].stdout and with_analyses[1].stdout == with_analyses[0].stdout
 
 
 def test_compare_fixes_leave_out_the_methods_that_broke_a_floor_here(tmp_path, tarragona):
