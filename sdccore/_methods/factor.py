@@ -267,7 +267,7 @@ def perturb_scale(method, s):
     rows one more), all in one exchange through the scratch folder (``_dask_exchange``)."""
     import dask.array as da
 
-    from .exchange import exchange
+    from .._core.exchange import exchange
 
     why = scale_refusal(method, s.o)  # the same rule on the bound options (defaults filled in)
     if why:

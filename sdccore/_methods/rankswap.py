@@ -83,7 +83,7 @@ def rankswap_dask(Xk, lengths, cols, p, seed, scratch, exchange="shifted"):
     """The dask array ``Xk`` (n x m, chunked by partition ``lengths``) with the columns
     ``cols`` rank-swapped within ``p`` % of the ranks, exactly as in memory for ``seed``.
     Returns the lazy protected array; writes one slice a partition into ``scratch``."""
-    from .exchange import _save
+    from .._core.exchange import _save
 
     cols = [int(c) for c in cols]
     V = np.asarray(Xk[:, cols].compute(), dtype=np.float64)  # one pass: the swapped columns only

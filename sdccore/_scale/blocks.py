@@ -142,7 +142,7 @@ def _block_part(df, method, sensitive, opts, seed, nb, names, codes, keep, scrat
     """Every block of a shuffled partition, protected; each original partition's share of
     the result (record number, protected values) saved in the scratch folder as
     ``cond-{original partition}-{this partition}.npy``.  Returns the records done."""
-    from .._methods.exchange import _save
+    from .._core.exchange import _save
 
     df = df.sort_values("_row", kind="stable")
     blocks = df["_block"].to_numpy()

@@ -151,7 +151,7 @@ def _finish_block(B, lo, hi, decs, scratch, block_info=None):
     for j, d in enumerate(decs):
         if d is not None:
             out[:, j] = np.round(out[:, j], d)
-    from .._methods.exchange import _save
+    from .._core.exchange import _save
 
     _save(os.path.join(scratch, f"finish-{part:06d}.npy"), np.stack([clipped.astype(np.float64),
                                                                       (out - B).sum(axis=0)]))

@@ -1,4 +1,4 @@
-"""The Dask engine's swap (sdccore._methods.exchange): every group's permutation is uniform
+"""The Dask engine's swap (sdccore._core.exchange): every group's permutation is uniform
 over all records and independent of the others, checked by counting permutations over
 thousands of seeds on tiny files with uneven partitions (the numpy steps the Dask tasks
 run, called directly), and the Dask wiring checked on a synchronous scheduler."""
@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 from scipy import stats
 
-from sdccore._methods.exchange import _gather, _scatter, _write_counts, exchange, exchange_counts
+from sdccore._core.exchange import _gather, _scatter, _write_counts, exchange, exchange_counts
 
 
 def permute(lengths, seed, groups, scratch, A):

@@ -36,7 +36,7 @@ import os
 
 import numpy as np
 
-from .._core.streams import dask_sequence
+from .streams import dask_sequence
 
 MAX_RECORDS = 10 ** 9 - 1  # numpy's multivariate_hypergeometric ('marginals') needs sum(colors) < 1e9
 
