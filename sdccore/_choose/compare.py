@@ -18,7 +18,7 @@ from .._protect.options import bind_static
 from .._protect.pipeline import _protect, decompose
 from .._core.streams import child_seeds
 from .._measures.regression import _against, _original_fit
-from .rounds import domains_round, released_runs, scales_round, tail_round, without_failed
+from .rounds import domains_round, released_runs, scales_round, zeros_round, tail_round, without_failed
 from .comparison import Comparison, bootstrap_interval, config_label, mean_interval, run_range, summary_rows  # noqa: F401
 from .._core.validation import check_number, numeric_columns, resolve_seed
 
@@ -377,8 +377,8 @@ def compare(data, configs, *, sensitive=None, reps=30, rng=None, progress=None, 
                            models=models, evaluate_options=evaluate_options, partial=None, released=True)
         if tails:  # nothing offered, the largest records decided: those configurations again, aggregated
             out = tail_round(out, run)
-        if scales and not out.cancelled:  # an offered release loses the log scale: again, keeping both
-            out = scales_round(out, run)
+        if scales and not out.cancelled:  # an offered release loses the log scale, or an amount its zeros: again
+            out = zeros_round(scales_round(out, run), data, run)
         if domains and not out.cancelled:  # an offered release loses the regressions within domains
             out = domains_round(out, data, run)
     return out

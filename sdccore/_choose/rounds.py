@@ -1,8 +1,9 @@
 """What ``compare`` does after its runs: the run each configuration releases with the master
 seed, held to the floors (``released_runs``), the largest records' second round
-(``tail_round``, issue 38 item 4) and the log scale's (``scales_round``, issue 39: an offered
+(``tail_round``, issue 38 item 4), the log scale's (``scales_round``, issue 39: an offered
 release that loses a skewed variable's log-scale regressions, compared again with its method's
-settings for both scales, ``MethodInfo.both_scales``).
+settings for both scales, ``MethodInfo.both_scales``) and the zeros' (``zeros_round``: a
+sensitive amount with a mass at 0, compared again with ``MethodInfo.for_zeros``).
 
 The second round: where no configuration can be offered and some broke a floor among the
 largest 1 % of records (where 5 to 9 records decide and a method that leaves the tail to
@@ -161,6 +162,42 @@ def scales_round(cmp_, run):
     kept = [lab for lab in more.configs if lab not in lost]
     return merged(cmp_, _only(more, kept)) if kept else cmp_
 
+
+ZEROS_LABEL = " + zeros kept"
+
+
+def zeros_candidates(cmp_, data):
+    """{label: the settings to compare it again with} (issue 39): where a sensitive variable is an
+    amount with a mass at 0 (``_methods.zeros.semicontinuous``: wages of which a third are 0),
+    each configuration whose method keeps such zeros on request (``MethodInfo.for_zeros``: IPSO
+    in two parts) and was not compared so already.  Not only those offered: redrawn around its
+    fit, IPSO clips such an amount's zeros by the hundred and is refused."""
+    from .._methods import method_info
+    from .._methods.zeros import semicontinuous
+
+    sens = [c for c in (cmp_.sensitive or ()) if c in data and pd.api.types.is_numeric_dtype(data[c])]
+    if not any(semicontinuous(data[c].to_numpy(dtype=np.float64)) for c in sens):
+        return {}
+    out = {}
+    for label, cfg in cmp_.configs.items():
+        more = dict(method_info(cfg["method"]).for_zeros)
+        if not more or all(cfg.get(k) == v for k, v in more.items()) or label + ZEROS_LABEL in cmp_.configs:
+            continue
+        out[label] = more
+    return out
+
+
+def zeros_round(cmp_, data, run):
+    """``cmp_`` with the configurations of ``zeros_candidates`` compared again with their
+    settings for zeros (labelled '<label> + zeros kept', the same seeds) merged in; as it is
+    where there are none or the comparison was cancelled."""
+    todo = {} if cmp_.cancelled else zeros_candidates(cmp_, data)
+    if not todo:
+        return cmp_
+    more = run({f"{lab}{ZEROS_LABEL}": {**cmp_.configs[lab], **extra} for lab, extra in todo.items()})
+    if more.cancelled:
+        return replace(cmp_, cancelled=True)
+    return merged(cmp_, more)
 
 def _only(c, labels):
     """The comparison ``c`` with only the configurations ``labels``."""

@@ -77,6 +77,9 @@ class MethodInfo:
     both_scales : tuple of (str, object)
         The settings with which it also keeps a skewed variable's log-scale regressions (the
         comparison's second round, ``compare(scales=True)``); () where it cannot.
+    for_zeros : tuple of (str, object)
+        The settings with which it keeps the zeros of a sensitive amount with a mass at 0 (the
+        comparison's round for such amounts, ``rounds.zeros_round``); () where it cannot.
     """
 
     name: str
@@ -93,6 +96,7 @@ class MethodInfo:
     public_hint: bool = False
     steps: object = field(default=None, repr=False, compare=False)
     both_scales: tuple = field(default=(), repr=False)
+    for_zeros: tuple = field(default=(), repr=False)
 
 
 _HERE = __name__
@@ -114,7 +118,8 @@ REGISTRY = {m.name: m for m in (
                stronger="remove more components (a larger removed, or a lower threshold)", steps=_HERE + ".removal"),
     MethodInfo("ipso", "IPSO", conditional=True, strata=True, dask=True,
                stronger="fewer size classes (classes=1), or mark the public variables that predict it sensitive too",
-               steps=_HERE + ".conditional", both_scales=(("keep", "scales"), ("classes", 5))),
+               steps=_HERE + ".conditional", both_scales=(("keep", "scales"), ("classes", 5)),
+               for_zeros=(("zeros", "pattern"),)),
     MethodInfo("shuffle", "Shuffle", conditional=True, strata=True, dask=True, keeps_values=True,
                stronger="another method (IPSO keeps the regression and changes the values), or mark the public "
                         "variables that predict it sensitive too", steps=_HERE + ".conditional"),
@@ -132,7 +137,7 @@ BUILT_IN = tuple(REGISTRY)  # the methods this package defines (every process kn
 # without loading the methods' kernels on a worker (numba's compiled kernels: 94 MiB more)
 CODE_MAX_LEVELS = 50
 _CAPABILITIES = tuple(f for f in MethodInfo.__dataclass_fields__
-                      if f not in ("name", "label", "steps", "stronger", "both_scales"))
+                      if f not in ("name", "label", "steps", "stronger", "both_scales", "for_zeros"))
 
 
 def methods(**capabilities) -> tuple:

@@ -7,7 +7,7 @@ import numpy as np
 
 import pandas as pd
 
-from . import conditional_kernel as cd, residuals as rs
+from . import conditional_kernel as cd, residuals as rs, zeros as zp
 from .residuals import OLS_TOL, ROOM_USED, _edges, _moments_kept, _rooms  # noqa: F401 (the quantile exchange's steps)
 from .._core import plausible as pl
 from ._base import EXTRACTION_TEXT, RECORDS_PER_COLUMN, Option, Perturbed, Scaled, indicators, words  # noqa: F401
@@ -60,7 +60,7 @@ def options(method):
                    "OLS leans on the largest records it broke the floors there more often.",
                    choices=("ols", "scales"),
                    choice_text={"ols": "the OLS (raw scale)", "scales": "the OLS on the raw and on the log scale"}),
-            cd.margin_option("ipso", "with keep='scales'"),
+            cd.margin_option("ipso", "with keep='scales'"), zp.option(),
             Option("condition", "ipso", "choice", "released", "Conditioned on",
                    "What the sensitive variables are redrawn given: 'released' is the public variables and every "
                    "column released unchanged that has a few large levels (a set-apart code such as sex, region, "
@@ -185,7 +185,7 @@ def perturb(prep, plan, method, o, gen, Xk, full):
     if method == "qexchange":
         return _qexchange(prep, method, o, gen, Xk)
     if method == "ipso":
-        Xpk, notes = _ipso(prep, Xk, o, gen)
+        Xpk, notes = zp.two_part(prep, Xk, o, gen, _ipso) if o["zeros"] == "pattern" else _ipso(prep, Xk, o, gen)
     elif method == "shuffle":
         Xpk = cd.shuffle(Xk, sens, gen)
         notes = ["each sensitive variable's original values handed out again in the order of a draw given the "

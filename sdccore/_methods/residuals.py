@@ -376,8 +376,7 @@ def _merged(lo, hi):
 #    bands approximate: on Tarragona SALES about 1 % of the records end in another band).
 # What an intruder learns beyond the exchange: the two fits and the sum of squares.
 
-SCALE_ROUNDS = 8
-EDGE_MARGIN = 0.02
+SCALE_ROUNDS, EDGE_MARGIN = 8, 0.02
 SCALE_TOL = 1e-10  # the equations solved to this relative error (else the OLS step instead)
 PUSH_OUT = 1.5  # a value within this many tolerances of its own moved (the last steps move it)
 
@@ -416,23 +415,23 @@ def log_design(Z, logged, *others):
     return out if others else out[0]
 
 
-def _steps(y, Lr, b, A, target, sc, stop=SCALE_TOL):
+def _steps(y, Lr, b, A, target, sc, stop=SCALE_TOL, w=None):
     """Both fits from y, moving its positive values, each by a factor exp(B d) (B: the log
     design and the raw design times the values, with the values themselves), d solving by
     Newton's method that the OLS of log y on L over the positive records equals b and that the
     cross-products of y with A and its sum of squares equal ``target``; (values, relative error
-    left) or None."""
+    left) or None.  ``w``: weights of the log fit and the sum of squares (A carries its own)."""
     F = y > 0
     if F.sum() <= Lr.shape[1] + A.shape[1] + 1:
         return None
-    LF = Lr[F]
-    ell0 = np.log(y[F])
+    LF, ell0 = Lr[F], np.log(y[F])
+    wv = np.ones(len(y)) if w is None else np.asarray(w, dtype=np.float64)
+    LW = LF * wv[F, None]  # (times 1 exactly without weights: the same values as before)
     e = y[F] / max(float(y[F].mean()), np.finfo(float).tiny)
     B = np.column_stack([LF, e[:, None] * A[F], e * e])
     B = B / np.maximum(np.sqrt((B ** 2).mean(axis=0)), 1e-300)
     out = y.copy()
-    lscale = max(1.0, float(np.abs(LF.T @ (LF @ b)).max()))
-    scale = max(1.0, float(np.abs(target).max()))
+    lscale, scale = max(1.0, float(np.abs(LF.T @ (LF @ b)).max())), max(1.0, float(np.abs(target).max()))
 
     def value(d):
         out[F] = np.exp(np.clip(ell0 + B @ d, -700, 700))
@@ -441,8 +440,8 @@ def _steps(y, Lr, b, A, target, sc, stop=SCALE_TOL):
     def eqs(d):
         v = value(d)
         with np.errstate(over="ignore", invalid="ignore"):
-            return np.concatenate([LF.T @ (np.log(v[F]) - LF @ b) / lscale,
-                                   (np.concatenate([A.T @ v, [(v / sc) @ (v / sc)]]) - target) / scale])
+            return np.concatenate([LW.T @ (np.log(v[F]) - LF @ b) / lscale,
+                                   (np.concatenate([A.T @ v, [(v / sc) @ (wv * v / sc)]]) - target) / scale])
 
     d = np.zeros(B.shape[1])
     r = eqs(d)
@@ -450,7 +449,8 @@ def _steps(y, Lr, b, A, target, sc, stop=SCALE_TOL):
         if np.abs(r).max() <= stop:
             break
         v = value(d)
-        J = np.vstack([LF.T @ B / lscale, (A[F] * v[F, None]).T @ B / scale, (2 * v[F] ** 2 / sc ** 2) @ B / scale])
+        J = np.vstack([LW.T @ B / lscale, (A[F] * v[F, None]).T @ B / scale,
+                       (2 * wv[F] * v[F] ** 2 / sc ** 2) @ B / scale])
         step = np.linalg.lstsq(J, r, rcond=None)[0]
         t = 1.0
         while t > 1e-8:

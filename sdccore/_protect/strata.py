@@ -88,13 +88,18 @@ def check_weights(data, weights, protect=False):
 
 def weighted_shift(Xpk, X0k, w, missing=None):
     """Shift each changed column of ``Xpk`` (in place) so that its weighted mean over the
-    observed cells equals the original's."""
+    observed cells equals the original's (a shift below 1e-9 of the column's largest value
+    left out)."""
     for i in range(Xpk.shape[1]):
         ob = np.ones(len(w), dtype=bool) if missing is None else ~missing[:, i]
         changed = Xpk[ob, i] != X0k[ob, i]
         if changed.any():
             wo = w[ob]
-            Xpk[ob, i] += (wo @ X0k[ob, i] - wo @ Xpk[ob, i]) / wo.sum()
+            shift = (wo @ X0k[ob, i] - wo @ Xpk[ob, i]) / wo.sum()
+            # a column whose weighted mean the method kept already (IPSO's two parts): no shift of
+            # rounding noise, which would lift its zeros off 0
+            if abs(shift) > 1e-9 * max(float(np.abs(X0k[ob, i]).max()), np.finfo(float).tiny):
+                Xpk[ob, i] += shift
 
 
 def check_strata(data, strata, method, sensitive):

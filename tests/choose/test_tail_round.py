@@ -109,3 +109,32 @@ def test_a_second_round_that_still_loses_the_log_scale_is_left_out(monkeypatch):
     d = _persons(n=1500, seed=21)
     c = sdccore.compare(d, {"IPSO": {"method": "ipso"}}, sensitive=["income"], reps=3, rng=7, n_jobs=1, scales=True)
     assert list(c.configs) == ["IPSO"] and set(c.runs.config) == {"IPSO"} and set(c.analyses) == {"IPSO"}
+
+
+def test_the_zeros_round_compares_ipso_again_in_two_parts():
+    """compare(scales=True) on a persons file whose wage and capital have a mass at 0: IPSO is
+    compared again with MethodInfo.for_zeros (zeros='pattern') under the same seeds, labelled
+    '+ zeros kept'; redrawn around the fit IPSO loses the share at 0 (or is refused for its
+    clipped zeros), in two parts it keeps it.  A file without such an amount gets no round."""
+    import sys
+    from pathlib import Path
+
+    sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "methods"))
+    from test_ipso_zeros import _persons
+
+    from sdccore._choose.rounds import ZEROS_LABEL, zeros_candidates
+
+    d = _persons(n=1200, seed=4)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        c = sdccore.compare(d, {"IPSO": {"method": "ipso"}}, sensitive=["wage", "capital"], reps=2, rng=7, n_jobs=1,
+                            scales=True)
+    label = "IPSO" + ZEROS_LABEL
+    assert label in c.configs and c.configs[label] == {"method": "ipso", "zeros": "pattern"}
+    assert set(c.runs[c.runs.config == label].seed) == set(c.runs[c.runs.config == "IPSO"].seed)
+    assert c.released[label] == ""  # its run released meets the floors (no violation)
+    assert "share at zero" not in c.analyses[label][2]
+    assert "share at zero" in c.analyses.get("IPSO", (0, 0, ["share at zero"]))[2] or c.released.get("IPSO")
+    assert zeros_candidates(c, d) == {}  # compared so already
+    positive = d.assign(wage=d.wage + 100.0, capital=d.capital + 10.0)
+    assert zeros_candidates(c, positive) == {}

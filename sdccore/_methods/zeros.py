@@ -1,0 +1,352 @@
+"""IPSO's two parts for amounts with a mass at 0 (``zeros='pattern'``): wages of persons of
+whom a third do not work, exports of firms of whom two thirds export nothing.
+
+Redrawn around a fit, such an amount loses its zeros: the non-exporters get small positive
+values, or are clipped at 0 by the hundred (the release check then refuses it).  Here each
+such sensitive amount is released in two parts, as a two-part (hurdle) model describes it:
+
+1. **Who is at 0.**  Each record's pattern of zeros over those amounts is handed to another
+   record of the same domain (the cell of the codes released unchanged, as IPSO conditions on
+   them) with a similar predicted chance of being positive (the least-squares fit of the
+   statuses on the public variables and codes), within blocks of ``BLOCK`` records in the
+   order of that chance (ties in a random order, never the file's row order), and within the
+   records at 0 on a public column whose zeros decide an amount's status (no hours, no wage:
+   the rule holds in the release).  The share at 0 in the file and in every domain cell is the
+   original's exactly; whether a record is at 0 is its own only by the draw.  The basis here
+   and below: the public variables, the numeric columns set apart (released unchanged) and
+   the codes.
+2. **How much, where positive.**  On the records released positive, the log of the amount is
+   given the original positives' least-squares fit on the public variables and codes, and the
+   original positives' residuals (handed over with the patterns, made orthogonal to those
+   records' basis and rescaled to the original's sum of squares), then redrawn by IPSO's
+   random cycle (no record keeps its own residual).
+3. **The largest records on a ladder** (``ladder``), as IPSO's own: their ratios of own to
+   released value spaced apart on both sides of 1, in a random order.
+4. **Both scales** (``_both``): each positive value moved by a smooth factor so that the
+   amount's cross-products with the public variables, the codes and the sensitive variables
+   released before it (zeros included) and its sum of squares are the original's (so every
+   OLS among the released columns, the domain means and the total), and the coefficients of
+   the OLS of its log on the same predictors among the positives (the second part of a hurdle
+   model, a log-wage equation); weighted where the file has weights.  Where those equations
+   cannot be solved, each domain cell's total instead (``_totals``, said in the notes).
+
+The other sensitive variables are released first, by IPSO as chosen, given the public
+variables.  What is not kept exactly: the log fit's residual variance, the regressions within
+a domain, the median and tail quantile regressions, and robust (HC1) errors, which depend on
+each record's residual.  The risk floors judge the release as any other.
+"""
+
+from __future__ import annotations
+
+from dataclasses import replace
+
+import numpy as np
+import pandas as pd
+
+from . import conditional_kernel as cd, residuals as rs
+from .._core.plausible import PREDICTOR_ZEROS, skewed_positive
+from .residuals import _basis, _match
+from ._base import Option, indicators
+
+ZERO_SHARE = 0.05  # an amount with at least this share at 0 (the battery's share at zero applies from here)
+BLOCK = 10  # records per block within which the zero patterns are handed on
+STEP_ROUNDS = 4  # rounds of residuals._steps (each of up to 80 Newton steps) for the two scales
+PLACE_ROUNDS = 6  # rounds of moving a largest record off its own value and keeping both scales again
+HOLE_MARGIN = 1.02  # the ladder's nearest rungs this much beyond the floors' tolerance of the own value
+MIN_CELL = 20  # positives a domain cell needs for its own total (smaller cells share one factor)
+
+
+def option():
+    return Option("zeros", "ipso", "choice", "redraw", "Amounts with a mass at 0",
+                  "'redraw': every sensitive variable redrawn around its fit (an amount's zeros become small "
+                  "values, or are clipped). 'pattern': each sensitive amount with at least 5 % zeros and no negative "
+                  "value released in two parts: who is at 0 handed between records of the same domain with a "
+                  "similar predicted chance (the share at 0 kept exactly in the file and each domain), and the "
+                  "positive values redrawn on the log scale keeping the positives' OLS of log(amount) on the public "
+                  "variables exactly and each domain's total.",
+                  choices=("redraw", "pattern"),
+                  choice_text={"redraw": "redrawn around the fit", "pattern": "who is at 0 kept per domain, positives "
+                                                                              "on the log scale"})
+
+
+def semicontinuous(x):
+    """Whether a column is an amount with a mass at 0: finite, never negative, at least
+    ZERO_SHARE of it 0 and at least 2 positive values."""
+    x = np.asarray(x, dtype=np.float64)
+    return bool(np.isfinite(x).all() and x.min() >= 0 and (x == 0).mean() >= ZERO_SHARE and (x > 0).sum() >= 2)
+
+
+def cells(codes, small):
+    """Integer cell of each record from the columns of ``codes`` (an n x c integer array;
+    c may be 0), the cells of fewer than ``small`` records joined into one."""
+    n = codes.shape[0]
+    if codes.shape[1] == 0:
+        return np.zeros(n, dtype=np.int64)
+    _, cell = np.unique(codes, axis=0, return_inverse=True)
+    cell = cell.ravel()
+    counts = np.bincount(cell)
+    few = counts[cell] < small
+    cell = cell + 1
+    cell[few] = 0  # the small cells together (cell 0 may be empty)
+    return cell
+
+
+def hand_on(score, cell, block, gen):
+    """The record whose pattern each record takes (a permutation of 0..n-1): within each cell,
+    records in the order of ``score`` (ties in a random order), blocks of ``block`` consecutive
+    records (a last block of fewer joins the one before), a uniform permutation within each."""
+    n = len(score)
+    partner = np.arange(n)
+    tie = gen.random(n)
+    for c in np.unique(cell):
+        idx = np.flatnonzero(cell == c)
+        order = idx[np.lexsort((tie[idx], score[idx]))]
+        starts = list(range(0, len(order), block))
+        if len(starts) > 1 and len(order) - starts[-1] < block:
+            starts.pop()
+        for a, s in enumerate(starts):
+            b = order[s:starts[a + 1] if a + 1 < len(starts) else len(order)]
+            partner[b] = b[gen.permutation(len(b))]
+    return partner
+
+
+def positives(y, D, take, gen, classes):
+    """The released logs of the positives (module docstring, step 2): ``y`` the logs of the
+    original positives, ``D`` (n x p) the basis rows of every record, ``take`` (n,) the
+    original positive each record released positive takes its residual from (-1: released at 0).
+    Returns the released logs on the records with take >= 0, in their order."""
+    Dfit = np.column_stack([np.ones(len(D)), D])
+    pos = np.flatnonzero(take >= 0)
+    orig = np.sort(take[pos])  # the original positives (``take`` hands each of them to one record)
+    beta, *_ = np.linalg.lstsq(Dfit[orig], y, rcond=None)
+    e = y - Dfit[orig] @ beta
+    resid = np.empty(len(D))
+    resid[orig] = e
+    QB = _basis(D[pos])
+    Eb = _match(resid[take[pos]][:, None], QB, np.array([[e @ e]]))
+    start = Dfit[pos] @ beta + Eb[:, 0]
+    out = cd.ipso(np.column_stack([D[pos], start]), [D.shape[1]], classes, gen)
+    return out[:, -1]
+
+
+def two_part(prep, Xk, o, gen, ipso):
+    """The release of ``zeros='pattern'``: (Xpk, notes); ``ipso(prep, Xk, o, gen)`` releases
+    the other sensitive variables (``conditional._ipso``), first: each amount is then kept
+    with them and with the amounts before it (their cross-products), so that every OLS among
+    the released columns is the original's."""
+    sens, keep = prep.sens, prep.keep
+    names = [prep.numeric[keep[j]] for j in sens]
+    X0k = prep.X0[:, keep]
+    J = [a for a, j in enumerate(sens) if semicontinuous(X0k[:, j])]
+    if not J:
+        return ipso(prep, Xk, o, gen)[0], ["zeros='pattern': no sensitive variable has a mass at 0 (at least "
+                                           f"{ZERO_SHARE:.0%} zeros, none negative); every one redrawn around its fit"]
+    _refuse(prep, [sens[a] for a in J], [names[a] for a in J])
+    pub = [j for j in range(len(keep)) if j not in set(sens)]
+    D, codes = _given(prep, Xk, pub, o)
+    S0 = X0k[:, [sens[a] for a in J]]
+    rules = _structural(Xk[:, pub], S0)
+    partner = hand_on(_chance(D, Xk[:, pub], S0), cells(np.column_stack([codes, rules]), BLOCK), BLOCK, gen)
+    out = Xk.copy()
+    rest = [sens[a] for a in range(len(sens)) if a not in set(J)]
+    if rest:  # the other sensitive variables first, by IPSO on the public variables
+        cols = pub + rest
+        sub = replace(prep, keep=[keep[c] for c in cols], sens=list(range(len(pub), len(cols))))
+        out[:, rest] = ipso(sub, Xk[:, cols], o, gen)[0][:, len(pub):]
+    Do, Dr, fell = np.column_stack([D, Xk[:, rest]]), np.column_stack([D, out[:, rest]]), []
+    tcell = cells(codes, 0)
+    for a in J:
+        x = X0k[:, sens[a]]
+        v = np.zeros(len(x))
+        take = np.where(x[partner] > 0, partner, -1)
+        v[take >= 0] = np.exp(_positive_logs(x, D, take, gen, o["classes"], names[a]))
+        both, fall = _placed(x, v, Do, Dr, prep.weights, o["floors"], gen, tcell)
+        if fall:
+            fell.append(names[a])
+        out[:, sens[a]] = both
+        Do, Dr = np.column_stack([Do, x]), np.column_stack([Dr, both])
+    return out, _notes([names[a] for a in J], fell, [prep.numeric[keep[j]] for j in rest])
+
+
+def _given(prep, Xk, pub, o):
+    """(the basis D: the public variables, the numeric columns set apart and the codes' indicators;
+    the codes as integers, one column per code), as IPSO's ``condition`` asks."""
+    extra, used, _ = (indicators(prep.coded, prep.numeric, len(pub)) if o["condition"] == "released"
+                      else (None, [], []))
+    # the numeric columns set apart (released unchanged, complete) join the basis: an analyst's
+    # regression has them among its predictors (a weight, a household size); not a column rebuilt
+    # from the released ones (a total of the amounts), whose original would hand the amounts back
+    rebuilt, keep = {d.target for d in prep.deps}, set(prep.keep)
+    apart = [j for j in range(len(prep.numeric)) if j not in keep and j not in rebuilt
+             and (prep.missing is None or not prep.missing[:, j].any()) and np.isfinite(prep.X0[:, j]).all()]
+    D = np.column_stack([Xk[:, pub], prep.X0[:, apart]] + ([] if extra is None else [extra]))
+    codes = np.column_stack([pd.factorize(prep.coded[c], use_na_sentinel=False)[0] for c, _, _ in used]
+                            ) if used else np.zeros((len(Xk), 0), dtype=np.int64)
+    return D, codes
+
+
+def _structural(P, S0):
+    """The indicators of the public columns' zeros that decide an amount's status (every
+    record with no hours has no wage): the patterns are handed on within them too, so that
+    the release keeps each such rule exactly."""
+    out = []
+    for j in range(P.shape[1]):
+        z = P[:, j] == 0
+        if 0 < z.mean() < 1 and any((S0[z, b] == 0).all() or (S0[z, b] > 0).all() for b in range(S0.shape[1])):
+            out.append(z.astype(np.int64))
+    return np.column_stack(out) if out else np.zeros((len(P), 0), dtype=np.int64)
+
+
+def _chance(D, P, S0):
+    """Each record's predicted number of positive amounts: the least-squares fit of the
+    statuses (S0 > 0) on [1, D] and an indicator of each public column's zeros (hours 0: no
+    wage), the order in which the patterns are handed on."""
+    zero = [(P[:, j] == 0).astype(np.float64) for j in range(P.shape[1]) if 0 < (P[:, j] == 0).mean() < 1]
+    Q = _basis(np.column_stack([D] + zero) if zero else D)
+    return (Q @ (Q.T @ (S0 > 0).astype(np.float64))).sum(axis=1)
+
+
+def _positive_logs(x, D, take, gen, classes, name):
+    """``positives`` for one amount, refused in one line where its positives are too few."""
+    need = cd.min_rows(D.shape[1])
+    if (x > 0).sum() < need:
+        raise ValueError(f"zeros='pattern': {name} has {int((x > 0).sum())} positive values, too few for the log-scale "
+                         f"fit on {D.shape[1]} public variables and codes (at least {need}); use zeros='redraw', or "
+                         f"fewer public variables (exclude=[...]).")
+    try:
+        return positives(np.log(x[x > 0]), D, take, gen, classes)
+    except cd.LeverageError:
+        raise ValueError(f"zeros='pattern': among the records with a positive {name}, a combination of public values "
+                         f"or codes is too rare (its own fit would be its value); group the rare codes or leave that "
+                         f"public variable out (exclude=[...]), or use zeros='redraw'.") from None
+
+
+def _notes(done, fell, rest):
+    notes = [f"{', '.join(done)}: in two parts (zeros='pattern'): who is at 0 handed between records of the same "
+             f"domain with a similar predicted chance, in blocks of {BLOCK} (the share at 0 kept in the file and each "
+             f"domain); the positive values redrawn on the log scale, then moved by smooth factors so that the OLS on "
+             f"the public variables, codes and the sensitive variables before it (zeros included), the sum of squares "
+             f"and the coefficients of the positives' OLS of the log (skewed predictors logged) are the original's "
+             f"exactly"]
+    if fell:
+        notes.append(f"{', '.join(fell)}: the two scales could not both be kept; each domain's total kept instead "
+                     f"(cells of at least {MIN_CELL} positives, the rest together), the regressions close, not exact")
+    if rest:
+        notes.append(f"{', '.join(rest)}: redrawn by IPSO on the public variables, first")
+    return notes
+
+
+def ladder(x, v, tol, most, gen):
+    """``v`` with its largest records placed on a ladder, as IPSO's largest records are
+    (``top_band='random'``): the records among the largest max(5, 1 %) of ``v`` or of ``x``,
+    positive in both, are released at their own value divided by a rung, the rungs spaced on
+    the log scale so that no window of the floors' tolerance (own / c within ``tol``) holds
+    more than about half the share ``most`` of them, on both sides of 1 and none within
+    ``tol`` of it, handed to the records in a random order.  Without it the largest persons'
+    released wages fell short of their own by ratios that crowd together (a record is among
+    the largest partly by its own residual, which the release hands elsewhere), and one
+    constant took 11 to 12 of 30 back within 5 % (the floors' shrinkage intruder); with the
+    ratios only spaced apart in their own order, the shortfall (own less released) still
+    took 11.  The construction knows the own values; the intruder, knowing it, learns the
+    rungs but not which record has which.  Returns (values, the band's records, their rungs,
+    the gap between rungs)."""
+    m = max(5, int(np.ceil(0.01 * len(x))))
+    band = np.union1d(np.argsort(v, kind="stable")[-m:], np.argsort(x, kind="stable")[-m:])
+    band = band[(x[band] > 0) & (v[band] > 0)]
+    w = np.log((1 + tol) / (1 - tol))
+    gap = w / max(1, int(np.floor(0.5 * most * len(band))))  # rungs one window may hold: about half the share
+    if len(band) < 3:
+        return v, band[:0], np.zeros(0), gap
+    k = np.arange(len(band))
+    hole = HOLE_MARGIN * -np.log(1 - tol)  # |released / own - 1| > tol on both sides of 1
+    rungs = (np.where(k % 2 == 0, 1.0, -1.0) * (hole + gap * (k // 2)))[gen.permutation(len(band))]
+    out = v.copy()
+    out[band] = x[band] / np.exp(rungs)
+    return out, band, rungs, gap
+
+
+def _placed(x, v, Do, Dr, w, floors, gen, cell):
+    """One amount's positives from their redraw ``v``: both scales (``_both``), the ladder of
+    the largest records, both scales again; a record of the ladder that the last step brought
+    within the floors' tolerance of its own value is moved one rung further out and the step
+    taken again (at most PLACE_ROUNDS times: the smooth factors move the largest values most).
+    Returns (values, whether the two scales fell back to the domain totals)."""
+    first = _both(x, v, Do, Dr, w)
+    v, band, rungs, gap = ladder(x, v if first is None else first, floors.tolerance, floors.max_close_share, gen)
+    for _ in range(PLACE_ROUNDS):
+        both = _both(x, v, Do, Dr, w)
+        if both is None:
+            return _totals(x, v, cell, w), True
+        near = np.abs(both[band] / x[band] - 1) <= HOLE_MARGIN * floors.tolerance
+        if not near.any():
+            break
+        rungs = np.where(near, rungs + np.sign(rungs) * gap, rungs)
+        v = both.copy()
+        v[band] = np.where(near, x[band] / np.exp(rungs), both[band])
+    return both, False
+
+
+def _both(x, v, Do, Dr, w):
+    """``v`` (released at 0 where it is 0) with its positive values moved each by a smooth
+    factor (``residuals._steps``) so that its cross-products with [1, Dr] over every record
+    (zeros included) and its sum of squares equal those of the original ``x`` with [1, Do],
+    and the OLS of its log on the log design of Dr (``residuals.log_design``: skewed
+    predictors logged, with their zeros' indicator) over its positive records equals the
+    original's on Do: every OLS of the amount on the released columns, on the raw scale and
+    of its log, is the original's.  With sampling weights ``w`` the same weighted (the
+    weighted least squares an analyst of a survey runs).  None where the equations cannot be
+    solved to SCALE_TOL.  Do and Dr: the predictors in the original and in the release (the
+    public ones the same)."""
+    logged = {j for j in range(Do.shape[1]) if skewed_positive(Do[:, j], PREDICTOR_ZEROS)}
+    Lo, Lr = rs.log_design(Do, logged, Dr)
+    so = x > 0
+    if so.sum() <= Lo.shape[1] or (v > 0).sum() <= Lo.shape[1]:
+        return None
+    ww = np.ones(len(x)) if w is None else np.asarray(w, dtype=np.float64)
+    r = np.sqrt(ww[so])
+    b = np.linalg.lstsq(Lo[so] * r[:, None], np.log(x[so]) * r, rcond=None)[0]
+    mu, sd = Do.mean(axis=0), Do.std(axis=0)
+    on = sd > 0
+    Ao = np.column_stack([np.ones(len(x)), (Do[:, on] - mu[on]) / sd[on]]) * ww[:, None]
+    Ar = np.column_stack([np.ones(len(x)), (Dr[:, on] - mu[on]) / sd[on]]) * ww[:, None]
+    sc = max(float(x.std()), np.finfo(float).tiny)
+    target = np.concatenate([Ao.T @ x, [(x / sc) @ (ww * x / sc)]])
+    wl = None if w is None else ww
+    got = rs._steps(v, Lr, b, Ar, target, sc, w=wl)
+    for _ in range(STEP_ROUNDS - 1):  # Newton's steps again from where they stopped (capital: .07 left once)
+        if got is None or got[1] <= rs.SCALE_TOL:
+            break
+        more = rs._steps(got[0], Lr, b, Ar, target, sc, w=wl)
+        if more is None or not more[1] < got[1]:
+            break
+        got = more
+    return None if got is None or not got[1] <= rs.SCALE_TOL else got[0]
+
+
+def _totals(x, v, cell, w):
+    """``v`` scaled per cell of at least MIN_CELL positives (both in ``x`` and ``v``; the rest
+    together) so that the cell's (weighted) total is ``x``'s."""
+    w = np.ones(len(x)) if w is None else np.asarray(w, dtype=np.float64)
+    out = v.copy()
+    rest = np.zeros(len(x), dtype=bool)
+    for c in np.unique(cell):
+        m = cell == c
+        if min((x[m] > 0).sum(), (v[m] > 0).sum()) >= MIN_CELL:
+            out[m] *= (w[m] @ x[m]) / (w[m] @ v[m])
+        else:
+            rest |= m
+    if rest.any() and w[rest] @ v[rest] > 0:
+        out[rest] *= (w[rest] @ x[rest]) / (w[rest] @ v[rest])
+    return out
+
+
+def _refuse(prep, cols, names):
+    """One line for what the two parts cannot take: missing cells or a log transform of an amount."""
+    keep = prep.keep
+    for j, nm in zip(cols, names):
+        if prep.missing is not None and prep.missing[:, keep[j]].any():
+            raise ValueError(f"zeros='pattern' needs {nm} complete ({int(prep.missing[:, keep[j]].sum())} cells "
+                             f"missing): impute it first, or use zeros='redraw'.")
+        if keep[j] in prep.log_cols:
+            raise ValueError(f"zeros='pattern' puts {nm}'s positive values on the log scale itself; leave it out of "
+                             f"transform, or use zeros='redraw'.")
