@@ -49,25 +49,6 @@ def children_ignore_sigint():
 
 
 @contextlib.contextmanager
-def children_block_sigint():
-    """Start processes (Dask's local cluster, which waits for its workers) with SIGINT
-    blocked in this thread: the processes it spawns, and the threads it starts, inherit the
-    blocked signal, so the terminal's Ctrl-C never reaches them (no tracebacks); a Ctrl-C
-    that comes meanwhile stays pending and is handled here the moment the start is over.
-    Ignoring the signal instead (SIG_IGN) lost a Ctrl-C made while the cluster started:
-    several seconds, longer on a busy machine, and the run went on to the end."""
-    if not hasattr(signal, "pthread_sigmask"):
-        with children_ignore_sigint():
-            yield
-        return
-    old = signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGINT})
-    try:
-        yield
-    finally:
-        signal.pthread_sigmask(signal.SIG_SETMASK, old)
-
-
-@contextlib.contextmanager
 def children_hold_sigint():
     """Start processes with SIGINT both blocked in this thread and ignored: the processes
     started inherit the ignored signal (a worker in the middle of its imports printed a
@@ -111,6 +92,41 @@ def _broken_types():
     return (BrokenProcessPool, LokyBroken, ShutdownExecutorError)
 
 
+def quiet_tracker(tracker):
+    """A resource tracker (multiprocessing's, or loky's for this module's pools) started, and
+    started again if it dies, with its standard error on os.devnull.  What it would say is no
+    user's message: it cleans up after the processes (loky's printed "There appear to be 1
+    leaked semlock objects to clean up at shutdown" after a command line's comparison, whose
+    workers are killed at its end).  The tracker inherits this process's descriptor 2, so that
+    descriptor points to os.devnull for the few milliseconds of a start (only when one is due):
+    around its ``_launch`` where it has one (loky's, whose registrations launch it without
+    ``ensure_running``), else around ``ensure_running``."""
+    import warnings
+
+    name = "_launch" if hasattr(tracker, "_launch") else "ensure_running"
+    start = getattr(tracker, name)
+    if getattr(start, "_sdccore_quiet", False):
+        return
+    alive = getattr(tracker, "_check_alive", None) if name == "ensure_running" else None
+
+    def quiet(*args, **kwargs):
+        if alive is not None and getattr(tracker, "_fd", None) is not None and alive():
+            return None
+        saved, null = os.dup(2), os.open(os.devnull, os.O_WRONLY)
+        try:
+            os.dup2(null, 2)
+            with warnings.catch_warnings():  # "process died unexpectedly, relaunching": not the user's concern
+                warnings.simplefilter("ignore")
+                return start(*args, **kwargs)
+        finally:
+            os.dup2(saved, 2)
+            os.close(saved)
+            os.close(null)
+
+    quiet._sdccore_quiet = True
+    setattr(tracker, name, quiet)
+
+
 def pool(workers: int, *, replace=None):
     """The shared executor of ``workers`` processes (created on first use; ``replace``,
     an executor found broken, is replaced unless another caller did it already)."""
@@ -125,6 +141,12 @@ def pool(workers: int, *, replace=None):
                 pass
             ex = None
         if ex is None:
+            from multiprocessing import resource_tracker as mp_tracker
+
+            from joblib.externals.loky.backend import resource_tracker
+
+            quiet_tracker(resource_tracker._resource_tracker)  # and multiprocessing's, which loky starts too
+            quiet_tracker(mp_tracker._resource_tracker)
             ex = ProcessPoolExecutor(max_workers=workers, timeout=IDLE_SECONDS, initializer=_init_worker)
             _POOLS[workers] = ex
         return ex

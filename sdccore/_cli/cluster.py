@@ -7,7 +7,7 @@ from __future__ import annotations
 import os
 import threading
 
-from .._choose.pool import children_block_sigint
+from .._choose.pool import children_hold_sigint, quiet_tracker
 
 __all__ = []
 
@@ -51,7 +51,10 @@ def _client(args):
     # the scheduler's own HTTP routes (health, no dashboard) move to a free port when 8787 is
     # taken, as by a second run on this machine: not the user's concern
     warnings.filterwarnings("ignore", message=r"Port \d+ is already in use", category=UserWarning)
-    with children_block_sigint(), _children_stderr_forwarded():  # its workers never see the terminal's Ctrl-C
+    # its workers never see the terminal's Ctrl-C: blocked alone, a worker still importing distributed
+    # when it came printed its KeyboardInterrupt traceback (the clean-clone CI, under load); ignored
+    # too, the workers inherit the ignored signal, and one that comes meanwhile is handled here after
+    with children_hold_sigint(), _children_stderr_forwarded():
         cluster = LocalCluster(n_workers=max(1, os.cpu_count() or 1), threads_per_worker=1, processes=True,
                                dashboard_address=None, silence_logs=logging.CRITICAL)
     return Client(cluster), cluster
@@ -138,35 +141,11 @@ def _quiet_resource_tracker():
     """multiprocessing's resource tracker (Dask's workers register their semaphores with
     it) started, and started again if it dies, with its standard error on os.devnull: a
     tracker killed during a run was started again and printed a KeyError traceback for each
-    semaphore the dead one had registered (12 on a 600,000-record run, the release complete).
-    What it would say is no user's message: it cleans up after the processes.  The tracker
-    inherits this process's descriptor 2, so that descriptor points to os.devnull for the
-    few milliseconds of a start (only when one is due)."""
-    import warnings
+    semaphore the dead one had registered (12 on a 600,000-record run, the release complete)
+    (``pool.quiet_tracker``)."""
     from multiprocessing import resource_tracker as rt
 
-    tracker = rt._resource_tracker
-    if getattr(tracker.ensure_running, "_sdccore_quiet", False):
-        return
-    start = tracker.ensure_running
-    alive = getattr(tracker, "_check_alive", None)
-
-    def ensure_running():
-        if alive is not None and getattr(tracker, "_fd", None) is not None and alive():
-            return None
-        saved, null = os.dup(2), os.open(os.devnull, os.O_WRONLY)
-        try:
-            os.dup2(null, 2)
-            with warnings.catch_warnings():  # "process died unexpectedly, relaunching": not the user's concern
-                warnings.simplefilter("ignore")
-                return start()
-        finally:
-            os.dup2(saved, 2)
-            os.close(saved)
-            os.close(null)
-
-    ensure_running._sdccore_quiet = True
-    tracker.ensure_running = ensure_running
+    quiet_tracker(rt._resource_tracker)
 
 
 def _stop_children():

@@ -43,3 +43,28 @@ def test_a_ctrl_c_during_a_submit_is_handled_right_after_it():
     line = out.stdout.strip()
     assert line.startswith("future [True] ")  # the started processes would inherit the ignored signal
     assert line in ("future [True] [0] False", "future [True] [1] False"), line  # handled, not lost; unblocked
+
+
+TRACKER = r'''
+import os
+from sdccore._choose import pool
+from joblib.externals.loky.backend import resource_tracker as rt
+
+ex = pool.pool(1)
+print(ex.submit(sum, [1, 2]).result())
+t = rt._resource_tracker
+print(getattr(t._launch, "_sdccore_quiet", False), os.readlink(f"/proc/{t._pid}/fd/2"),
+      os.readlink("/proc/self/fd/2") != os.devnull)
+pool.shutdown_all()
+'''
+
+
+@pytest.mark.skipif(not Path("/proc/self/fd/2").exists(), reason="no /proc on this platform")
+def test_the_pools_resource_tracker_writes_to_devnull_not_to_the_users_terminal():
+    """loky's resource tracker, started with the pool, prints "There appear to be 1 leaked
+    semlock objects to clean up at shutdown" when the command line's workers are killed at its
+    end (seen after a comparison): it is started with its standard error on os.devnull, and this
+    process's own standard error is given back."""
+    out = subprocess.run([sys.executable, "-c", TRACKER], capture_output=True, text=True, cwd=ROOT, timeout=120)
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.split() == ["3", "True", "/dev/null", "True"], out.stdout
