@@ -174,12 +174,14 @@ def _given(prep, Xk, pub, o):
     extra, used, _ = (indicators(prep.coded, prep.numeric, len(pub)) if o["condition"] == "released"
                       else (None, [], []))
     # the numeric columns set apart (released unchanged, complete) join the basis: an analyst's
-    # regression has them among its predictors (a weight, a household size); not a column rebuilt
-    # from the released ones (a total of the amounts), whose original would hand the amounts back
-    rebuilt, keep = {d.target for d in prep.deps}, set(prep.keep)
-    apart = [j for j in range(len(prep.numeric)) if j not in keep and j not in rebuilt
-             and (prep.missing is None or not prep.missing[:, j].any()) and np.isfinite(prep.X0[:, j]).all()]
-    D = np.column_stack([Xk[:, pub], prep.X0[:, apart]] + ([] if extra is None else [extra]))
+    # regression has them among its predictors (a weight, a household size).  They are not among
+    # the protected columns (prep.numeric), which hold the columns rebuilt from the released ones
+    # (a total of the amounts, whose original would hand the amounts back): never those
+    data = prep.coded
+    apart = [c for c in data.columns if c not in set(prep.numeric) and pd.api.types.is_numeric_dtype(data[c])
+             and not pd.api.types.is_bool_dtype(data[c]) and np.isfinite(data[c].to_numpy(dtype=np.float64)).all()]
+    D = np.column_stack([Xk[:, pub]] + [data[c].to_numpy(dtype=np.float64) for c in apart]
+                        + ([] if extra is None else [extra]))
     codes = np.column_stack([pd.factorize(prep.coded[c], use_na_sentinel=False)[0] for c, _, _ in used]
                             ) if used else np.zeros((len(Xk), 0), dtype=np.int64)
     return D, codes

@@ -210,3 +210,16 @@ def test_a_total_rebuilt_from_the_amounts_is_not_conditioned_on():
     pos = d.wage > 0
     close = np.abs(r.wage[pos] - d.wage[pos]) <= 0.05 * d.wage[pos]
     assert close.mean() < 0.15  # about what the public variables give; with the total in the basis, most
+
+
+def test_a_numeric_column_set_apart_is_conditioned_on():
+    """weight set apart (released unchanged): the OLS of each amount on the rest, weight among the
+    predictors, is the original's (it was not, before the set-apart numeric columns joined the basis)."""
+    d = _persons()
+    r = sdccore.protect(d, "ipso", sensitive=["wage", "capital"], rng=1, zeros="pattern", rounding="none",
+                        exclude=["weight"]).data
+    for y in ("wage", "capital"):
+        Xo, yo = _design(d, y)
+        Xr, yr = _design(r, y)
+        (bo, so), (br, sr) = _ols(np.column_stack([Xo, d.weight]), yo), _ols(np.column_stack([Xr, r.weight]), yr)
+        assert np.allclose(br, bo, rtol=1e-7, atol=1e-9 * np.abs(bo).max()) and sr == pytest.approx(so, rel=1e-7)
