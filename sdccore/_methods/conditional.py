@@ -545,6 +545,8 @@ def keeps(method, opts):
 def scale_refusal(method, options):
     if method == "ipso" and options.get("keep") == "scales":
         return "IPSO's keep='scales' is not built for the Dask engine; use keep='ols' or protect in memory"
+    if method == "ipso" and options.get("zeros") == "pattern":
+        return "IPSO's zeros='pattern' is not built for the Dask engine; use zeros='redraw' or protect in memory"
     if method == "qexchange":
         return ("the quantile exchange is not built for the Dask engine; protect the file in memory, or use IPSO or "
                 "data shuffling at scale")

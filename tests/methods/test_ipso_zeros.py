@@ -223,3 +223,11 @@ def test_a_numeric_column_set_apart_is_conditioned_on():
         Xr, yr = _design(r, y)
         (bo, so), (br, sr) = _ols(np.column_stack([Xo, d.weight]), yo), _ols(np.column_stack([Xr, r.weight]), yr)
         assert np.allclose(br, bo, rtol=1e-7, atol=1e-9 * np.abs(bo).max()) and sr == pytest.approx(so, rel=1e-7)
+
+
+def test_refused_on_the_dask_engine_rather_than_released_around_the_fit():
+    """The Dask engine's IPSO has no two parts: a recipe asking for them is refused in one line,
+    never released redrawn around the fit under the recipe's name."""
+    got = sdccore.scale_refusal({"method": "ipso", "sensitive": ["wage"], "zeros": "pattern"})
+    assert got == "IPSO's zeros='pattern' is not built for the Dask engine; use zeros='redraw' or protect in memory"
+    assert sdccore.scale_refusal({"method": "ipso", "sensitive": ["wage"], "zeros": "redraw"}) is None
