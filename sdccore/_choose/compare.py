@@ -18,7 +18,7 @@ from .._protect.options import bind_static
 from .._protect.pipeline import _protect, decompose
 from .._core.streams import child_seeds
 from .._measures.regression import _against, _original_fit
-from .rounds import domains_round, released_runs, scales_round, zeros_round, tail_round, without_failed
+from .rounds import AllFailed, domains_round, released_runs, scales_round, zeros_round, tail_round, without_failed
 from .comparison import Comparison, bootstrap_interval, config_label, mean_interval, run_range, summary_rows  # noqa: F401
 from .._core.validation import check_number, numeric_columns, resolve_seed
 
@@ -358,7 +358,7 @@ def compare(data, configs, *, sensitive=None, reps=30, rng=None, progress=None, 
     finally:
         results.close()  # a cancelled comparison stops its runs not yet started (never another caller's)
     if len(errors) == len(items):
-        raise ValueError(next(iter(errors.values())))
+        raise AllFailed(errors)
     if errors:  # a configuration that failed in some run is left out whole
         rows, var_rows, band_rows, reg_rows = without_failed(errors, rows, var_rows, band_rows, reg_rows)
     runs = pd.DataFrame(rows)

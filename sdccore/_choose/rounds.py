@@ -102,10 +102,33 @@ def tail_round(cmp_, run):
     if not labels:
         return cmp_
     again = {f"{lab}{TAIL_LABEL}": {**cmp_.configs[lab], "tail": "aggregate"} for lab in labels}
-    more = run(again)
-    if more.cancelled:
-        return replace(cmp_, cancelled=True)
+    more, cmp_ = _again(cmp_, run, again)
+    if more is None or more.cancelled:
+        return cmp_ if more is None else replace(cmp_, cancelled=True)
     return merged(cmp_, more)
+
+
+class AllFailed(ValueError):
+    """``compare``'s refusal where every configuration failed: its message the first one's,
+    ``errors`` each configuration's (a round lists each with its own)."""
+
+    def __init__(self, errors):
+        super().__init__(next(iter(errors.values())))
+        self.errors = dict(errors)
+
+
+def _again(cmp_, run, configs):
+    """``run(configs)``, or, where every configuration of the round failed (``compare`` raises
+    then), None with ``cmp_``'s configurations and errors extended by the round's: a round's
+    refusal (a group too small for its strata, a code too rare among an amount's positives) is
+    said beside the others, never the end of the whole comparison (an outside custodian's five
+    tries: each threw the first round's minute of runs away).  Returns (the round or None, cmp_)."""
+    try:
+        return run(configs), cmp_
+    except ValueError as exc:
+        each = getattr(exc, "errors", None) or {}
+        return None, replace(cmp_, configs={**cmp_.configs, **configs},
+                             errors={**cmp_.errors, **{lab: each.get(lab, str(exc)) for lab in configs}})
 
 
 def merged(a, b):
@@ -153,9 +176,10 @@ def scales_round(cmp_, run):
     todo = scales_candidates(cmp_)
     if not todo:
         return cmp_
-    more = run({f"{lab}{SCALES_LABEL}": {**cmp_.configs[lab], **extra} for lab, extra in todo.items()})
-    if more.cancelled:
-        return replace(cmp_, cancelled=True)
+    more, cmp_ = _again(cmp_, run, {f"{lab}{SCALES_LABEL}": {**cmp_.configs[lab], **extra}
+                                    for lab, extra in todo.items()})
+    if more is None or more.cancelled:
+        return cmp_ if more is None else replace(cmp_, cancelled=True)
     # one whose run released still loses the log scale (EIA's TOTREVENUE, an identity: the OLS alone)
     # would be offered under a name that says what it did not do: left out
     lost = {lab for lab, (_, _, missed) in (more.analyses or {}).items() if any(m in LOG_SCALE for m in missed)}
@@ -194,9 +218,10 @@ def zeros_round(cmp_, data, run):
     todo = {} if cmp_.cancelled else zeros_candidates(cmp_, data)
     if not todo:
         return cmp_
-    more = run({f"{lab}{ZEROS_LABEL}": {**cmp_.configs[lab], **extra} for lab, extra in todo.items()})
-    if more.cancelled:
-        return replace(cmp_, cancelled=True)
+    more, cmp_ = _again(cmp_, run, {f"{lab}{ZEROS_LABEL}": {**cmp_.configs[lab], **extra}
+                                    for lab, extra in todo.items()})
+    if more is None or more.cancelled:
+        return cmp_ if more is None else replace(cmp_, cancelled=True)
     return merged(cmp_, more)
 
 def _only(c, labels):
@@ -267,7 +292,8 @@ def domains_round(cmp_, data, run):
     if not todo:
         return cmp_
     words = {lab: s[0] if len(s) == 1 else f"{', '.join(s[:-1])} and {s[-1]}" for lab, s in todo.items()}
-    more = run({f"{lab}{WITHIN_LABEL}{words[lab]}": {**cmp_.configs[lab], "strata": list(s)} for lab, s in todo.items()})
-    if more.cancelled:
-        return replace(cmp_, cancelled=True)
+    more, cmp_ = _again(cmp_, run, {f"{lab}{WITHIN_LABEL}{words[lab]}": {**cmp_.configs[lab], "strata": list(s)}
+                                    for lab, s in todo.items()})
+    if more is None or more.cancelled:
+        return cmp_ if more is None else replace(cmp_, cancelled=True)
     return merged(cmp_, more)

@@ -22,20 +22,21 @@ from .report import _digits, _print_coefficients, _print_compared, _regression_j
 __all__ = []
 
 
-def offered(data, sensitive):
+def offered(data, sensitive, kept=()):
     """{label: config} of the Run page's methods for these roles: every dashboard method, the
-    conditional ones only when some numeric columns are sensitive and some are not."""
+    conditional ones only when some numeric columns are sensitive and some others public (not
+    released unchanged by --keep: those are no predictors to redraw the sensitive ones given)."""
     from .._core.validation import numeric_columns
 
-    public = bool(sensitive) and len(set(numeric_columns(data)) - set(sensitive)) > 0
+    public = bool(sensitive) and len(set(numeric_columns(data)) - set(sensitive) - set(kept)) > 0
     return {method_info(m).label: {"method": m} for m in methods(dashboard=True)
             if public or not method_info(m).conditional}
 
 
-def chosen(data, sensitive, names):
+def chosen(data, sensitive, names, kept=()):
     """The configurations ``--methods`` names (method names as ``protect --method`` takes
     them), in the Run page's order; every offered one without it."""
-    every = offered(data, sensitive)
+    every = offered(data, sensitive, kept)
     if not names:
         return every
     want = [n.strip() for n in names.split(",") if n.strip()]
@@ -47,8 +48,8 @@ def chosen(data, sensitive, names):
     cond = [n for n in want if method_info(n).conditional and method_info(n).label not in every]
     if cond:
         raise ValueError(f"--methods names {', '.join(cond)}, which redraw the sensitive variables given the public "
-                         f"ones: name some numeric columns in --sensitive and leave at least one out, or drop "
-                         f"{', '.join(cond)} from --methods.")
+                         f"ones: name some numeric columns in --sensitive and leave at least one out (public, not in "
+                         f"--keep), or drop {', '.join(cond)} from --methods.")
     return {method_info(n).label: {"method": n} for n in want}
 
 
@@ -160,8 +161,8 @@ def print_suggestion(args, res, best, why):
 def run(args, data, keep, sensitive, one_line, compare, check_models, warm_workers):
     """The command on ``data`` (the file read), with the comparison's functions handed in by
     ``__main__`` (so this module stays below the comparison and the readers in the package's floors)."""
-    configs = chosen(data, sensitive, args.methods)
     kept = [c for c in keep if pd.api.types.is_numeric_dtype(data[c])]  # numeric --keep: released unchanged
+    configs = chosen(data, sensitive, args.methods, kept)
     if kept:
         configs = {lab: {**cfg, "exclude": kept} for lab, cfg in configs.items()}
     models = list(args.model or [])

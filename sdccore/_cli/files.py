@@ -306,5 +306,56 @@ def _without_dropped(args, orig, prot):
     if gone and len(orig.columns) - len(gone) - len(drop) == len(prot.columns):
         raise ValueError(f"{args.protected} has no column(s) {', '.join(gone)} of {args.original}: if protect left "
                          f"them out (--drop), pass --drop {','.join(gone)} here too.")
-    return (orig.drop(columns=[c for c in drop if c in orig.columns]),
-            prot.drop(columns=[c for c in drop if c in prot.columns]))
+    orig = orig.drop(columns=[c for c in drop if c in orig.columns])
+    prot, note = _aligned(orig, prot.drop(columns=[c for c in drop if c in prot.columns]), _names(args.sensitive))
+    if note:
+        print(f"note: {note}", file=sys.stderr)
+    return orig, prot
+
+
+def _aligned(orig, prot, sensitive=()):
+    """(the release with its records in the original's order, a note or None).  A release made
+    with --shuffle-rows (the dashboard's and compare's printed command) has its records in an
+    order drawn from the seed: every record-level score (linkage, interval disclosure, the
+    distance in PIL, the propensity fit) compared record i of one file with record i of the
+    other, so linkage found no record (DBRL 0: a release whose risk was not measured), and no
+    text code counted as released unchanged (no domain).  The columns with the same values in
+    both files, in another order, pair the records; records that share all of them are paired
+    in file order (said).  As it is where the order is the original's or nothing pairs them."""
+    import numpy as np
+    import pandas as pd
+
+    if len(orig) != len(prot):
+        return prot, None
+    same = [c for c in orig.columns if c in prot.columns and c not in set(sensitive or ())
+            and orig[c].nunique(dropna=False) > 1
+            and orig[c].value_counts(dropna=False).sort_index().equals(prot[c].value_counts(dropna=False).sort_index())]
+    if not same or any(orig[c].reset_index(drop=True).equals(prot[c].reset_index(drop=True)) for c in same):
+        return prot, None
+    for keys in (same, [c for c in same if not pd.api.types.is_numeric_dtype(orig[c])]):
+        if keys:  # (without --sensitive, a swapped amount keeps its values too: the codes alone then)
+            got = _paired(orig, prot, keys)
+            if got is not None:
+                return got
+    return prot, None
+
+
+def _paired(orig, prot, same):
+    """_aligned's pairing on the columns ``same``, or None where some record has no partner."""
+    import numpy as np
+    import pandas as pd
+
+    both = pd.concat([orig[same], prot[same]], ignore_index=True)
+    code = both.groupby(same, dropna=False, sort=False).ngroup().to_numpy()
+    ko, kp = pd.Series(code[:len(orig)]), pd.Series(code[len(orig):])
+    left = pd.DataFrame({"k": ko, "c": ko.groupby(ko).cumcount()})
+    right = pd.DataFrame({"k": kp, "c": kp.groupby(kp).cumcount(), "j": np.arange(len(prot))})
+    j = left.merge(right, on=["k", "c"], how="left")["j"]
+    if j.isna().any():
+        return None
+    shared = int(ko.duplicated(keep=False).sum())
+    return prot.iloc[j.astype(int).to_numpy()].reset_index(drop=True), (
+        f"the release's records are in another order than the original's (--shuffle-rows): paired by "
+        f"{', '.join(map(str, same))}, released unchanged"
+        + (f"; {shared} records share all of them with another and are paired in file order within those groups "
+           f"(their record-level scores are approximate)" if shared else ", which tell every record apart"))

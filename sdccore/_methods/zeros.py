@@ -46,14 +46,15 @@ import pandas as pd
 from . import conditional_kernel as cd, residuals as rs
 from .._core.plausible import PREDICTOR_ZEROS, skewed_positive
 from .residuals import _basis, _match
-from ._base import Option, indicators
+from ._base import MIN_LEVEL, Option, indicators
 
 ZERO_SHARE = 0.05  # an amount with at least this share at 0 (the battery's share at zero applies from here)
 BLOCK = 10  # records per block within which the zero patterns are handed on
 STEP_ROUNDS = 4  # rounds of residuals._steps (each of up to 80 Newton steps) for the two scales
 PLACE_ROUNDS = 6  # rounds of moving a largest record off its own value and keeping both scales again
 HOLE_MARGIN = 1.02  # the ladder's nearest rungs this much beyond the floors' tolerance of the own value
-MIN_CELL = 20  # positives a domain cell needs for its own total (smaller cells share one factor)
+MIN_CELL = 20
+RULE_SHARE = 0.05  # a range of a public column where an amount's status never changes, on this share of records  # positives a domain cell needs for its own total (smaller cells share one factor)
 
 
 def option():
@@ -110,22 +111,24 @@ def hand_on(score, cell, block, gen):
     return partner
 
 
-def positives(y, D, take, gen, classes):
+def positives(y, Lo, Lr, take, gen, classes):
     """The released logs of the positives (module docstring, step 2): ``y`` the logs of the
-    original positives, ``D`` (n x p) the basis rows of every record, ``take`` (n,) the
-    original positive each record released positive takes its residual from (-1: released at 0).
-    Returns the released logs on the records with take >= 0, in their order."""
-    Dfit = np.column_stack([np.ones(len(D)), D])
+    original positives; ``Lo`` and ``Lr`` (n x p, the intercept first) the design of every
+    record in the original and in the release (``residuals.log_design``: the public variables,
+    the codes and the sensitive variables released before, skewed ones logged), the same where
+    the columns are released unchanged; ``take`` (n,) the original positive each record
+    released positive takes its residual from (-1: released at 0).  Returns the released logs
+    on the records with take >= 0, in their order."""
     pos = np.flatnonzero(take >= 0)
     orig = np.sort(take[pos])  # the original positives (``take`` hands each of them to one record)
-    beta, *_ = np.linalg.lstsq(Dfit[orig], y, rcond=None)
-    e = y - Dfit[orig] @ beta
-    resid = np.empty(len(D))
+    beta, *_ = np.linalg.lstsq(Lo[orig], y, rcond=None)
+    e = y - Lo[orig] @ beta
+    resid = np.empty(len(Lo))
     resid[orig] = e
-    QB = _basis(D[pos])
+    QB = _basis(Lr[pos][:, 1:])
     Eb = _match(resid[take[pos]][:, None], QB, np.array([[e @ e]]))
-    start = Dfit[pos] @ beta + Eb[:, 0]
-    out = cd.ipso(np.column_stack([D[pos], start]), [D.shape[1]], classes, gen)
+    start = Lr[pos] @ beta + Eb[:, 0]
+    out = cd.ipso(np.column_stack([Lr[pos][:, 1:], start]), [Lr.shape[1] - 1], classes, gen)
     return out[:, -1]
 
 
@@ -143,34 +146,35 @@ def two_part(prep, Xk, o, gen, ipso):
                                            f"{ZERO_SHARE:.0%} zeros, none negative); every one redrawn around its fit"]
     _refuse(prep, [sens[a] for a in J], [names[a] for a in J])
     pub = [j for j in range(len(keep)) if j not in set(sens)]
-    D, codes = _given(prep, Xk, pub, o)
+    D, codes, cols = _given(prep, Xk, pub, o)
     S0 = X0k[:, [sens[a] for a in J]]
     rules = _structural(Xk[:, pub], S0)
     partner = hand_on(_chance(D, Xk[:, pub], S0), cells(np.column_stack([codes, rules]), BLOCK), BLOCK, gen)
     out = Xk.copy()
     rest = [sens[a] for a in range(len(sens)) if a not in set(J)]
     if rest:  # the other sensitive variables first, by IPSO on the public variables
-        cols = pub + rest
-        sub = replace(prep, keep=[keep[c] for c in cols], sens=list(range(len(pub), len(cols))))
-        out[:, rest] = ipso(sub, Xk[:, cols], o, gen)[0][:, len(pub):]
-    Do, Dr, fell = np.column_stack([D, Xk[:, rest]]), np.column_stack([D, out[:, rest]]), []
+        both = pub + rest
+        sub = replace(prep, keep=[keep[c] for c in both], sens=list(range(len(pub), len(both))))
+        out[:, rest] = ipso(sub, Xk[:, both], o, gen)[0][:, len(pub):]
+    Do, Dr, fell = np.column_stack([D, Xk[:, rest]]), np.column_stack([D, out[:, rest]]), {}
+    cols += [prep.numeric[keep[j]] for j in rest]
     tcell = cells(codes, 0)
     for a in J:
         x = X0k[:, sens[a]]
         v = np.zeros(len(x))
         take = np.where(x[partner] > 0, partner, -1)
-        v[take >= 0] = np.exp(_positive_logs(x, D, take, gen, o["classes"], names[a]))
-        both, fall = _placed(x, v, Do, Dr, prep.weights, o["floors"], gen, tcell)
-        if fall:
-            fell.append(names[a])
+        v[take >= 0] = np.exp(_positive_logs(x, Do, Dr, cols, take, gen, o["classes"], names[a]))
+        both, kind = _placed(x, v, Do, Dr, D.shape[1], prep.weights, o["floors"], gen, tcell)
+        if kind:
+            fell[names[a]] = kind
         out[:, sens[a]] = both
-        Do, Dr = np.column_stack([Do, x]), np.column_stack([Dr, both])
+        Do, Dr, cols = np.column_stack([Do, x]), np.column_stack([Dr, both]), cols + [names[a]]
     return out, _notes([names[a] for a in J], fell, [prep.numeric[keep[j]] for j in rest])
 
 
 def _given(prep, Xk, pub, o):
     """(the basis D: the public variables, the numeric columns set apart and the codes' indicators;
-    the codes as integers, one column per code), as IPSO's ``condition`` asks."""
+    the codes as integers, one column per code; D's column names), as IPSO's ``condition`` asks."""
     extra, used, _ = (indicators(prep.coded, prep.numeric, len(pub)) if o["condition"] == "released"
                       else (None, [], []))
     # the numeric columns set apart (released unchanged, complete) join the basis: an analyst's
@@ -184,19 +188,40 @@ def _given(prep, Xk, pub, o):
                         + ([] if extra is None else [extra]))
     codes = np.column_stack([pd.factorize(prep.coded[c], use_na_sentinel=False)[0] for c, _, _ in used]
                             ) if used else np.zeros((len(Xk), 0), dtype=np.int64)
-    return D, codes
+    names = [prep.numeric[prep.keep[j]] for j in pub] + [str(c) for c in apart] + [
+        _level(extra[:, j] == 1, data, used) for j in range(0 if extra is None else extra.shape[1])]
+    return D, codes, names
+
+
+def _level(on, data, used):
+    """'sector=ICT': the code and level an indicator column marks."""
+    for c, _, _ in used:
+        vals = pd.unique(data[c].to_numpy()[on])
+        if len(vals) == 1:
+            return f"{c}={vals[0]}"
+    return "a code's level"
 
 
 def _structural(P, S0):
-    """The indicators of the public columns' zeros that decide an amount's status (every
-    record with no hours has no wage): the patterns are handed on within them too, so that
-    the release keeps each such rule exactly."""
-    out = []
+    """The indicators of the public columns' ranges that decide an amount's status: below the
+    least or above the largest value any record at 0 (or any positive one) has, where that holds
+    for at least RULE_SHARE of the records (no wage without hours, no R&D under 10 employees,
+    no pension under 62).  The patterns are handed on within them too, so that the release
+    keeps each such rule exactly."""
+    out, seen = [], set()
+    n = len(P)
     for j in range(P.shape[1]):
-        z = P[:, j] == 0
-        if 0 < z.mean() < 1 and any((S0[z, b] == 0).all() or (S0[z, b] > 0).all() for b in range(S0.shape[1])):
-            out.append(z.astype(np.int64))
-    return np.column_stack(out) if out else np.zeros((len(P), 0), dtype=np.int64)
+        p = P[:, j]
+        for b in range(S0.shape[1]):
+            for side in (S0[:, b] > 0, S0[:, b] == 0):
+                if not side.any():
+                    continue
+                for z in (p < p[side].min(), p > p[side].max()):
+                    key = z.tobytes()
+                    if RULE_SHARE * n <= z.sum() < n and key not in seen:
+                        seen.add(key)
+                        out.append(z.astype(np.int64))
+    return np.column_stack(out) if out else np.zeros((n, 0), dtype=np.int64)
 
 
 def _chance(D, P, S0):
@@ -208,19 +233,54 @@ def _chance(D, P, S0):
     return (Q @ (Q.T @ (S0 > 0).astype(np.float64))).sum(axis=1)
 
 
-def _positive_logs(x, D, take, gen, classes, name):
-    """``positives`` for one amount, refused in one line where its positives are too few."""
-    need = cd.min_rows(D.shape[1])
-    if (x > 0).sum() < need:
-        raise ValueError(f"zeros='pattern': {name} has {int((x > 0).sum())} positive values, too few for the log-scale "
-                         f"fit on {D.shape[1]} public variables and codes (at least {need}); use zeros='redraw', or "
-                         f"fewer public variables (exclude=[...]).")
+def _positive_logs(x, Do, Dr, cols, take, gen, classes, name):
+    """``positives`` for one amount on the log design of its predictors (``Do`` in the original,
+    ``Dr`` in the release; ``cols`` their names) less the codes' levels that fewer than
+    MIN_LEVEL of its original or released positives have, or lack (a sector with 3 firms doing
+    R&D: their own fit would be their value); refused in one line, naming the columns, where
+    its positives are still too few or a combination of public values too rare."""
+    logged = {j for j in range(Do.shape[1]) if skewed_positive(Do[:, j], PREDICTOR_ZEROS)}
+    Lo, Lr = rs.log_design(Do, logged, Dr)
+    names = ["the intercept"] + _log_names(Do, logged, cols)
+    pos, got = x > 0, take >= 0
+    use = np.ones(Lo.shape[1], dtype=bool)
+    for j in range(1, Lo.shape[1]):
+        vals = np.unique(Lo[:, j])
+        if len(vals) == 2:  # an indicator (standardised): each of its two values on enough positives
+            few = min(int(np.sum(L[m, j] == v)) for L, m in ((Lo, pos), (Lr, got)) for v in vals)
+            use[j] = few >= MIN_LEVEL
+    Lo, Lr, names = Lo[:, use], Lr[:, use], [c for c, u in zip(names, use) if u]
+    need = cd.min_rows(Lo.shape[1] - 1)
+    if pos.sum() < need:
+        raise ValueError(f"zeros='pattern': {name} has {int(pos.sum())} positive values, too few for the log-scale "
+                         f"fit on {Lo.shape[1] - 1} predictors (the public variables, codes and amounts released before "
+                         f"it; at least {need}); use zeros='redraw', or fewer public variables (exclude=[...]).")
     try:
-        return positives(np.log(x[x > 0]), D, take, gen, classes)
-    except cd.LeverageError:
-        raise ValueError(f"zeros='pattern': among the records with a positive {name}, a combination of public values "
-                         f"or codes is too rare (its own fit would be its value); group the rare codes or leave that "
-                         f"public variable out (exclude=[...]), or use zeros='redraw'.") from None
+        return positives(np.log(x[pos]), Lo, Lr, take, gen, classes)
+    except cd.LeverageError as exc:
+        causes = [names[1:][j] for j in cd.leverage_causes(Lr[got][:, 1:], None, exc.rows)]
+        raise ValueError(f"zeros='pattern': among the records with a positive {name}, "
+                         f"{', '.join(causes) if causes else 'a combination of public values'} "
+                         f"{'is' if len(causes) == 1 else 'are'} too rare (their own fit would be their value); group "
+                         f"the rare codes or top-code that public variable, leave it out (exclude=[...]), or use "
+                         f"zeros='redraw'.") from None
+
+
+def _log_names(D, logged, cols):
+    """The names of ``residuals.log_design``'s columns after its intercept, in its order."""
+    out = []
+    for j, c in enumerate(cols):
+        v = D[:, j]
+        if v.std() > 0:
+            out.append(c)
+        if j in logged:
+            lg = np.where(v > 0, np.log(np.where(v > 0, v, 1.0)), 0.0)
+            if lg.std() > 0:
+                out.append(f"log {c}")
+            z = ~(v > 0)
+            if z.any() and not z.all():
+                out.append(f"{c} at 0")
+    return out
 
 
 def _notes(done, fell, rest):
@@ -230,9 +290,14 @@ def _notes(done, fell, rest):
              f"the public variables, codes and the sensitive variables before it (zeros included), the sum of squares "
              f"and the coefficients of the positives' OLS of the log (skewed predictors logged) are the original's "
              f"exactly"]
-    if fell:
-        notes.append(f"{', '.join(fell)}: the two scales could not both be kept; each domain's total kept instead "
-                     f"(cells of at least {MIN_CELL} positives, the rest together), the regressions close, not exact")
+    public = [n for n, k in fell.items() if k == "public"]
+    if public:
+        notes.append(f"{', '.join(public)}: the equations with the amounts released before it could not be solved; "
+                     f"kept so on the public variables and codes alone (its OLS on the other amounts close, not exact)")
+    totals = [n for n, k in fell.items() if k == "totals"]
+    if totals:
+        notes.append(f"{', '.join(totals)}: the two scales could not be kept; each domain's total kept instead (cells "
+                     f"of at least {MIN_CELL} positives, the rest together), the regressions close, not exact")
     if rest:
         notes.append(f"{', '.join(rest)}: redrawn by IPSO on the public variables, first")
     return notes
@@ -267,25 +332,40 @@ def ladder(x, v, tol, most, gen):
     return out, band, rungs, gap
 
 
-def _placed(x, v, Do, Dr, w, floors, gen, cell):
-    """One amount's positives from their redraw ``v``: both scales (``_both``), the ladder of
-    the largest records, both scales again; a record of the ladder that the last step brought
-    within the floors' tolerance of its own value is moved one rung further out and the step
-    taken again (at most PLACE_ROUNDS times: the smooth factors move the largest values most).
-    Returns (values, whether the two scales fell back to the domain totals)."""
+def _placed(x, v, Do, Dr, npub, w, floors, gen, cell):
+    """One amount's positives from their redraw ``v`` (``_placed_on``) keeping its cross-products
+    with every predictor; where those equations cannot be solved, with the public variables and
+    codes alone (the first ``npub`` columns: the amounts released before it left out); else
+    each domain cell's total (``_totals``).  Returns (values, '' or 'public' or 'totals')."""
+    for k, kind in ((Do.shape[1], ""), (npub, "public")):
+        if kind and k == Do.shape[1]:
+            continue
+        got = _placed_on(x, v, Do[:, :k], Dr[:, :k], w, floors, gen)
+        if got is not None:
+            return got, kind
+    return _totals(x, ladder(x, v, floors.tolerance, floors.max_close_share, gen)[0], cell, w), "totals"
+
+
+def _placed_on(x, v, Do, Dr, w, floors, gen):
+    """Both scales (``_both``), the ladder of the largest records, both scales again; a record
+    of the ladder that the last step brought within the floors' tolerance of its own value is
+    moved one rung further out and the step taken again (at most PLACE_ROUNDS times: the
+    smooth factors move the largest values most).  None where the equations cannot be solved."""
     first = _both(x, v, Do, Dr, w)
-    v, band, rungs, gap = ladder(x, v if first is None else first, floors.tolerance, floors.max_close_share, gen)
+    if first is None:
+        return None
+    v, band, rungs, gap = ladder(x, first, floors.tolerance, floors.max_close_share, gen)
     for _ in range(PLACE_ROUNDS):
         both = _both(x, v, Do, Dr, w)
         if both is None:
-            return _totals(x, v, cell, w), True
+            return None
         near = np.abs(both[band] / x[band] - 1) <= HOLE_MARGIN * floors.tolerance
         if not near.any():
             break
         rungs = np.where(near, rungs + np.sign(rungs) * gap, rungs)
         v = both.copy()
         v[band] = np.where(near, x[band] / np.exp(rungs), both[band])
-    return both, False
+    return both
 
 
 def _both(x, v, Do, Dr, w):

@@ -138,3 +138,46 @@ def test_the_zeros_round_compares_ipso_again_in_two_parts():
     assert zeros_candidates(c, d) == {}  # compared so already
     positive = d.assign(wage=d.wage + 100.0, capital=d.capital + 10.0)
     assert zeros_candidates(c, positive) == {}
+
+
+def test_a_round_whose_every_configuration_fails_is_said_not_the_end_of_the_comparison():
+    """An outside custodian's compare ended five times after a minute of runs: the round within
+    domains (Shuffle within sector and region: groups too small) or the zeros' round (a code too
+    rare among an amount's positives) had every configuration refused, and compare raised. Now the
+    round's configurations are listed with their refusal beside the first round's, which stands."""
+    import sys
+    from pathlib import Path
+
+    sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "methods"))
+    from test_ipso_zeros import _persons
+
+    from sdccore._choose.rounds import ZEROS_LABEL, zeros_round
+
+    d = _persons(n=600, seed=4)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        c = sdccore.compare(d, {"IPSO": {"method": "ipso"}}, sensitive=["wage", "capital"], reps=2, rng=7, n_jobs=1)
+
+    def refused(configs):
+        raise ValueError("zeros='pattern': capital has 50 positive values, too few")
+
+    got = zeros_round(c, d, refused)
+    label = "IPSO" + ZEROS_LABEL
+    assert got.errors[label] == "zeros='pattern': capital has 50 positive values, too few"
+    assert got.configs[label] == {"method": "ipso", "zeros": "pattern"} and "IPSO" in got.configs
+    assert got.runs.equals(c.runs) and got.analyses == c.analyses
+    assert got.suggest()[0] == c.suggest()[0]  # the refused round changes nothing else
+    # a round of two, both refused each for its own reason (the custodian's file listed the Shuffle's
+    # refusal beside IPSO's too): compare's refusal carries every configuration's
+    from sdccore._choose.rounds import AllFailed, _again
+
+    def two(configs):
+        raise AllFailed({"A within s": "strata: too small for shuffle", "B within s": "zeros='pattern': too few"})
+
+    _, both = _again(c, two, {"A within s": {"method": "shuffle"}, "B within s": {"method": "ipso"}})
+    assert both.errors["A within s"] == "strata: too small for shuffle"
+    assert both.errors["B within s"] == "zeros='pattern': too few"
+    with pytest.raises(ValueError, match="every variable is sensitive") as err:
+        sdccore.compare(d, {"I": {"method": "ipso"}, "S": {"method": "shuffle"}},
+                        sensitive=["age", "hours", "wage", "capital", "weight"], reps=1, rng=1, n_jobs=1)
+    assert isinstance(err.value, AllFailed) and set(err.value.errors) == {"I", "S"}
