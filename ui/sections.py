@@ -21,7 +21,7 @@ def analyses_section(cfg, key):
         st.success("Every analysis with a target keeps it in this release.")
     else:
         st.warning(checks.summary().head.replace("What analysts keep: ", "Analysts would see a difference: ")
-                   .replace(" missed", " not kept within the target."))
+                   .replace("; missed: ", "; not kept within the target: "))
     widgets.table(st, figures.analyses_table(checks), key=key, hide_index=True)
     why = figures.analyses_not_applying(checks)
     if why:

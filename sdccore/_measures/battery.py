@@ -148,14 +148,12 @@ class AnalystChecks:
     Attributes
     ----------
     table : DataFrame
-        One row per checked variable and analysis: variable, analysis, original (the
-        figure on the original: R squared, the mean, the share ...), released (the same on
-        the release), kept (the figure the target is about: an overlap, an error, a
-        distance), target (e.g. ">= 0.9"), ok (True/False; None without a target or where
-        the analysis does not apply) and note.
+        One row per checked variable and analysis: variable, analysis, original (the figure on
+        the original: R squared, the mean ...), released (on the release), kept (the figure the
+        target is about), target (">= 0.9"), ok (None without a target or where it does not
+        apply) and note.
     worst : DataFrame
-        Per analysis its worst checked variable: analysis, label (in words), compared (what
-        the figure is), variable, kept, target, ok, note.
+        Per analysis its worst checked variable: analysis, label, compared, variable, kept, target, ok, note.
     checked : tuple of str
         The variables checked.
     domains : tuple of str
@@ -178,18 +176,14 @@ class AnalystChecks:
     @property
     def failing(self) -> list:
         """(variable, analysis) pairs that miss their target."""
-        t = self.table[self.table.ok.map(lambda v: v is False)]
-        return list(zip(t.variable, t.analysis))
+        return list(self.table[self.table.ok.map(lambda v: v is False)][["variable", "analysis"]].itertuples(False, None))
 
     def __repr__(self):
-        return (f"AnalystChecks({len(self.checked)} variable(s), {len(ANALYSES)} analyses; "
-                f"{'every target met' if self.ok else f'{len(self.failing)} target(s) missed'})")
+        return f"AnalystChecks({len(self.checked)} variable(s), {len(ANALYSES)} analyses; {len(self.failing)} missed)"
 
     def summary(self) -> Summary:
         """The verdict and, per analysis, its worst variable against its target."""
-        head = ("What analysts keep: every target met" if self.ok else
-                "What analysts keep: " + "; ".join(f"{LABELS[a]} ({v})" for v, a in self.failing[:6])
-                + (" ..." if len(self.failing) > 6 else "") + " missed")
+        head = "What analysts keep: every target met" if self.ok else _missed_words(self.table)
         items = []
         for r in self.worst.itertuples():
             if not np.isfinite(r.kept):
@@ -200,6 +194,16 @@ class AnalystChecks:
             items.append(f"{r.label:26s} {r.variable:>20s}: {_fmt(r.kept)} "
                          f"(target {r.target or 'none, reported'}){mark}" + (f" (the original leans on {lean})" if lean else ""))
         return Summary(head, items)
+
+
+def _missed_words(table):
+    """'What analysts keep: 3 of 19 analyses ...; missed: OLS regression (turnover, wage_bill); ...'."""
+    judged = table[table.ok.map(lambda v: v is not None)]
+    per = judged.groupby("analysis", sort=False).ok.apply(lambda v: all(x is True for x in v))
+    miss = [(LABELS[a], list(judged.variable[(judged.analysis == a) & judged.ok.map(lambda v: v is False)]))
+            for a in per.index[~per.to_numpy(bool)]]
+    return (f"What analysts keep: {int(per.sum())} of {len(per)} analyses within their targets; missed: " + "; ".join(
+        f"{lab} ({', '.join(vs[:3])}{', ...' if len(vs) > 3 else ''})" for lab, vs in miss))
 
 
 def _fmt(v):

@@ -148,23 +148,36 @@ def test_same_seed_same_bytes_and_the_floors_judge_it():
     assert any("in two parts (zeros='pattern')" in n for n in a.notes)
 
 
-def test_without_an_amount_at_0_it_is_ipso_as_chosen_and_says_so():
+def test_without_an_amount_it_is_ipso_as_chosen_and_says_so():
+    """Sensitive variables that can be negative (a profit, a change) are no amounts: IPSO as chosen."""
     d = _persons()
-    d = d.assign(wage=d.wage + 1000.0, capital=d.capital + 50.0)  # no zeros left
+    d = d.assign(wage=d.wage - d.wage.mean(), capital=d.capital - d.capital.mean())
     a = sdccore.protect(d, "ipso", sensitive=["wage", "capital"], rng=2, zeros="pattern")
     b = sdccore.protect(d, "ipso", sensitive=["wage", "capital"], rng=2)
     assert a.data.equals(b.data)
-    assert any("no sensitive variable has a mass at 0" in n for n in a.notes)
+    assert any("no sensitive variable is an amount" in n for n in a.notes)
 
 
-def test_an_amount_without_zeros_beside_one_with_them_is_ipsos_and_is_kept_with_it():
+def test_a_skewed_amount_without_zeros_joins_the_two_parts_and_a_profit_is_ipsos_first():
+    """capital + 50 (positive, skewed) goes through the two parts too (nothing handed on: its
+    positives on the log scale, kept with wage); a profit that can be negative is IPSO's, first,
+    and every OLS among them is the original's."""
     d = _persons()
-    d = d.assign(capital=d.capital + 50.0)  # capital positive everywhere: IPSO as chosen, first
-    r = sdccore.protect(d, "ipso", sensitive=["wage", "capital"], rng=2, zeros="pattern", rounding="none")
+    r0 = np.random.default_rng(1)
+    d = d.assign(capital=d.capital + 50.0, profit=0.02 * d.wage + 5 * d.age - 300 + r0.normal(0, 300, len(d)))
+    r = sdccore.protect(d, "ipso", sensitive=["wage", "capital", "profit"], rng=2, zeros="pattern", rounding="none")
     assert (r.data.wage == 0).sum() == (d.wage == 0).sum() and (r.data.capital > 0).all()
-    assert any("capital: redrawn by IPSO on the public variables, first" in n for n in r.notes)
-    (bo, _), (br, _) = _ols(*_design(d, "wage")), _ols(*_design(r.data, "wage"))
-    assert np.allclose(br, bo, rtol=1e-7, atol=1e-9 * np.abs(bo).max())  # wage on the released capital too
+    assert any(n.startswith("wage, capital: in two parts") for n in r.notes)
+    assert any("profit: redrawn by IPSO on the public variables, first" in n for n in r.notes)
+    for y, other in (("wage", ["capital", "profit"]), ("capital", ["wage", "profit"])):
+        def fit(f):
+            X = np.column_stack([np.ones(len(f)), f.age, f.hours, f.weight] + [f[c] for c in other]
+                                + [(f.region == v).astype(float) for v in ("north", "south")]
+                                + [(f.sex == "m").astype(float)])
+            return _ols(X, f[y].to_numpy(float))[0]
+        bo, br = fit(d), fit(r.data)
+        assert np.allclose(br, bo, rtol=1e-6, atol=1e-8 * np.abs(bo).max())
+    assert np.log(r.data.capital).mean() == pytest.approx(np.log(d.capital).mean(), abs=0.05)
 
 
 def test_refusals_name_the_variable_and_the_fix():
