@@ -102,10 +102,7 @@ def tail_round(cmp_, run):
     if not labels:
         return cmp_
     again = {f"{lab}{TAIL_LABEL}": {**cmp_.configs[lab], "tail": "aggregate"} for lab in labels}
-    more, cmp_ = _again(cmp_, run, again)
-    if more is None or more.cancelled:
-        return cmp_ if more is None else replace(cmp_, cancelled=True)
-    return merged(cmp_, more)
+    return _again(cmp_, run, again)
 
 
 class AllFailed(ValueError):
@@ -117,18 +114,24 @@ class AllFailed(ValueError):
         self.errors = dict(errors)
 
 
-def _again(cmp_, run, configs):
-    """``run(configs)``, or, where every configuration of the round failed (``compare`` raises
-    then), None with ``cmp_``'s configurations and errors extended by the round's: a round's
-    refusal (a group too small for its strata, a code too rare among an amount's positives) is
-    said beside the others, never the end of the whole comparison (an outside custodian's five
-    tries: each threw the first round's minute of runs away).  Returns (the round or None, cmp_)."""
+def _again(cmp_, run, configs, only=None):
+    """``cmp_`` with the round ``run(configs)`` merged in (``only(round)``: the labels of it to
+    keep, all without it; none kept: ``cmp_`` as it is), marked cancelled where the round was.
+    Where every configuration of the round failed (``compare`` raises ``AllFailed`` then), its
+    configurations are listed with each one's refusal: a round's refusal (a group too small for
+    its strata, a code too rare among an amount's positives) is said beside the others, never
+    the end of the whole comparison (an outside custodian's five tries: each threw the first
+    round's minute of runs away)."""
     try:
-        return run(configs), cmp_
+        more = run(configs)
     except ValueError as exc:
         each = getattr(exc, "errors", None) or {}
-        return None, replace(cmp_, configs={**cmp_.configs, **configs},
-                             errors={**cmp_.errors, **{lab: each.get(lab, str(exc)) for lab in configs}})
+        return replace(cmp_, configs={**cmp_.configs, **configs},
+                       errors={**cmp_.errors, **{lab: each.get(lab, str(exc)) for lab in configs}})
+    if more.cancelled:
+        return replace(cmp_, cancelled=True)
+    kept = list(more.configs) if only is None else only(more)
+    return merged(cmp_, _only(more, kept)) if kept else cmp_
 
 
 def merged(a, b):
@@ -176,15 +179,13 @@ def scales_round(cmp_, run):
     todo = scales_candidates(cmp_)
     if not todo:
         return cmp_
-    more, cmp_ = _again(cmp_, run, {f"{lab}{SCALES_LABEL}": {**cmp_.configs[lab], **extra}
-                                    for lab, extra in todo.items()})
-    if more is None or more.cancelled:
-        return cmp_ if more is None else replace(cmp_, cancelled=True)
     # one whose run released still loses the log scale (EIA's TOTREVENUE, an identity: the OLS alone)
     # would be offered under a name that says what it did not do: left out
-    lost = {lab for lab, (_, _, missed) in (more.analyses or {}).items() if any(m in LOG_SCALE for m in missed)}
-    kept = [lab for lab in more.configs if lab not in lost]
-    return merged(cmp_, _only(more, kept)) if kept else cmp_
+    def kept(more):
+        lost = {lab for lab, (_, _, missed) in (more.analyses or {}).items() if any(m in LOG_SCALE for m in missed)}
+        return [lab for lab in more.configs if lab not in lost]
+    return _again(cmp_, run, {f"{lab}{SCALES_LABEL}": {**cmp_.configs[lab], **extra} for lab, extra in todo.items()},
+                  kept)
 
 
 ZEROS_LABEL = " + zeros kept"
@@ -218,11 +219,8 @@ def zeros_round(cmp_, data, run):
     todo = {} if cmp_.cancelled else zeros_candidates(cmp_, data)
     if not todo:
         return cmp_
-    more, cmp_ = _again(cmp_, run, {f"{lab}{ZEROS_LABEL}": {**cmp_.configs[lab], **extra}
-                                    for lab, extra in todo.items()})
-    if more is None or more.cancelled:
-        return cmp_ if more is None else replace(cmp_, cancelled=True)
-    return merged(cmp_, more)
+    return _again(cmp_, run, {f"{lab}{ZEROS_LABEL}": {**cmp_.configs[lab], **extra} for lab, extra in todo.items()})
+
 
 def _only(c, labels):
     """The comparison ``c`` with only the configurations ``labels``."""
@@ -292,8 +290,5 @@ def domains_round(cmp_, data, run):
     if not todo:
         return cmp_
     words = {lab: s[0] if len(s) == 1 else f"{', '.join(s[:-1])} and {s[-1]}" for lab, s in todo.items()}
-    more, cmp_ = _again(cmp_, run, {f"{lab}{WITHIN_LABEL}{words[lab]}": {**cmp_.configs[lab], "strata": list(s)}
-                                    for lab, s in todo.items()})
-    if more is None or more.cancelled:
-        return cmp_ if more is None else replace(cmp_, cancelled=True)
-    return merged(cmp_, more)
+    return _again(cmp_, run, {f"{lab}{WITHIN_LABEL}{words[lab]}": {**cmp_.configs[lab], "strata": list(s)}
+                              for lab, s in todo.items()})

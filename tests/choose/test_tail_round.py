@@ -174,7 +174,7 @@ def test_a_round_whose_every_configuration_fails_is_said_not_the_end_of_the_comp
     def two(configs):
         raise AllFailed({"A within s": "strata: too small for shuffle", "B within s": "zeros='pattern': too few"})
 
-    _, both = _again(c, two, {"A within s": {"method": "shuffle"}, "B within s": {"method": "ipso"}})
+    both = _again(c, two, {"A within s": {"method": "shuffle"}, "B within s": {"method": "ipso"}})
     assert both.errors["A within s"] == "strata: too small for shuffle"
     assert both.errors["B within s"] == "zeros='pattern': too few"
     with pytest.raises(ValueError, match="every variable is sensitive") as err:
