@@ -89,19 +89,30 @@ def amount(x):
     return semicontinuous(x) or bool(np.isfinite(x).all() and skewed_positive(x))
 
 
-def cells(codes, small):
-    """Integer cell of each record from the columns of ``codes`` (an n x c integer array;
-    c may be 0), the cells of fewer than ``small`` records joined into one."""
+def cells(codes, small, rules=None):
+    """Integer cell of each record from the columns of ``codes`` (an n x c integer array; c may
+    be 0) within the groups of ``rules`` (an n x r array; the hand-on never crosses them): the
+    cell of all the codes where it holds at least ``small`` records, else the records left of
+    it join those of the cells that share its first codes, one code fewer at a time (region
+    and sex before region alone), the last left within their rule group.  Joining every small
+    cell of region x sex x education into one (the first rule) broke 'no hours, no wage' for
+    2 persons and moved capital's share at 0 in two regions by 0.7 points."""
     n = codes.shape[0]
-    if codes.shape[1] == 0:
-        return np.zeros(n, dtype=np.int64)
-    _, cell = np.unique(codes, axis=0, return_inverse=True)
-    cell = cell.ravel()
-    counts = np.bincount(cell)
-    few = counts[cell] < small
-    cell = cell + 1
-    cell[few] = 0  # the small cells together (cell 0 may be empty)
-    return cell
+    rules = np.zeros((n, 0), dtype=np.int64) if rules is None else rules
+    out = np.full(n, -1, dtype=np.int64)
+    top = 0
+    for k in range(codes.shape[1], -1, -1):
+        left = out < 0
+        if not left.any():
+            break
+        _, cell = np.unique(np.column_stack([rules, codes[:, :k]])[left], axis=0, return_inverse=True)
+        cell = cell.ravel()
+        counts = np.bincount(cell)
+        big = (counts[cell] >= small) | (k == 0)
+        idx = np.flatnonzero(left)[big]
+        out[idx] = top + cell[big]
+        top += len(counts)
+    return np.unique(out, return_inverse=True)[1].ravel()
 
 
 def hand_on(score, cell, block, gen):
@@ -161,7 +172,7 @@ def two_part(prep, Xk, o, gen, ipso):
     D, codes, cols = _given(prep, Xk, pub, o)
     S0 = X0k[:, [sens[a] for a in J]]
     rules = _structural(Xk[:, pub], S0)
-    partner = hand_on(_chance(D, Xk[:, pub], S0), cells(np.column_stack([codes, rules]), BLOCK), BLOCK, gen)
+    partner = hand_on(_chance(D, Xk[:, pub], S0), cells(codes, BLOCK, rules), BLOCK, gen)
     out = Xk.copy()
     rest = [sens[a] for a in range(len(sens)) if a not in set(J)]
     if rest:  # the other sensitive variables first, by IPSO on the public variables
