@@ -136,7 +136,7 @@ def header(args, res, data, keep, sensitive):
           f"method gets a sensitive value within 5 % for at most {floor:.0%} of records more than the public variables "
           f"alone give, over all records and in every size band, among the largest and the most extreme), the most it "
           f"gets over all records (its variable), and the analyses researchers run that the released run keeps "
-          f"within their targets:")
+          f"within their targets (a refusal's fix names protect's options: --set KEY=VALUE):")
     if sensitive:
         from .._core.validation import numeric_columns
 
