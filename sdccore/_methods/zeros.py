@@ -374,12 +374,13 @@ def _placed_on(x, v, Do, Dr, w, floors, gen):
     of the ladder that the last step brought within the floors' tolerance of its own value is
     moved one rung further out and the step taken again (at most PLACE_ROUNDS times: the
     smooth factors move the largest values most).  None where the equations cannot be solved."""
-    first = _both(x, v, Do, Dr, w)
+    eq = _equations(x, Do, Dr, w)  # the same for every step: only the values move
+    first = _both(v, eq)
     if first is None:
         return None
     v, band, rungs, gap = ladder(x, first, floors.tolerance, floors.max_close_share, gen)
     for _ in range(PLACE_ROUNDS):
-        both = _both(x, v, Do, Dr, w)
+        both = _both(v, eq)
         if both is None:
             return None
         near = np.abs(both[band] / x[band] - 1) <= HOLE_MARGIN * floors.tolerance
@@ -391,21 +392,19 @@ def _placed_on(x, v, Do, Dr, w, floors, gen):
     return both
 
 
-def _both(x, v, Do, Dr, w):
-    """``v`` (released at 0 where it is 0) with its positive values moved each by a smooth
-    factor (``residuals._steps``) so that its cross-products with [1, Dr] over every record
-    (zeros included) and its sum of squares equal those of the original ``x`` with [1, Do],
-    and the OLS of its log on the log design of Dr (``residuals.log_design``: skewed
-    predictors logged, with their zeros' indicator) over its positive records equals the
-    original's on Do: every OLS of the amount on the released columns, on the raw scale and
-    of its log, is the original's.  With sampling weights ``w`` the same weighted (the
-    weighted least squares an analyst of a survey runs).  None where the equations cannot be
-    solved to SCALE_TOL.  Do and Dr: the predictors in the original and in the release (the
-    public ones the same)."""
+def _equations(x, Do, Dr, w):
+    """What ``_both`` solves for, from the original ``x`` and its predictors in the original
+    (``Do``) and in the release (``Dr``; the public ones the same): (the release's log design
+    (``residuals.log_design``: skewed predictors logged, with their zeros' indicator), the
+    original's log fit on it over its positive records, the release's raw design [1, Dr]
+    (standardised as Do), the targets (the original's cross-products with [1, Do] and its sum
+    of squares), the scale, the weights or None), all weighted where the file has sampling
+    weights ``w`` (the weighted least squares an analyst of a survey runs); None where the
+    original has too few positive values for the log fit."""
     logged = {j for j in range(Do.shape[1]) if skewed_positive(Do[:, j], PREDICTOR_ZEROS)}
     Lo, Lr = rs.log_design(Do, logged, Dr)
     so = x > 0
-    if so.sum() <= Lo.shape[1] or (v > 0).sum() <= Lo.shape[1]:
+    if so.sum() <= Lo.shape[1]:
         return None
     ww = np.ones(len(x)) if w is None else np.asarray(w, dtype=np.float64)
     r = np.sqrt(ww[so])
@@ -415,8 +414,19 @@ def _both(x, v, Do, Dr, w):
     Ao = np.column_stack([np.ones(len(x)), (Do[:, on] - mu[on]) / sd[on]]) * ww[:, None]
     Ar = np.column_stack([np.ones(len(x)), (Dr[:, on] - mu[on]) / sd[on]]) * ww[:, None]
     sc = max(float(x.std()), np.finfo(float).tiny)
-    target = np.concatenate([Ao.T @ x, [(x / sc) @ (ww * x / sc)]])
-    wl = None if w is None else ww
+    return Lr, b, Ar, np.concatenate([Ao.T @ x, [(x / sc) @ (ww * x / sc)]]), sc, None if w is None else ww
+
+
+def _both(v, eq):
+    """``v`` (released at 0 where it is 0) with its positive values moved each by a smooth
+    factor (``residuals._steps``) so that the equations ``eq`` (``_equations``) hold: its
+    cross-products with the released columns (zeros included) and its sum of squares are the
+    original's, and so is the OLS of its log over its positive records: every OLS of the
+    amount on the released columns, on the raw scale and of its log, is the original's.  None
+    where the equations cannot be solved to SCALE_TOL."""
+    if eq is None or (v > 0).sum() <= eq[0].shape[1]:
+        return None
+    Lr, b, Ar, target, sc, wl = eq
     got = rs._steps(v, Lr, b, Ar, target, sc, w=wl)
     for _ in range(STEP_ROUNDS - 1):  # Newton's steps again from where they stopped (capital: .07 left once)
         if got is None or got[1] <= rs.SCALE_TOL:
