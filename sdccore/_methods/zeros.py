@@ -53,8 +53,8 @@ BLOCK = 10  # records per block within which the zero patterns are handed on
 STEP_ROUNDS = 4  # rounds of residuals._steps (each of up to 80 Newton steps) for the two scales
 PLACE_ROUNDS = 6  # rounds of moving a largest record off its own value and keeping both scales again
 HOLE_MARGIN = 1.02  # the ladder's nearest rungs this much beyond the floors' tolerance of the own value
-MIN_CELL = 20
-RULE_SHARE = 0.05  # a range of a public column where an amount's status never changes, on this share of records  # positives a domain cell needs for its own total (smaller cells share one factor)
+MIN_CELL = 20  # positives a domain cell needs for its own total (smaller cells share one factor)
+RULE_SHARE = 0.05  # a range of a public column where an amount's status never changes, on this share of records
 
 
 def option():
