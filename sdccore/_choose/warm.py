@@ -28,7 +28,7 @@ __all__ = []
 # kernels that are not compiled on their own: a test's reference implementation
 REFERENCE_ONLY = ("sdccore._methods.perturbations._rankswap_order_scan",)
 KERNEL_MODULES = ("sdccore._methods.mdav", "sdccore._methods.perturbations", "sdccore._methods.conditional_kernel",
-                  "sdccore._risk.linkage", "sdccore._risk.intruders")
+                  "sdccore._risk.linkage", "sdccore._core.nearest", "sdccore._risk.intruders")
 
 
 def kernels():

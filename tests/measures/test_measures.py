@@ -297,6 +297,33 @@ def test_float32_screened_nearest_equals_exact_brute_force(seed):
         assert own2[i] == (target[i] in best)
 
 
+@pytest.mark.parametrize("m", [13, 20])
+def test_staged_nearest_over_many_tiles_equals_exact_brute_force(m):
+    """Issue 42: with 10-24 columns the kernel sums the first 6 for every cell and the rest only
+    for the cells whose partial sum is still within reach of the best so far (a float32 sum of
+    non-negative terms never falls).  Over 12 tiles of released records, with exact duplicates
+    and records copied from the originals (ties, distance 0), the first nearest, the number of
+    ties, the own record and the distance are the brute force's; and most cells are out of
+    reach after 6 columns here, so the staged path is the one tested."""
+    rng = np.random.default_rng(m)
+    n, nb = 300, 6000
+    C = rng.standard_normal((m, m))
+    A = rng.standard_normal((n, m)) @ C
+    B = rng.standard_normal((nb, m)) @ C
+    B[:n] = A + 0.3 * rng.standard_normal((n, m))
+    B[1000:1100] = B[2000]  # 100 identical released records
+    A[7] = B[2000]
+    B[3000:3010] = A[10:20]  # exact copies: distance 0
+    first, ties, own, dist = _linkage._nearest(A, B)
+    D = ((A[:, None, :] - B[None, :, :]) ** 2).sum(-1)
+    for i in range(n):
+        best = np.flatnonzero(D[i] == D[i].min())
+        assert first[i] == best[0] and ties[i] == len(best) and own[i] == (i in best)
+        assert dist[i] == pytest.approx(D[i].min(), rel=1e-12, abs=1e-300)
+    part = ((A[:, None, :6] - B[None, :, :6]) ** 2).sum(-1)
+    assert np.median((part <= dist[:, None] * 1.01).mean(axis=1)) < 1 / _linkage.SPARSE
+
+
 # ------------------------------------------------------------------ PIL: variance of r (issue 10.1)
 
 def _var_r_direct(x, y):

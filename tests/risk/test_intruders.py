@@ -465,7 +465,7 @@ def test_leave_one_out_links_where_most_cells_are_screened_out_are_the_brute_for
     target's bound (about 3 % on a 30-column release).  On 30 standardised columns, a release 1 sd of noise off, with exact
     duplicates (ties) and pairs of left-out columns, the links are the brute force's; and the
     screen does leave most cells out here (else this test would not exercise it)."""
-    from sdccore._risk.linkage import _survivors, nearest_without
+    from sdccore._core.nearest import _survivors, nearest_without
 
     rng = np.random.default_rng(11)
     n, m = 1500, 30
