@@ -133,5 +133,13 @@ def compile_kernels(*, progress=None):
     rankswap(np.asarray(num["a"], dtype=np.float64), 40.0, np.random.default_rng(0))
     done["Rank swapping in pairs"] = time.perf_counter() - t
     say(f"Rank swapping in pairs: {done['Rank swapping in pairs']:.1f} s")
+    # the floors' leave-one-out link screens the tiles of a release of 16 x SCREEN_TILE records or more
+    from .._core.nearest import SCREEN_TILE, nearest_without
+
+    t = time.perf_counter()
+    big = np.random.default_rng(0).standard_normal((16 * SCREEN_TILE, 3))
+    nearest_without(big[:4], big, [[0], [1, 2]], seed=np.arange(4))
+    done["Leave-one-out link, large release"] = time.perf_counter() - t
+    say(f"Leave-one-out link, large release: {done['Leave-one-out link, large release']:.1f} s")
     say(f"every kernel ready in {time.perf_counter() - t0:.1f} s")
     return done

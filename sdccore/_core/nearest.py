@@ -12,6 +12,7 @@ from numba import njit, prange
 
 __all__ = []
 
+SCREEN_TILE = 1024  # tiles of at least this many released records are screened first (``_screen_row``)
 CAP = 32  # candidates kept per record before an exact scan (``_risk.linkage`` keeps as many)
 
 
@@ -198,6 +199,105 @@ def _survivors(g, ai, bn, emax, bmax, amx, kmax, top, sv, d, L):
 
 
 @njit(cache=True, parallel=True)
+def _screen_all(A32, s, an, bn, bnq, anorm, E, Bt32t, outs, ptr, kmax, seed, ub, cand, nc, over):
+    """``_screen_without`` reading every cell for every target (no screen first): on tiles under
+    SCREEN_TILE records the screen's own pass and the gathers cost more than they save (EIA,
+    tiles of 256: 0.14 -> 0.23 CPU-s a link)."""
+    n = A32.shape[0]
+    L = Bt32t.shape[1]
+    m = Bt32t.shape[0]
+    T = ptr.shape[0] - 1
+    u = 6.0e-8
+    nblk = (n + _BLOCK - 1) // _BLOCK
+    for blk in prange(nblk):
+        i0 = blk * _BLOCK
+        i1 = min(n, i0 + _BLOCK)
+        G = np.dot(A32[i0:i1], Bt32t)
+        d = np.empty(L, dtype=np.float32)
+        dt = np.empty(L, dtype=np.float32)
+        e32 = np.empty(L, dtype=np.float32)
+        de = np.empty(L, dtype=np.float32)
+        for i in range(i0, i1):
+            _screen_all_row(G[i - i0], i, s, A32, an, bn, bnq, anorm, E, Bt32t, outs, ptr, kmax, seed, ub, cand, nc, over,
+                        d, dt, e32, de, m, T, L, u)
+
+
+
+@njit(cache=True)
+def _screen_all_row(g, i, s, A32, an, bn, bnq, anorm, E, Bt32t, outs, ptr, kmax, seed, ub, cand, nc, over, d, dt, e32,
+                de, m, T, L, u):
+    """``_screen_all`` for original record i, g its products with the tile; d, dt, e32 and de
+    are scratch rows."""
+    ai = np.float32(an[i])
+    for q in range(L):
+        d[q] = ai + bn[q] - np.float32(2.0) * g[q]
+    Er = E[i]
+    Ar = anorm[i]
+    # each cell's float32 error of dt, twice over: the inputs' rounding (E), |a|^2 + |b|^2 - 2 a.b
+    # over m columns and its assembly, the k left-out terms subtracted; with D at most
+    # (|a| + |b|)^2, D's float32 rounding error is below (m + k + 8) u (|a| + |b|)^2 (k at its
+    # largest over the targets); rounded up to float32.  Per cell, not per tile: on skewed data
+    # a tile's largest record would make the bound of every small one hundreds of times too wide
+    c2 = (m + kmax + 8) * u
+    for q in range(L):
+        sq = Ar + bnq[q]
+        e32[q] = np.float32(2.0 * (2.0 * sq * Er + Er * Er + c2 * sq * sq) * (1.0 + 1e-6) + 1e-30)
+        # the distance less its error, once for every target's count below (two loads a cell, not
+        # three; the order of the two float32 subtractions is within the factor 2 of e32 to spare)
+        de[q] = d[q] - e32[q]
+    # the seed (a candidate already, its exact distance the bound) does not make its tile worth a look
+    qs = seed[i] - s if 0 <= seed[i] - s < L else -1
+    for t in range(T):
+        k = ptr[t + 1] - ptr[t]
+        thr = np.float32(min(ub[t, i] * (1.0 + 1e-6) + 1e-30, 3.0e38))
+        hits = 0
+        c = outs[ptr[t]]
+        ac = A32[i, c]
+        row = Bt32t[c]  # 1-d rows: the loops below vectorise (2-d indexing: 6x slower)
+        if k == 1:  # the common case in one vectorised pass: count the cells that may beat the bound
+            for q in range(L):
+                w = row[q] - ac
+                if de[q] - w * w <= thr:
+                    hits += 1
+            if qs >= 0:
+                w = row[qs] - ac
+                if de[qs] - w * w <= thr:
+                    hits -= 1
+            if hits == 0:
+                continue
+        for q in range(L):
+            w = row[q] - ac
+            dt[q] = d[q] - w * w
+        for p in range(ptr[t] + 1, ptr[t + 1]):
+            c = outs[p]
+            ac = A32[i, c]
+            row = Bt32t[c]
+            for q in range(L):
+                w = row[q] - ac
+                dt[q] -= w * w
+        if k > 1:
+            for q in range(L):
+                if dt[q] - e32[q] <= thr:
+                    hits += 1
+            if qs >= 0 and dt[qs] - e32[qs] <= thr:
+                hits -= 1
+            if hits == 0:
+                continue
+        # the bound: the smallest dt + e (a float32 sum, rounded up by the factor), then every
+        # cell whose dt - e reaches it is a candidate
+        best = min(ub[t, i], np.float64(_smallest_sum(dt, e32, L)) * (1.0 + 1e-6) + 1e-30)
+        ub[t, i] = best
+        bt = np.float32(min(best * (1.0 + 1e-6) + 1e-30, 3.0e38))
+        for q in range(L):
+            if dt[q] - e32[q] <= bt:
+                if nc[t, i] < cand.shape[2]:
+                    cand[t, i, nc[t, i]] = s + q
+                    nc[t, i] += 1
+                else:
+                    over[t, i] = True
+
+
+@njit(cache=True, parallel=True)
 def _decide_without(A, Bt, outs, ptr, cand, nc, over):
     """The exact float64 pass of ``nearest_without``: for each target and original record, the
     first of its candidates (of every released record after an overflow) at the smallest
@@ -281,6 +381,10 @@ def nearest_without(A, B, out_sets, seed=None):
         Bt32t = np.ascontiguousarray(Bt[:, s:s + tile], dtype=np.float32)
         bnq = bnq_all[s:s + tile]
         bmax = np.abs(Bt32t[ucols]).max(axis=0) if len(ucols) else np.zeros(Bt32t.shape[1], dtype=np.float32)
-        _screen_without(A32, s, an, bn64[s:s + tile].astype(np.float32), bnq, anorm, E, Bt32t, outs, ptr, kmax, seed,
-                        ub, cand, nc, over, amax, bmax)
+        if tile >= SCREEN_TILE:
+            _screen_without(A32, s, an, bn64[s:s + tile].astype(np.float32), bnq, anorm, E, Bt32t, outs, ptr, kmax,
+                            seed, ub, cand, nc, over, amax, bmax)
+        else:
+            _screen_all(A32, s, an, bn64[s:s + tile].astype(np.float32), bnq, anorm, E, Bt32t, outs, ptr, kmax, seed,
+                        ub, cand, nc, over)
     return _decide_without(A, Bt, outs, ptr, cand, nc, over)

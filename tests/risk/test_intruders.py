@@ -460,21 +460,25 @@ def test_a_constant_target_is_linked_on_every_varying_column():
 
 
 def test_leave_one_out_links_where_most_cells_are_screened_out_are_the_brute_force_ones():
-    """Issue 42: ``_screen_row`` reads, per target, only the cells that the bound on every
-    left-out term, (max|a| + max|b|)^2, and the tile's largest error leave in reach of some
-    target's bound (about 3 % on a 30-column release).  On 30 standardised columns, a release 1 sd of noise off, with exact
-    duplicates (ties) and pairs of left-out columns, the links are the brute force's; and the
-    screen does leave most cells out here (else this test would not exercise it)."""
-    from sdccore._core.nearest import _survivors, nearest_without
+    """Issue 42: on tiles of at least SCREEN_TILE released records, ``_screen_row`` reads, per
+    target, only the cells that the bound on every left-out term, (max|a| + max|b|)^2, and
+    the tile's largest error leave in reach of some target's bound (about 3 % on a 30-column
+    release).  On 30 standardised columns, 17,000 released records (tiles of 1,063), a release
+    0.5 sd of noise off, with exact duplicates (ties) and pairs of left-out columns, the links
+    are the brute force's; and the screen does leave most cells out here (else this test
+    would not exercise it)."""
+    from sdccore._core.nearest import SCREEN_TILE, _survivors, nearest_without
 
     rng = np.random.default_rng(11)
-    n, m = 1500, 30
+    n, nb, m = 1500, 17000, 30
     X = rng.standard_normal((n, m)) @ rng.standard_normal((m, m))
-    Y = X + 0.5 * X.std(0) * rng.standard_normal((n, m))
-    Y[40:60] = Y[200:220]  # released duplicates: exact ties between distinct records
+    Y = X[rng.integers(0, n, nb)] + 0.5 * X.std(0) * rng.standard_normal((nb, m))
+    Y[:n] = X + 0.5 * X.std(0) * rng.standard_normal((n, m))
+    Y[40:60] = Y[2000:2020]  # released duplicates: exact ties between distinct records
+    assert -(-nb // 16) >= SCREEN_TILE  # the screened kernel's tiles
     A = (X - X.mean(0)) / X.std(0)
     B = (Y - X.mean(0)) / X.std(0)
-    rows = np.arange(0, n, 15)
+    rows = np.arange(0, n, 25)
     sets = [[c] for c in range(m)] + [[0, 5], [7, 8, 9]]
     got = nearest_without(A[rows], B, sets, seed=rows)
     for t, out in enumerate(sets):
@@ -485,7 +489,7 @@ def test_leave_one_out_links_where_most_cells_are_screened_out_are_the_brute_for
     d = ((a32[:, None, :] - b32[None, :, :]) ** 2).sum(axis=2)
     top = ((A[rows] - B[rows]) ** 2).sum(axis=1).astype(np.float32)
     amax, bmax = np.abs(a32).max(axis=1), np.abs(b32).max(axis=1)
-    sv, dd, zero = np.empty(n, dtype=np.int64), np.empty(n, dtype=np.float32), np.float32(0.0)
-    kept_share = np.mean([_survivors(np.zeros(n, np.float32), zero, d[i], zero, bmax, amax[i], 1, top[i], sv, dd, n) / n
+    sv, dd, zero = np.empty(nb, dtype=np.int64), np.empty(nb, dtype=np.float32), np.float32(0.0)
+    kept_share = np.mean([_survivors(np.zeros(nb, np.float32), zero, d[i], zero, bmax, amax[i], 1, top[i], sv, dd, nb) / nb
                           for i in range(len(rows))])
     assert kept_share < 0.25, kept_share
