@@ -159,15 +159,21 @@ def _one_target(t, i, s, A32, Bt32t, outs, ptr, ub, cand, nc, over, work, sv, ns
                 hits += 1 if p != ps else 0
         if hits == 0:
             return
-    # the bound: the smallest dt + e (a float32 sum, rounded up by the factor), then every
-    # cell whose dt - e reaches it is a candidate
+    _candidates(t, i, s, dt, ec, ns, sv, True, ub, cand, nc, over)
+
+
+@njit(cache=True)
+def _candidates(t, i, s, dt, ec, ns, sv, listed, ub, cand, nc, over):
+    """The bound of target t for record i: the smallest dt + e (a float32 sum, rounded up by the
+    factor), then every cell whose dt - e reaches it is a candidate (cell p is ``sv[p]`` where
+    ``listed``, else p itself)."""
     best = min(ub[t, i], np.float64(_smallest_sum(dt, ec, ns)) * (1.0 + 1e-6) + 1e-30)
     ub[t, i] = best
     bt = np.float32(min(best * (1.0 + 1e-6) + 1e-30, 3.0e38))
     for p in range(ns):
         if dt[p] - ec[p] <= bt:
             if nc[t, i] < cand.shape[2]:
-                cand[t, i, nc[t, i]] = s + sv[p]
+                cand[t, i, nc[t, i]] = s + (sv[p] if listed else p)
                 nc[t, i] += 1
             else:
                 over[t, i] = True
@@ -283,18 +289,7 @@ def _screen_all_row(g, i, s, A32, an, bn, bnq, anorm, E, Bt32t, outs, ptr, kmax,
                 hits -= 1
             if hits == 0:
                 continue
-        # the bound: the smallest dt + e (a float32 sum, rounded up by the factor), then every
-        # cell whose dt - e reaches it is a candidate
-        best = min(ub[t, i], np.float64(_smallest_sum(dt, e32, L)) * (1.0 + 1e-6) + 1e-30)
-        ub[t, i] = best
-        bt = np.float32(min(best * (1.0 + 1e-6) + 1e-30, 3.0e38))
-        for q in range(L):
-            if dt[q] - e32[q] <= bt:
-                if nc[t, i] < cand.shape[2]:
-                    cand[t, i, nc[t, i]] = s + q
-                    nc[t, i] += 1
-                else:
-                    over[t, i] = True
+        _candidates(t, i, s, dt, e32, L, outs, False, ub, cand, nc, over)  # (outs: an unread index array)
 
 
 @njit(cache=True, parallel=True)
