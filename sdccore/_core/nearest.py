@@ -35,6 +35,18 @@ def _first_exact(A, Bt, i, keep, idx):
     return f
 
 
+@njit(cache=True)
+def _bound32(b):
+    """A float64 bound b, widened by 1e-6 of it and taken to float32 (capped below float32's largest)."""
+    return np.float32(min(b * (1.0 + 1e-6) + 1e-30, 3.0e38))
+
+
+@njit(cache=True)
+def _err32(sq, Er, c2):
+    """A cell's float32 error bound, twice over, for |a| + |b| at most sq (``_screen_row``'s comment)."""
+    return np.float32(2.0 * (2.0 * sq * Er + Er * Er + c2 * sq * sq) * (1.0 + 1e-6) + 1e-30)
+
+
 @njit(cache=True, fastmath={"nnan", "reassoc"})
 def _smallest_sum(dt, err, L):
     """min(dt[:L] + err[:L]) in float32 (no NaN reaches it; the reassociation lets the minimum
@@ -98,10 +110,10 @@ def _screen_row(g, i, s, A32, an, bn, bnq, bqmax, anorm, E, Bt32t, outs, ptr, km
     # a tile's largest record would make the bound of every small one hundreds of times too wide
     c2 = (m + kmax + 8) * u
     sq = Ar + bqmax
-    emax = np.float32(2.0 * (2.0 * sq * Er + Er * Er + c2 * sq * sq) * (1.0 + 1e-6) + 1e-30)
+    emax = _err32(sq, Er, c2)
     top = np.float32(0.0)
     for t in range(ptr.shape[0] - 1):
-        top = max(top, np.float32(min(ub[t, i] * (1.0 + 1e-6) + 1e-30, 3.0e38)))
+        top = max(top, _bound32(ub[t, i]))
     d = work[0]
     ns = _survivors(g, np.float32(an[i]), bn, emax, bmax, amax[i], kmax, top, sv, d, L)
     if ns == 0:
@@ -110,7 +122,7 @@ def _screen_row(g, i, s, A32, an, bn, bnq, bqmax, anorm, E, Bt32t, outs, ptr, km
     de = work[2]
     for p in range(ns):
         sq = Ar + bnq[sv[p]]
-        e32[p] = np.float32(2.0 * (2.0 * sq * Er + Er * Er + c2 * sq * sq) * (1.0 + 1e-6) + 1e-30)
+        e32[p] = _err32(sq, Er, c2)
         # the distance less its error, once for every target's count below (two loads a cell, not
         # three; the order of the two float32 subtractions is within the factor 2 of e32 to spare)
         de[p] = d[p] - e32[p]
@@ -131,7 +143,7 @@ def _one_target(t, i, s, A32, Bt32t, outs, ptr, ub, cand, nc, over, work, sv, ns
     among them (-1: not among them)."""
     d, ec, de, dt = work[0], work[1], work[2], work[3]
     k = ptr[t + 1] - ptr[t]
-    thr = np.float32(min(ub[t, i] * (1.0 + 1e-6) + 1e-30, 3.0e38))
+    thr = _bound32(ub[t, i])
     hits = 0
     c = outs[ptr[t]]
     ac = A32[i, c]
@@ -169,7 +181,7 @@ def _candidates(t, i, s, dt, ec, ns, sv, listed, ub, cand, nc, over):
     ``listed``, else p itself)."""
     best = min(ub[t, i], np.float64(_smallest_sum(dt, ec, ns)) * (1.0 + 1e-6) + 1e-30)
     ub[t, i] = best
-    bt = np.float32(min(best * (1.0 + 1e-6) + 1e-30, 3.0e38))
+    bt = _bound32(best)
     for p in range(ns):
         if dt[p] - ec[p] <= bt:
             if nc[t, i] < cand.shape[2]:
@@ -247,7 +259,7 @@ def _screen_all_row(g, i, s, A32, an, bn, bnq, anorm, E, Bt32t, outs, ptr, kmax,
     c2 = (m + kmax + 8) * u
     for q in range(L):
         sq = Ar + bnq[q]
-        e32[q] = np.float32(2.0 * (2.0 * sq * Er + Er * Er + c2 * sq * sq) * (1.0 + 1e-6) + 1e-30)
+        e32[q] = _err32(sq, Er, c2)
         # the distance less its error, once for every target's count below (two loads a cell, not
         # three; the order of the two float32 subtractions is within the factor 2 of e32 to spare)
         de[q] = d[q] - e32[q]
@@ -255,7 +267,7 @@ def _screen_all_row(g, i, s, A32, an, bn, bnq, anorm, E, Bt32t, outs, ptr, kmax,
     qs = seed[i] - s if 0 <= seed[i] - s < L else -1
     for t in range(T):
         k = ptr[t + 1] - ptr[t]
-        thr = np.float32(min(ub[t, i] * (1.0 + 1e-6) + 1e-30, 3.0e38))
+        thr = _bound32(ub[t, i])
         hits = 0
         c = outs[ptr[t]]
         ac = A32[i, c]

@@ -80,10 +80,16 @@ SPARSE = 3  # ... and the rest only for the cells in reach where at most 1 in SP
 
 
 @njit(cache=True)
+def _tol(b, e, m):
+    """The proven float32 tolerance of a smallest distance b (inputs' rounding e, m columns)."""
+    return 2.0 * (2.0 * np.sqrt(b) * e + e * e + 2.0 * m * 6.0e-8 * b) + 1e-30
+
+
+@njit(cache=True)
 def _limit(best, e, m):
     """The largest distance a cell may have and still matter to a record whose best so far is
-    ``best`` (``_tile_candidates``' tolerance at best: it grows with best)."""
-    return np.inf if best == np.inf else best + 2.0 * (2.0 * np.sqrt(best) * e + e * e + 2.0 * m * 6.0e-8 * best) + 1e-30
+    ``best`` (``_tile_candidates``' limit at best: it grows with best)."""
+    return np.inf if best == np.inf else best + _tol(best, e, m)
 
 
 @njit(cache=True)
@@ -133,7 +139,7 @@ def _tile_candidates(d, sv, ns, listed, s, r, best, e, m, cand, nc, over):
         if d[p] < tm:
             tm = d[p]
     b = min(best[r], tm)
-    tol = 2.0 * (2.0 * np.sqrt(b) * e + e * e + 2.0 * m * 6.0e-8 * b) + 1e-30
+    tol = _tol(b, e, m)
     if tm > best[r] + tol:
         return
     best[r] = b
