@@ -321,7 +321,9 @@ class Comparison:
         best = ru.sort_values(["_k", "_v", "utility_loss_hi", "risk_hi"]).iloc[0]
         met = safe.set_index("config").floors_met.get(best.config, 1.0)
         released = (f" and in the run released with seed {self.seed}" if best.config in self.released else "")
-        runs_words = (f"met every risk floor in all {int(best.reps)} runs{released}" if met >= 1.0 else
+        reps = int(best.reps)
+        runs_words = ((f"met every risk floor in all {reps} runs" if reps > 2 else "met every risk floor in both runs"
+                       if reps == 2 else "met every risk floor in its run") + released if met >= 1.0 else
                       f"met every risk floor in {int(round(met * best.reps))} of {int(best.reps)} runs{released} and, "
                       f"where it broke one, only in a band so small that one record decides, whose share over the "
                       f"runs meets the floor")

@@ -59,3 +59,11 @@ def test_the_most_analyses_kept_decides_then_validity(cmp_):
     assert "IPSO 3 of 10" in why and "Rank swap 4 of 10" in why
     # without the battery (released=False, as search runs it): analysis validity alone
     assert replace(c, analyses={}).suggest()[0] == "IPSO"
+
+
+def test_the_runs_are_counted_in_plain_words(cmp_):
+    """A comparison of two runs says "in both runs", not "in all 2 runs" (a custodian's reading)."""
+    _, c = cmp_
+    label, why = c.suggest()
+    assert c.safety().set_index("config").floors_met[label] == 1.0 and set(c.runs.groupby("config").size()) == {2}
+    assert "met every risk floor in both runs" in why and "in all 2 runs" not in why
