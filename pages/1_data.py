@@ -114,7 +114,11 @@ def keys_section(df):
                             "few households share: anyone who knows who lives there finds them. With new or kept "
                             "ids the household size counts as a key, and a release in which some household's "
                             "make-up is unique breaks a floor.")
-    recode = recodings(keys, session.design().get("weights"), k, choice["recode"])
+    default, reasons = compute.default_recode(keys, hh, k, bool(hh) and ids != "drop")
+    recode = recodings(keys, session.design().get("weights"), k, choice["recode"], default)
+    if recode and recode == default and reasons:  # the default still in use: say what it is and why
+        st.info("By default " + "; ".join(reasons) + ". Take it out of the recodings below to keep the detail (and "
+                "the blanks).")
     session.set_key_choice(keys, hh, k, recode, ids)
     if not keys:
         st.caption("No key variables chosen: choose the categories an intruder could know to see who stands out.")
@@ -147,15 +151,20 @@ def keys_section(df):
         widgets.table(st, r.combinations().head(20), hide_index=True, key="key_combinations_table")
 
 
-def recodings(keys, weights, k, chosen):
+def recodings(keys, weights, k, chosen, default):
     """The recodings of the keys the custodian picks among the suggested ones (what each saves
-    in blanks and loses in detail), as {key: Recoding dict}."""
+    in blanks and loses in detail), as {key: Recoding dict}.  Until the custodian picks, the
+    default (``sdccore.default_recodings``: those of a key that would otherwise be blank for a
+    tenth of the records), which follows the keys, k and household."""
     if not keys:
         return {}
     sug = compute.recoding_suggestions(keys, weights, k)
     opts = {o.description: o for o in sug.options}
     by_rule = {(o.variable, str(o.recoding.to_dict())): o.description for o in sug.options}
     ss = st.session_state
+    if not ss.get("recode_chosen"):
+        chosen = default
+        ss.pop("recode_select", None)
     if "recode_select" not in ss:  # the choice kept from an earlier visit
         ss["recode_select"] = [by_rule[(c, str(r))] for c, r in chosen.items() if (c, str(r)) in by_rule]
     ss["recode_select"] = [d for d in ss["recode_select"] if d in opts]
@@ -164,6 +173,7 @@ def recodings(keys, weights, k, chosen):
         widgets.table(st, sug.table()[["variable", "recoding", "records below k after", "suppressions needed after",
                                   "entropy lost (bits)"]], hide_index=True, key="recoding_table")
         picked = st.multiselect("Apply to every release (one recoding a key)", list(opts), key="recode_select",
+                                on_change=lambda: ss.__setitem__("recode_chosen", True),
                                 help="A published recoding: the intruder is assumed to know it and to recode what "
                                      "it knows the same way.")
     out = {}

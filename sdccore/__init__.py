@@ -32,7 +32,9 @@ The public names, by the step of the work they belong to:
   blanks on Dask), ``pram``, ``Pram`` (post-randomisation with an
   invariant transition matrix, as sdcMicro's ``pram``), ``recode``, ``Recoding`` (global
   recoding: bands, merged categories, top and bottom codes) and ``suggest_recodings``
-  (``RecodingSuggestions``, ``RecodingOption``: what each recoding saves and loses);
+  (``RecodingSuggestions``, ``RecodingOption``: what each recoding saves and loses),
+  ``default_recodings`` (``DefaultRecodings``: those of a key local suppression would blank
+  for a tenth of the records, a release's default);
 * measuring: ``evaluate``, ``Evaluation``, ``Scores``, ``dbrl``, ``interval_disclosure``,
   ``ID_REFERENCES``, ``ID_REFERENCE_TEXT``, ``default_id_reference``, ``pil``,
   ``propensity_score``, ``propensity_score_shape``, ``selectivity``, ``UTILITY_METRICS``,
@@ -93,7 +95,8 @@ if TYPE_CHECKING:  # pragma: no cover
     from ._scale.suppression import DaskSuppression, local_suppression_dask
     from ._keys.pram import Pram, pram
     from ._keys.recoding import Recoding, recode
-    from ._keys.suggest import RecodingOption, RecodingSuggestions, blank_warnings, suggest_recodings
+    from ._keys.suggest import DefaultRecodings, RecodingOption, RecodingSuggestions, blank_warnings, \
+        default_recodings, suggest_recodings
     from ._keys.suppression import Suppression, local_suppression
     from ._measures.utility import pil, propensity_score, propensity_score_shape, selectivity
     from ._report import api as report
@@ -119,6 +122,8 @@ _EXPORTS = {
     "RecodingSuggestions": "_keys.suggest",
     "suggest_recodings": "_keys.suggest",
     "blank_warnings": "_keys.suggest",
+    "default_recodings": "_keys.suggest",
+    "DefaultRecodings": "_keys.suggest",
     "local_suppression": "_keys.suppression",
     "analyses": "_measures.analyses",
     "analysis_info": "_measures.analyses",
@@ -259,8 +264,8 @@ __all__ = [
     "IntruderContext", "IntruderInfo", "RiskFloors", "RiskProfile", "UnsafeReleaseError",
     "intruder_info", "intruders", "register_intruder", "unregister_intruder",
     # key variables
-    "DaskKeyRisk", "DaskSuppression", "KeyRisk", "Pram", "Recoding", "RecodingOption", "RecodingSuggestions",
-    "Suppression", "blank_warnings", "key_risk", "key_risk_dask", "local_suppression", "local_suppression_dask",
+    "DaskKeyRisk", "DaskSuppression", "DefaultRecodings", "KeyRisk", "Pram", "Recoding", "RecodingOption", "RecodingSuggestions",
+    "Suppression", "blank_warnings", "default_recodings", "key_risk", "key_risk_dask", "local_suppression", "local_suppression_dask",
     "pram", "recode", "suggest_recodings",
     # measuring
     "AnalysisInfo", "AnalysisValidity", "AnalystChecks", "Evaluation", "ID_REFERENCES", "ID_REFERENCE_TEXT", "RegressionCheck",

@@ -37,7 +37,8 @@ def method_of(label):
 
 # widget keys whose options depend on the columns: reset when new data arrive
 WIDGETS_TIED_TO_DATA = ("sensitive_select", "identifier_select", "excluded_select", "release_pick", "strata_select",
-                        "weight_select", "keys_select", "household_select", "recode_select", "household_ids_choice")
+                        "weight_select", "keys_select", "household_select", "recode_select", "household_ids_choice",
+                        "recode_chosen")
 
 
 def _key(obj) -> str:

@@ -138,6 +138,23 @@ def key_view(keys, weights, household, k, recode, household_ids="drop"):
                   bool(household) and household_ids != "drop")
 
 
+def _default_recode_call(df, keys, household, k, size):
+    try:
+        r = sdccore.default_recodings(df, keys, k, household=household, household_size=size)
+    except (ValueError, TypeError):  # keys the checks refuse: no default (the key view says why)
+        return {}, ()
+    return r.to_dict(), r.reasons
+
+
+def default_recode(keys, household, k, size):
+    """({key: Recoding dict}, reasons): ``sdccore.default_recodings`` for the Data page's keys
+    (cached)."""
+    if not keys:
+        return {}, ()
+    cols = list(dict.fromkeys(list(keys) + ([household] if household else [])))
+    return cached(_default_recode_call, data()[cols], list(keys), household, int(k), bool(size))
+
+
 def _suggest_call(df, keys, k, weights):
     return sdccore.suggest_recodings(df, keys, k, weights=weights)
 

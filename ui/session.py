@@ -342,11 +342,32 @@ def key_choice() -> dict:
     """The key variables, household id and k of the Data page (the file's suggestion until
     changed): {'keys': [...], 'household': name or None, 'k': int}."""
     cols = set(data().columns)
-    got = st.session_state.get("key_choice") or {**st.session_state.get("key_suggestion", {}), "k": 3}
+    got = st.session_state.get("key_choice") or {**st.session_state.get("key_suggestion", {}), "k": 3,
+                                                 "recode": default_recode()[0]}
     keys = [c for c in got.get("keys", []) if c in cols]
     return {"keys": keys, "household": got.get("household") if got.get("household") in cols else None,
             "k": int(got.get("k", 3)), "recode": {c: r for c, r in (got.get("recode") or {}).items() if c in keys},
             "household_ids": got.get("household_ids", "drop")}
+
+
+def default_recode() -> tuple:
+    """({key: Recoding dict}, reasons): the suggested keys' recodings until the custodian
+    chooses (``sdccore.default_recodings`` at k = 3, the household's keys blanked together):
+    those of a key local suppression would otherwise blank for a tenth of the records or
+    more.  Computed once a file (kept with its key suggestion, which a new file replaces)."""
+    sug = st.session_state.get("key_suggestion")
+    if not sug or not sug.get("keys"):
+        return {}, ()
+    if "recode" not in sug:
+        cols = set(data().columns)
+        keys = [c for c in sug["keys"] if c in cols]
+        hh = sug.get("household") if sug.get("household") in cols else None
+        try:
+            r = sdccore.default_recodings(data(), keys, 3, household=hh) if keys else None
+        except (ValueError, TypeError):  # a key the checks refuse: no default, the Data page says why
+            r = None
+        sug["recode"], sug["recode_reasons"] = (r.to_dict(), r.reasons) if r else ({}, ())
+    return dict(sug["recode"]), tuple(sug["recode_reasons"])
 
 
 def set_key_choice(keys, household, k, recode=None, household_ids="drop"):
