@@ -117,7 +117,7 @@ def keys_section(df):
     default, reasons = compute.default_recode(keys, hh, k, bool(hh) and ids != "drop")
     recode = recodings(keys, session.design().get("weights"), k, choice["recode"], default)
     if recode and recode == default and reasons:  # the default still in use: say what it is and why
-        st.info("By default " + "; ".join(reasons) + ". Take it out of the recodings below to keep the detail (and "
+        st.info("By default " + "; ".join(reasons) + ". Take it out of the recodings above to keep the detail (and "
                 "the blanks).")
     session.set_key_choice(keys, hh, k, recode, ids)
     if not keys:

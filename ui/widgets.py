@@ -102,6 +102,11 @@ def _applies(o, bound):
 # pages goes through ``table``, which sizes each column to its header and its longest cell and,
 # past WRAP_PX, wraps the text over taller rows (measured in Chromium: about 7 px a character)
 CHAR_PX, PAD_PX, WRAP_PX, LINE_PX = 7.5, 30, 420, 21
+# rows taller than one line: the table as tall as its rows (st.dataframe's own height, about 10
+# one-line rows, showed one row of the Run page's risk floors table, 15 lines of a violation and
+# its fix, at a time), up to TALL_PX, past which it scrolls inside; header and border in HEAD_PX
+HEAD_PX, TALL_PX = 40, 1600
+LONG_LINES, WIDE_PX = 6, 640  # a text over more lines than this at WRAP_PX is wrapped at WIDE_PX
 
 
 def _shown(v) -> str:
@@ -126,6 +131,8 @@ def table_layout(df, hide_index=False):
         head_px = len(str(head)) * CHAR_PX + PAD_PX + 16  # the sort arrow beside the header
         cell_px = text * CHAR_PX + PAD_PX
         width = max(head_px, min(cell_px, WRAP_PX))
+        if cell_px > width and text / ((width - PAD_PX) / CHAR_PX * 0.8) > LONG_LINES:  # a paragraph: wider
+            width = max(head_px, min(cell_px, WIDE_PX))
         if cell_px > width:
             per_line = (width - PAD_PX) / CHAR_PX * 0.8  # words wrap whole: a line is never full
             lines = max(lines, math.ceil(text / per_line))
@@ -148,4 +155,11 @@ def table(box, df, key=None, hide_index=None, column_config=None, **kw):
             config[k] = {**mine, **v, "width": max(int(asked), mine.get("width", 0))}
         else:
             config[k] = v
+    if height is not None and "height" not in kw:
+        kw["height"] = table_height(len(df), height)
     return box.dataframe(df, key=key, hide_index=hide_index, column_config=config, row_height=height, **kw)
+
+
+def table_height(rows, row_height) -> int:
+    """The height in pixels that shows ``rows`` rows of ``row_height`` whole (at most TALL_PX)."""
+    return int(min(TALL_PX, HEAD_PX + rows * row_height))

@@ -899,6 +899,18 @@ def test_every_table_of_the_pages_is_sized_to_show_its_text_whole():
     per_line = (420 - 30) / 7.5 * 0.8  # 41.6 characters a line
     assert height == 12 + 21 * 5 and 176 <= per_line * 5  # ... over five lines of 21 px
     assert "prior" in w.table_layout(pd.DataFrame({"prior": [0.1]}), True)[0]["prior"]["help"]  # the glossary
+    # wrapped rows: the table as tall as its rows (the Run page's floors table showed one of six at a time)
+    assert w.table_height(2, height) == 40 + 2 * (12 + 21 * 5)
+    assert w.table_height(4, 12 + 21 * 15) == 40 + 4 * 327 and w.table_height(60, 327) == 1600
+    # a paragraph (over six lines at 420 px) is wrapped at 640 px: 600 characters over 10 lines, not 15
+    cfg, tall = w.table_layout(pd.DataFrame({"why": ["x" * 600]}), hide_index=True)
+    assert cfg["why"]["width"] == w.WIDE_PX and tall == 12 + 21 * 10  # 600 / ((640 - 30) / 7.5 * 0.8) = 9.2
+
+    class Box:
+        def dataframe(self, df, **kw):
+            return kw
+    assert Box().dataframe(df) == {} and w.table(Box(), df, hide_index=True)["height"] == 40 + 2 * 117
+    assert "height" not in w.table(Box(), pd.DataFrame({"a": [1, 2]}))  # one-line rows: Streamlit's own
 
 
 def test_the_second_round_is_offered_and_downloaded(no_prefetch, app):
