@@ -14,7 +14,9 @@ import streamlit as st
 import sdccore
 from ui import imports
 from ui.common import _key
-from ui.session import KEY_OPTIONS, data, excluded, plausible, protect_columns, seed, sensitive, token, with_floors, work_frame
+from ui.session import KEY_OPTIONS, data, excluded, plausible, protect_columns, seed, sensitive, suggested_keys, token, \
+    with_floors, work_frame
+from ui.session import default_recode as default_recode_of_suggestion, default_recode_call
 
 
 _WARM = threading.Event()
@@ -139,11 +141,7 @@ def key_view(keys, weights, household, k, recode, household_ids="drop"):
 
 
 def _default_recode_call(df, keys, household, k, size):
-    try:
-        r = sdccore.default_recodings(df, keys, k, household=household, household_size=size)
-    except (ValueError, TypeError):  # keys the checks refuse: no default (the key view says why)
-        return {}, ()
-    return r.to_dict(), r.reasons
+    return default_recode_call(df, keys, household, k, size)
 
 
 def default_recode(keys, household, k, size):
@@ -151,6 +149,8 @@ def default_recode(keys, household, k, size):
     (cached)."""
     if not keys:
         return {}, ()
+    if (list(keys), household) == suggested_keys() and int(k) == 3 and not size:  # the suggestion's: computed once
+        return default_recode_of_suggestion()
     cols = list(dict.fromkeys(list(keys) + ([household] if household else [])))
     return cached(_default_recode_call, data()[cols], list(keys), household, int(k), bool(size))
 
@@ -236,6 +236,27 @@ def prefetch_explore():
         if key not in store:
             store[key] = _PREFETCHER[0].submit(_after_imports, fn, df, *args)
     ss[PREFETCH] = store
+
+
+def prefetch_keys():
+    """Start the Data page's work on the suggested keys of a new file in the background (the
+    keys' default recodings, in the key suggestion where ``session.default_recode`` waits for
+    them, and the suggested recodings, keyed as ``cached`` keys them), beside the page's own:
+    on testdata each takes about 4 CPU-s, which the page did one after the other."""
+    if not _PREFETCHER or _PREFETCHER[0] is None:
+        return
+    ss = st.session_state
+    keys, hh = suggested_keys()
+    sug = ss.get("key_suggestion")
+    if not keys or sug is None:
+        return
+    cols = list(dict.fromkeys(keys + ([hh] if hh else [])))
+    sug["recode_future"] = _PREFETCHER[0].submit(_default_recode_call, data()[cols], keys, hh, 3, False)
+    weights = (ss.get("design") or {}).get("weights")
+    df = data()[list(dict.fromkeys(keys + ([weights] if weights else [])))]
+    key = (_suggest_call.__name__, token(), _key([_plugins(), list(df.columns), (keys, 3, weights)]))
+    ss[PREFETCH] = {**{k: f for k, f in ss.get(PREFETCH, {}).items() if k[1] == token()},
+                    key: _PREFETCHER[0].submit(_suggest_call, df, keys, 3, weights)}
 
 
 def _after_imports(fn, *args):

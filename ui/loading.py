@@ -16,7 +16,7 @@ from ui.session import (
     DEFAULT_MAX_RISK, data, data_name, design, fresh_seed, numeric_columns, passthrough_text, read_format, read_notes,
     roles,
 )
-from ui.compute import prefetch_explore
+from ui.compute import prefetch_explore, prefetch_keys
 
 
 def data_token(df: pd.DataFrame) -> str:
@@ -87,6 +87,7 @@ def set_data(df: pd.DataFrame, name: str, notes=(), sample=False, sep=None, deci
             ss.pop(k, None)
         ss["comparison"] = None
         ss["search"] = None
+        prefetch_keys()
         prefetch_explore()
         return
     ss["roles"] = dict(sug.roles)
@@ -101,6 +102,7 @@ def set_data(df: pd.DataFrame, name: str, notes=(), sample=False, sep=None, deci
     ss["release_config"] = None
     for k in WIDGETS_TIED_TO_DATA:
         ss.pop(k, None)
+    prefetch_keys()
     prefetch_explore()
 
 

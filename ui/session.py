@@ -70,7 +70,7 @@ def undecided_text() -> list:
     """The text columns released unchanged that need the custodian's word: not the key variables
     (released k-anonymous, a decision of their own on the Data page)."""
     ss = st.session_state  # the keys widget's value when it has one (the Data page draws it after the roles)
-    keys = set(ss["keys_select"] if "keys_select" in ss else key_choice()["keys"])
+    keys = set(ss["keys_select"] if "keys_select" in ss else key_choice(recode=False)["keys"])
     return [c for c in passthrough_text() if c not in keys]
 
 
@@ -290,7 +290,7 @@ def design_columns() -> list:
     """The columns the releases use beside those protected: strata, sampling weight, key
     variables and household id (released unchanged, the keys blanked to k-anonymity)."""
     d = design()
-    kc = key_choice()
+    kc = key_choice(recode=False)
     keys = list(kc["keys"]) + ([kc["household"]] if kc["keys"] and kc["household"] else [])
     return list(dict.fromkeys(list(d.get("strata", [])) + ([d["weights"]] if d.get("weights") else []) + keys))
 
@@ -338,12 +338,14 @@ def models() -> list:
     return list(st.session_state.get("models", []))
 
 
-def key_choice() -> dict:
+def key_choice(recode=True) -> dict:
     """The key variables, household id and k of the Data page (the file's suggestion until
-    changed): {'keys': [...], 'household': name or None, 'k': int}."""
+    changed): {'keys': [...], 'household': name or None, 'k': int, 'recode': {...},
+    'household_ids': ...}.  ``recode=False``: for the names alone (the suggestion's default
+    recodings not waited for: 'recode' is then empty until the Data page stores a choice)."""
     cols = set(data().columns)
     got = st.session_state.get("key_choice") or {**st.session_state.get("key_suggestion", {}), "k": 3,
-                                                 "recode": default_recode()[0]}
+                                                 "recode": default_recode()[0] if recode else {}}
     keys = [c for c in got.get("keys", []) if c in cols]
     return {"keys": keys, "household": got.get("household") if got.get("household") in cols else None,
             "k": int(got.get("k", 3)), "recode": {c: r for c, r in (got.get("recode") or {}).items() if c in keys},
@@ -359,15 +361,32 @@ def default_recode() -> tuple:
     if not sug or not sug.get("keys"):
         return {}, ()
     if "recode" not in sug:
-        cols = set(data().columns)
-        keys = [c for c in sug["keys"] if c in cols]
-        hh = sug.get("household") if sug.get("household") in cols else None
-        try:
-            r = sdccore.default_recodings(data(), keys, 3, household=hh) if keys else None
-        except (ValueError, TypeError):  # a key the checks refuse: no default, the Data page says why
-            r = None
-        sug["recode"], sug["recode_reasons"] = (r.to_dict(), r.reasons) if r else ({}, ())
+        fut = sug.pop("recode_future", None)  # started with the file (compute.prefetch_keys)
+        keys, hh = suggested_keys()
+        sug["recode"], sug["recode_reasons"] = (fut.result() if fut is not None else
+                                                default_recode_call(data(), keys, hh, 3, False))
     return dict(sug["recode"]), tuple(sug["recode_reasons"])
+
+
+def default_recode_call(df, keys, household, k, size) -> tuple:
+    """({key: Recoding dict}, reasons) of ``sdccore.default_recodings`` (none for no keys or
+    keys the checks refuse: the Data page's key view says why)."""
+    if not keys:
+        return {}, ()
+    try:
+        r = sdccore.default_recodings(df, keys, k, household=household, household_size=size)
+    except (ValueError, TypeError):
+        return {}, ()
+    return r.to_dict(), r.reasons
+
+
+def suggested_keys() -> tuple:
+    """(the suggested keys still in the data, the suggested household id or None): what
+    ``default_recode`` is computed for."""
+    sug = st.session_state.get("key_suggestion") or {}
+    cols = set(data().columns)
+    return [c for c in sug.get("keys", []) if c in cols], (sug.get("household") if sug.get("household") in cols
+                                                            else None)
 
 
 def set_key_choice(keys, household, k, recode=None, household_ids="drop"):
