@@ -268,6 +268,7 @@ def polynomial_features(Z, order=2):
 
 PS_RIDGE_C = 1e6  # the vanishing ridge of a PS fit whose plain maximum likelihood does not converge
 SEPARATED_COEF = 1e3  # |coefficient| on standardised terms beyond which the fit separates the files
+NEWTON_STEPS = 150  # Newton-Cholesky steps of a PS fit before Newton-CG continues from where it stopped
 MAX_PS_FEATURES = 2000  # the logistic model's Hessian is features^2 floats (2000: 32 MB)
 
 
@@ -328,12 +329,16 @@ def _ps_arrays(X, Y, order=2, scale="standardised"):
     # Newton with Cholesky steps converges in 5-50 steps; where its Hessian degenerates (nearly
     # separated files) scikit-learn hands over to lbfgs, which crawls (EIA general rank swap: 500
     # steps, 4.8 s, stopped at 0.908); from where it stopped, Newton-CG converges (36 steps,
-    # 0.85 s in all, 0.925: the maximum)
+    # 0.85 s in all, 0.925: the maximum).  Nearly separated files need more steps without a
+    # degenerate Hessian: up to NEWTON_STEPS before Newton-CG takes over (EIA general rank swap,
+    # seed 3: converged in 108 steps, 0.6 CPU-s, 4e-8 from a Newton-CG fit to tol 1e-12; stopped
+    # at 60 and handed over, Newton-CG took 4 CPU-s and stopped 1.2e-6 from it)
     # each Newton step's Hessian is an (n x p) by (p x n) product: on one BLAS thread unless it
     # is large and a core is free (issue 42: two threads collapsed on a busy machine)
     with blas_threads(F.shape[0] * F.shape[1] ** 2), warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
-        model = LogisticRegression(C=PS_RIDGE_C, solver="newton-cholesky", max_iter=60, tol=1e-8, warm_start=True)
+        model = LogisticRegression(C=PS_RIDGE_C, solver="newton-cholesky", max_iter=NEWTON_STEPS, tol=1e-8,
+                                   warm_start=True)
         model.fit(F, t)
     unconverged = False
     if any(issubclass(w.category, ConvergenceWarning) or "inner solver" in str(w.message) for w in caught):
