@@ -13,22 +13,14 @@ def body():
         return
     wait = "" if compute.kernels_warm() else (" (the first time after an install this can take a minute: the risk "
                                               "calculations are compiled once, then kept)")
-    with st.spinner("Correlations, adequacy and the recommendation ..." + wait):
+    with st.spinner("Correlations and adequacy ..." + wait):
         ex = compute.explore()
         compute.indices()
-        compute.recommendation()
     sens = session.sensitive()
-    # the page's answer first (issue 41): the recommended method and why; the evidence below
-    rec = compute.recommendation()
-    if rec.label:
-        st.success(f"Recommended: **{rec.label}**" + (f" ({sdccore.report.method_words(rec.method).rsplit(' (', 1)[0]})"
-                                                      if rec.method else ""))
-    else:
-        st.warning("No method can be recommended for these data with its default settings; the reasons below say "
-                   "what breaks. Run the comparison on the Run page to see each method's risk and what fixes it.")
-    with st.expander("Why", expanded=not rec.label):
-        for r in rec.reasons:
-            st.markdown(f"- {r}")
+    # the page's answer first (issue 41): the recommended method and why, drawn at the top once
+    # computed (it runs the candidate methods with every floor: 1.6 CPU-s on Tarragona), the
+    # evidence below shown meanwhile
+    answer = st.container()
     c1, c2 = st.columns([3, 2])
     c1.plotly_chart(figures.correlation_heatmap(ex["corr"]), key="corr_heatmap")
     ad = ex["adequacy"]
@@ -52,6 +44,19 @@ def body():
         if sens:
             st.markdown(f"**Your sensitive set:** between {ind.between:.3f}, within {ind.within:.3f}")
     st.subheader("Which method? Where your data sit")
+    with answer, st.spinner("The recommendation: the candidate methods, each with every risk floor ..."):
+        rec = compute.recommendation()
+    with answer:
+        if rec.label:
+            st.success(f"Recommended: **{rec.label}**"
+                       + (f" ({sdccore.report.method_words(rec.method).rsplit(' (', 1)[0]})" if rec.method else ""))
+        else:
+            st.warning("No method can be recommended for these data with its default settings; the reasons below "
+                       "say what breaks. Run the comparison on the Run page to see each method's risk and what fixes "
+                       "it.")
+        with st.expander("Why", expanded=not rec.label):
+            for r in rec.reasons:
+                st.markdown(f"- {r}")
     if sens:
         st.plotly_chart(figures.bw_map_figure(sdccore.load_bw_map(), (rec.between, rec.within)), key="bw_map")
     else:
