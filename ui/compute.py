@@ -140,10 +140,6 @@ def key_view(keys, weights, household, k, recode, household_ids="drop"):
                   bool(household) and household_ids != "drop")
 
 
-def _default_recode_call(df, keys, household, k, size):
-    return default_recode_call(df, keys, household, k, size)
-
-
 def default_recode(keys, household, k, size):
     """({key: Recoding dict}, reasons): ``sdccore.default_recodings`` for the Data page's keys
     (cached)."""
@@ -152,7 +148,7 @@ def default_recode(keys, household, k, size):
     if (list(keys), household) == suggested_keys() and int(k) == 3 and not size:  # the suggestion's: computed once
         return default_recode_of_suggestion()
     cols = list(dict.fromkeys(list(keys) + ([household] if household else [])))
-    return cached(_default_recode_call, data()[cols], list(keys), household, int(k), bool(size))
+    return cached(default_recode_call, data()[cols], list(keys), household, int(k), bool(size))
 
 
 def _suggest_call(df, keys, k, weights):
@@ -208,19 +204,26 @@ PREFETCH = "prefetch"  # session key: {(call, data token, arguments): Future} of
 _PREFETCHER = []
 
 
+def _prefetcher():
+    """The background threads of the early calls (one pool for the process, made at its first
+    use), or None where numba's kernels may not run in two threads at once."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    if not _PREFETCHER:
+        _PREFETCHER.append(ThreadPoolExecutor(max_workers=2, thread_name_prefix="sdccore-prefetch")
+                           if _threadsafe_kernels() else None)
+    return _PREFETCHER[0]
+
+
 def prefetch_explore():
     """Start Explore's numbers (correlations, adequacy, scree, the between/within indices and
     the recommendation, which runs the candidate methods) in a background thread as soon as
     data or roles change, so that Explore opens with them ready (Tarragona: 0.4 s of work,
     EIA about 1 s).  The futures live in this session's state only, keyed as ``cached`` keys
     its calls; the thread calls sdccore alone (no Streamlit)."""
-    from concurrent.futures import ThreadPoolExecutor
-
     ss = st.session_state
-    if not _PREFETCHER:
-        _PREFETCHER.append(ThreadPoolExecutor(max_workers=2, thread_name_prefix="sdccore-prefetch")
-                           if _threadsafe_kernels() else None)
-    if _PREFETCHER[0] is None:
+    pool = _prefetcher()
+    if pool is None:
         return
     try:
         if not analysis_ready()[0]:
@@ -234,7 +237,7 @@ def prefetch_explore():
     for fn, args in ((_explore_call, ()), (_indices_call, (sens,)), (_recommend_call, (sens,))):
         key = (fn.__name__, tok, _key([_plugins(), list(df.columns), args]))
         if key not in store:
-            store[key] = _PREFETCHER[0].submit(_after_imports, fn, df, *args)
+            store[key] = pool.submit(_after_imports, fn, df, *args)
     ss[PREFETCH] = store
 
 
@@ -243,7 +246,8 @@ def prefetch_keys():
     keys' default recodings, in the key suggestion where ``session.default_recode`` waits for
     them, and the suggested recodings, keyed as ``cached`` keys them), beside the page's own:
     on testdata each takes about 4 CPU-s, which the page did one after the other."""
-    if not _PREFETCHER or _PREFETCHER[0] is None:
+    pool = _prefetcher()
+    if pool is None:
         return
     ss = st.session_state
     keys, hh = suggested_keys()
@@ -251,12 +255,12 @@ def prefetch_keys():
     if not keys or sug is None:
         return
     cols = list(dict.fromkeys(keys + ([hh] if hh else [])))
-    sug["recode_future"] = _PREFETCHER[0].submit(_default_recode_call, data()[cols], keys, hh, 3, False)
+    sug["recode_future"] = pool.submit(_after_imports, default_recode_call, data()[cols], keys, hh, 3, False)
     weights = (ss.get("design") or {}).get("weights")
     df = data()[list(dict.fromkeys(keys + ([weights] if weights else [])))]
     key = (_suggest_call.__name__, token(), _key([_plugins(), list(df.columns), (keys, 3, weights)]))
     ss[PREFETCH] = {**{k: f for k, f in ss.get(PREFETCH, {}).items() if k[1] == token()},
-                    key: _PREFETCHER[0].submit(_suggest_call, df, keys, 3, weights)}
+                    key: pool.submit(_after_imports, _suggest_call, df, keys, 3, weights)}
 
 
 def _after_imports(fn, *args):

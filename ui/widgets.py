@@ -131,10 +131,11 @@ def table_layout(df, hide_index=False):
         head_px = len(str(head)) * CHAR_PX + PAD_PX + 16  # the sort arrow beside the header
         cell_px = text * CHAR_PX + PAD_PX
         width = max(head_px, min(cell_px, WRAP_PX))
-        if cell_px > width and text / ((width - PAD_PX) / CHAR_PX * 0.8) > LONG_LINES:  # a paragraph: wider
+        per_line = (width - PAD_PX) / CHAR_PX * 0.8  # words wrap whole: a line is never full
+        if cell_px > width and text / per_line > LONG_LINES:  # a paragraph: wider
             width = max(head_px, min(cell_px, WIDE_PX))
+            per_line = (width - PAD_PX) / CHAR_PX * 0.8
         if cell_px > width:
-            per_line = (width - PAD_PX) / CHAR_PX * 0.8  # words wrap whole: a line is never full
             lines = max(lines, math.ceil(text / per_line))
         config[key] = {"width": int(math.ceil(width))}
         tip = sdccore.report.tip(head) if isinstance(head, str) and head else ""

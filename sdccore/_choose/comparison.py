@@ -322,8 +322,8 @@ class Comparison:
         met = safe.set_index("config").floors_met.get(best.config, 1.0)
         released = (f" and in the run released with seed {self.seed}" if best.config in self.released else "")
         reps = int(best.reps)
-        runs_words = ((f"met every risk floor in all {reps} runs" if reps > 2 else "met every risk floor in both runs"
-                       if reps == 2 else "met every risk floor in its run") + released if met >= 1.0 else
+        every = f"all {reps} runs" if reps > 2 else "both runs" if reps == 2 else "its run"
+        runs_words = (f"met every risk floor in {every}{released}" if met >= 1.0 else
                       f"met every risk floor in {int(round(met * best.reps))} of {int(best.reps)} runs{released} and, "
                       f"where it broke one, only in a band so small that one record decides, whose share over the "
                       f"runs meets the floor")
