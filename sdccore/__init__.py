@@ -27,7 +27,8 @@ The public names, by the step of the work they belong to:
   ``IntruderContext``;
 * key variables (survey files): ``key_risk``, ``KeyRisk`` (sample frequencies, individual and
   household risk, k-anonymity, as sdcMicro measures them; ``key_risk_dask``, ``DaskKeyRisk``: the
-  same on Dask), ``local_suppression``,
+  same on Dask), ``local_suppression``, ``household_size_columns`` (the columns that show
+  the household size though its ids are not released),
   ``Suppression`` (blanks to k-anonymity; ``local_suppression_dask``, ``DaskSuppression``: the same
   blanks on Dask), ``pram``, ``Pram`` (post-randomisation with an
   invariant transition matrix, as sdcMicro's ``pram``), ``recode``, ``Recoding`` (global
@@ -97,7 +98,7 @@ if TYPE_CHECKING:  # pragma: no cover
     from ._keys.recoding import Recoding, recode
     from ._keys.suggest import DefaultRecodings, RecodingOption, RecodingSuggestions, blank_warnings, \
         default_recodings, suggest_recodings
-    from ._keys.suppression import Suppression, local_suppression
+    from ._keys.suppression import Suppression, household_size_columns, local_suppression
     from ._measures.utility import pil, propensity_score, propensity_score_shape, selectivity
     from ._report import api as report
 
@@ -125,6 +126,7 @@ _EXPORTS = {
     "default_recodings": "_keys.suggest",
     "DefaultRecodings": "_keys.suggest",
     "local_suppression": "_keys.suppression",
+    "household_size_columns": "_keys.suppression",
     "analyses": "_measures.analyses",
     "analysis_info": "_measures.analyses",
     "intruder_info": "_risk.registry",
@@ -265,7 +267,7 @@ __all__ = [
     "intruder_info", "intruders", "register_intruder", "unregister_intruder",
     # key variables
     "DaskKeyRisk", "DaskSuppression", "DefaultRecodings", "KeyRisk", "Pram", "Recoding", "RecodingOption", "RecodingSuggestions",
-    "Suppression", "blank_warnings", "default_recodings", "key_risk", "key_risk_dask", "local_suppression", "local_suppression_dask",
+    "Suppression", "blank_warnings", "default_recodings", "household_size_columns", "key_risk", "key_risk_dask", "local_suppression", "local_suppression_dask",
     "pram", "recode", "suggest_recodings",
     # measuring
     "AnalysisInfo", "AnalysisValidity", "AnalystChecks", "Evaluation", "ID_REFERENCES", "ID_REFERENCE_TEXT", "RegressionCheck",

@@ -39,7 +39,7 @@ import pandas as pd
 from .._core.validation import check_dataframe, check_names
 from .frequencies import _group_ids, compatible_counts, frequencies, household_codes, key_codes, named_columns
 
-__all__ = ["Suppression", "local_suppression"]
+__all__ = ["Suppression", "household_size_columns", "local_suppression"]
 
 UNEVEN_POINTS = 0.10  # a level blanked this far above the file's share (and ...)
 UNEVEN_SE = 3.0  # ... by more than this many binomial standard errors) is named (Suppression.uneven)
@@ -363,6 +363,54 @@ def _by_stratum(data, keys, k, importance, household, strata, order):
 
 
 SIZE = "\0household size"  # the household size's column while it counts as a key
+
+
+def household_size_columns(data, household, *, skip=()):
+    """The columns of ``data`` (besides ``skip`` and the household id) that show each person's
+    household size though the ids are not released: the same value for every member of each
+    household, households of two or more among them, and each value found with one household
+    size only (testdata's household_weights, the sampling weight / household size: an intruder
+    read the size off it and re-identified 723 persons the keys alone left 3-anonymous).
+    ``protect`` says so in the release's notes, with the fix.
+
+    Parameters
+    ----------
+    data : DataFrame
+        The release (or the file) with the household id.
+    household : str
+        The household id column.
+    skip : list of str
+        Columns not to look at (the key variables).
+
+    Returns
+    -------
+    list of str
+        The columns that show the household size, in the data's order.
+
+    Examples
+    --------
+    >>> import sdccore
+    >>> d = sdccore.load_dataset("testdata")
+    >>> sdccore.household_size_columns(d, "ori_hid", skip=["sex", "age"])
+    ['household_weights']
+    """
+    ids = data[household]
+    known = ids.notna()
+    if not known.any():
+        return []
+    size = ids.map(ids.value_counts())
+    if not (size[known] >= 2).any():
+        return []
+    out = []
+    for c in data.columns:
+        if c == household or c in set(skip):
+            continue
+        v = data.loc[known, c]
+        if v.isna().any() or v.groupby(ids[known]).nunique().max() > 1:
+            continue
+        if size[known].groupby(v).nunique().max() == 1:
+            out.append(c)
+    return out
 
 
 def household_sizes(data, household, k):

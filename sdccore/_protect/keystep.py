@@ -64,10 +64,18 @@ def keys_step(original, out, o, seed):
         return out, notes, None
     from .._keys.frequencies import joint_codes
     from .._keys.suggest import blank_warnings
-    from .._keys.suppression import local_suppression
+    from .._keys.suppression import household_size_columns, local_suppression
 
     hh = o.get("household")
     linked = hh is not None and o.get("household_ids") != "drop"  # the release shows who lives together
+    shown = household_size_columns(out, hh, skip=o["keys"]) if hh is not None and not linked else []
+    if shown:  # a column released shows the household size: the keys' k-anonymity does not count it
+        notes.append(f"{', '.join(shown)} show{'s' if len(shown) == 1 else ''} each person's household size (one "
+                     f"value a household, one size a value) though the household ids are not released: an intruder "
+                     f"who reads the size off {'it' if len(shown) == 1 else 'them'} uses it as a further key, which "
+                     f"the {o['k_anonymity']}-anonymity of the keys does not count; fix: drop "
+                     f"{'it' if len(shown) == 1 else 'them'} from the release (mark as identifier), or release new "
+                     f"household ids (household_ids='new'), which counts the size as a key")
     sup = local_suppression(out, o["keys"], o["k_anonymity"], household=hh, household_size=linked)
     notes.append(sup.summary())
     notes += blank_warnings(out[list(o["keys"])], sup, uneven=False)  # the summary names uneven blanks
